@@ -1,0 +1,285 @@
+/* abi_cuda.c - the ABI edge: every mgpu* symbol of the stock CUDA wrapper (libmlir_cuda_runtime,
+ * LLVM 19-22 and 2026 main, without cuSPARSE), in upstream's order, with upstream's C signatures.
+ *
+ * Each function is thin: with MGPU_CACHED_DISABLE it hands over to the stock behaviour (stock.c);
+ * otherwise it calls the cached implementation and reports a failed status in the stock style.
+ * Trailing arguments that some callers do not pass (gpuBlobSize, paramsCount, the JIT
+ * assemblySize) are declared but never read. MC_ABI_LLVM selects the caller flavour: 18 and newer
+ * pass isHostShared to mgpuMemAlloc; a build for LLVM 14-17 callers (-DMC_ABI_LLVM=14) ignores it.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "config.h"
+#include "context.h"
+#include "driver.h"
+#include "launch.h"
+#include "memory.h"
+#include "module_cache.h"
+#include "pool.h"
+#include "report.h"
+#include "stock.h"
+#include "tensor_map.h"
+
+#ifndef MC_ABI_LLVM
+#define MC_ABI_LLVM 18
+#endif
+
+#define MC_EXPORT __attribute__((visibility("default")))
+
+/* Report a failed status; returns nonzero if it failed. */
+#define FAILED_REPORT(where, st) (MC_FAILED(st) ? (mc_report((where), (st), NULL), 1) : 0)
+
+MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
+  (void)gpuBlobSize; /* not passed by LLVM < 18: never read */
+  if (mc_disabled()) return mc_stock_module_load(data);
+  mc_module *m = NULL;
+  mc_status st = mc_module_load(data, 0, 0, &m, NULL, 0);
+  return FAILED_REPORT("mgpuModuleLoad", st) ? NULL : (CUmodule)m;
+}
+
+MC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySize) {
+  (void)assemblySize; /* LLVM 22 passes two arguments: never read */
+  if (mc_disabled()) return mc_stock_module_load_jit(data, optLevel);
+  mc_module *m = NULL;
+  char log[4096];
+  log[0] = 0;
+  mc_status st = mc_module_load(data, 1, optLevel, &m, log, sizeof log);
+  if (MC_FAILED(st)) {
+    if (log[0]) mc_message("JIT compilation failed with: '%s'", log);
+    mc_report("mgpuModuleLoadJIT", st, NULL);
+    return NULL;
+  }
+  return (CUmodule)m;
+}
+
+MC_EXPORT void mgpuModuleUnload(CUmodule module) {
+  if (mc_disabled()) return mc_stock_module_unload(module);
+  FAILED_REPORT("mgpuModuleUnload", mc_module_unload((mc_module *)module));
+}
+
+MC_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
+  if (mc_disabled()) return mc_stock_module_get_function(module, name);
+  mc_function *f = NULL;
+  mc_status st = mc_module_get_function((mc_module *)module, name, &f);
+  return FAILED_REPORT("mgpuModuleGetFunction", st) ? NULL : (CUfunction)f;
+}
+
+MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
+                                intptr_t gridZ, intptr_t blockX, intptr_t blockY, intptr_t blockZ,
+                                int32_t smem, CUstream stream, void **params, void **extra,
+                                size_t paramsCount) {
+  (void)paramsCount; /* not passed by LLVM < 18: never read */
+  if (mc_disabled())
+    return mc_stock_launch_kernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
+                                  stream, params, extra);
+  mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ}, {0, 0, 0}, smem, 0};
+  FAILED_REPORT("mgpuLaunchKernel", mc_launch((mc_function *)function, &d, stream, params, extra));
+}
+
+MC_EXPORT CUstream mgpuStreamCreate(void) {
+  if (mc_disabled()) return mc_stock_stream_create();
+  CUstream s = NULL;
+  return FAILED_REPORT("mgpuStreamCreate", mc_stream_create(&s)) ? NULL : s;
+}
+
+MC_EXPORT void mgpuStreamDestroy(CUstream stream) {
+  if (mc_disabled()) return mc_stock_stream_destroy(stream);
+  FAILED_REPORT("mgpuStreamDestroy", mc_stream_destroy(stream));
+}
+
+MC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
+  if (mc_disabled()) return mc_stock_stream_synchronize(stream);
+  FAILED_REPORT("mgpuStreamSynchronize", mc_stream_synchronize(stream));
+}
+
+MC_EXPORT void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
+  if (mc_disabled()) return mc_stock_stream_wait_event(stream, event);
+  mc_status st = mc_driver_load();
+  if (!MC_FAILED(st)) {
+    CUresult r = mc_cu.cuStreamWaitEvent(stream, event, /*flags=*/0);
+    if (r) st = MC_FAIL("cuStreamWaitEvent(stream, event, /*flags=*/0)", r);
+  }
+  FAILED_REPORT("mgpuStreamWaitEvent", st);
+}
+
+MC_EXPORT CUevent mgpuEventCreate(void) {
+  if (mc_disabled()) return mc_stock_event_create();
+  CUevent e = NULL;
+  return FAILED_REPORT("mgpuEventCreate", mc_event_create(&e)) ? NULL : e;
+}
+
+MC_EXPORT void mgpuEventDestroy(CUevent event) {
+  if (mc_disabled()) return mc_stock_event_destroy(event);
+  FAILED_REPORT("mgpuEventDestroy", mc_event_destroy_any(event));
+}
+
+MC_EXPORT void mgpuEventSynchronize(CUevent event) {
+  if (mc_disabled()) return mc_stock_event_synchronize(event);
+  FAILED_REPORT("mgpuEventSynchronize", mc_event_synchronize(event));
+}
+
+MC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
+  if (mc_disabled()) return mc_stock_event_record(event, stream);
+  mc_status st = mc_driver_load();
+  if (!MC_FAILED(st)) {
+    CUresult r = mc_cu.cuEventRecord(event, stream);
+    if (r) st = MC_FAIL("cuEventRecord(event, stream)", r);
+  }
+  FAILED_REPORT("mgpuEventRecord", st);
+}
+
+MC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostShared) {
+#if MC_ABI_LLVM >= 18
+  int host_shared = isHostShared;
+#else
+  (void)isHostShared; /* not passed by LLVM < 18 callers */
+  int host_shared = 0;
+#endif
+  if (mc_disabled()) return mc_stock_mem_alloc(sizeBytes, stream, host_shared);
+  void *p = NULL;
+  return FAILED_REPORT("mgpuMemAlloc", mc_mem_alloc(sizeBytes, stream, host_shared, &p)) ? NULL : p;
+}
+
+MC_EXPORT void mgpuMemFree(void *ptr, CUstream stream) {
+  if (mc_disabled()) return mc_stock_mem_free(ptr, stream);
+  FAILED_REPORT("mgpuMemFree", mc_mem_free(ptr, stream));
+}
+
+MC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, CUstream stream) {
+  if (mc_disabled()) return mc_stock_memcpy(dst, src, sizeBytes, stream);
+  FAILED_REPORT("mgpuMemcpy", mc_memcpy(dst, src, sizeBytes, stream));
+}
+
+MC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count, CUstream stream) {
+  if (mc_disabled()) return mc_stock_memset32(dst, value, count, stream);
+  FAILED_REPORT("mgpuMemset32", mc_memset32(dst, value, count, stream));
+}
+
+MC_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count, CUstream stream) {
+  if (mc_disabled()) return mc_stock_memset16(dst, value, count, stream);
+  FAILED_REPORT("mgpuMemset16", mc_memset16(dst, value, count, stream));
+}
+
+MC_EXPORT void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
+  if (mc_disabled()) return mc_stock_host_register(ptr, sizeBytes);
+  FAILED_REPORT("mgpuMemHostRegister", mc_host_register(ptr, sizeBytes));
+}
+
+MC_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes) {
+  void *ptr = NULL;
+  uint64_t bytes = 0;
+  mc_status st = mc_memref_dense_extent(rank, descriptor, elementSizeBytes, &ptr, &bytes);
+  if (FAILED_REPORT("mgpuMemHostRegisterMemRef", st)) return;
+  mgpuMemHostRegister(ptr, bytes);
+}
+
+MC_EXPORT void mgpuMemHostUnregister(void *ptr) {
+  if (mc_disabled()) return mc_stock_host_unregister(ptr);
+  FAILED_REPORT("mgpuMemHostUnregister", mc_host_unregister(ptr));
+}
+
+MC_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
+                                           int64_t elementSizeBytes) {
+  void *ptr = NULL;
+  uint64_t bytes = 0;
+  mc_status st = mc_memref_dense_extent(rank, descriptor, elementSizeBytes, &ptr, &bytes);
+  if (FAILED_REPORT("mgpuMemHostUnregisterMemRef", st)) return;
+  mgpuMemHostUnregister(ptr);
+}
+
+MC_EXPORT void mgpuSetDefaultDevice(int32_t device) { mc_set_thread_device(device); }
+
+MC_EXPORT void mgpuLaunchKernelCooperative(CUfunction function, intptr_t gridX, intptr_t gridY,
+                                           intptr_t gridZ, intptr_t clusterX, intptr_t clusterY,
+                                           intptr_t clusterZ, intptr_t blockX, intptr_t blockY,
+                                           intptr_t blockZ, int32_t smem, CUstream stream,
+                                           void **params, void **extra) {
+  intptr_t grid[3] = {gridX, gridY, gridZ}, cluster[3] = {clusterX, clusterY, clusterZ};
+  intptr_t block[3] = {blockX, blockY, blockZ};
+  if (mc_disabled())
+    return mc_stock_launch_ex(function, grid, cluster, block, smem, stream, params, extra, 1);
+  mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ},
+                      {clusterX, clusterY, clusterZ}, smem, 1};
+  FAILED_REPORT("mgpuLaunchKernelCooperative",
+                mc_launch((mc_function *)function, &d, stream, params, extra));
+}
+
+MC_EXPORT void mgpuLaunchClusterKernel(CUfunction function, intptr_t clusterX, intptr_t clusterY,
+                                       intptr_t clusterZ, intptr_t gridX, intptr_t gridY,
+                                       intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                                       intptr_t blockZ, int32_t smem, CUstream stream,
+                                       void **params, void **extra, size_t paramsCount) {
+  (void)paramsCount; /* callers pass 14 arguments: never read */
+  intptr_t grid[3] = {gridX, gridY, gridZ}, cluster[3] = {clusterX, clusterY, clusterZ};
+  intptr_t block[3] = {blockX, blockY, blockZ};
+  if (mc_disabled())
+    return mc_stock_launch_ex(function, grid, cluster, block, smem, stream, params, extra, 0);
+  mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ},
+                      {clusterX, clusterY, clusterZ}, smem, 0};
+  FAILED_REPORT("mgpuLaunchClusterKernel",
+                mc_launch((mc_function *)function, &d, stream, params, extra));
+}
+
+MC_EXPORT void mgpuTensorMapEncodeTiled(CUtensorMap *tensorMap, int tensorDataType,
+                                        cuuint32_t tensorRank, void *globalAddress,
+                                        const cuuint64_t *globalDim,
+                                        const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
+                                        const cuuint32_t *elementStrides, int interleave,
+                                        int swizzle, int l2Promotion, int oobFill) {
+  if (mc_disabled())
+    return mc_stock_tensor_map_encode_tiled(tensorMap, tensorDataType, tensorRank, globalAddress,
+                                            globalDim, globalStrides, boxDim, elementStrides,
+                                            interleave, swizzle, l2Promotion, oobFill);
+  mc_ctx_scope scope;
+  mc_status st = mc_ctx_enter(mc_thread_device(), &scope);
+  if (!MC_FAILED(st)) {
+    if (!mc_cu.cuTensorMapEncodeTiled) {
+      st = MC_FAIL("cuTensorMapEncodeTiled", MC_E_UNSUPPORTED);
+    } else {
+      CUresult r = mc_cu.cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank,
+                                                globalAddress, globalDim, globalStrides, boxDim,
+                                                elementStrides, interleave, swizzle, l2Promotion,
+                                                oobFill);
+      if (r) st = MC_FAIL("cuTensorMapEncodeTiled", r);
+    }
+    mc_ctx_leave(&scope);
+  }
+  FAILED_REPORT("mgpuTensorMapEncodeTiled", st);
+}
+
+MC_EXPORT void *mgpuTensorMapEncodeTiledMemref(int64_t tensorRank, void *rankedDescriptor,
+                                               int tensorDataType, int interleave, int swizzle,
+                                               int l2Promotion, int oobFill,
+                                               int64_t *inputBoxDims) {
+  if (mc_disabled())
+    return mc_stock_tensor_map_encode_tiled_memref(tensorRank, rankedDescriptor, tensorDataType,
+                                                   interleave, swizzle, l2Promotion, oobFill,
+                                                   inputBoxDims);
+  mc_tmap_args a;
+  mc_status st = mc_tmap_args_from_memref(tensorRank, rankedDescriptor, tensorDataType,
+                                          inputBoxDims, &a);
+  if (FAILED_REPORT("mgpuTensorMapEncodeTiledMemref", st)) return NULL;
+  CUtensorMap map;
+  memset(&map, 0, sizeof map);
+  mgpuTensorMapEncodeTiled(&map, tensorDataType, a.rank, a.address, a.global_dim,
+                           a.global_strides, a.box_dim, a.element_strides, interleave, swizzle,
+                           l2Promotion, oobFill);
+  /* A device copy of the descriptor, as the stock wrapper returns (synchronous copy). */
+  mc_ctx_scope scope;
+  st = mc_ctx_enter(mc_thread_device(), &scope);
+  if (FAILED_REPORT("mgpuTensorMapEncodeTiledMemref", st)) return NULL;
+  CUdeviceptr dmap = 0;
+  CUresult r = mc_cu.cuMemAlloc(&dmap, sizeof(CUtensorMap));
+  if (r == 0) {
+    r = mc_cu.cuMemcpy(dmap, (CUdeviceptr)(uintptr_t)&map, sizeof(CUtensorMap));
+    if (r) st = MC_FAIL("cuMemcpy", r);
+  } else {
+    st = MC_FAIL("cuMemAlloc", r);
+  }
+  mc_ctx_leave(&scope);
+  if (FAILED_REPORT("mgpuTensorMapEncodeTiledMemref", st)) return NULL;
+  return (void *)(uintptr_t)dmap;
+}

@@ -1,0 +1,27 @@
+/* blob.h - GPU binary blobs: recognise the format and derive the length from the blob itself.
+ *
+ * Callers do not reliably pass a size (LLVM < 18 passes none, the JIT entry point none before
+ * LLVM 23), so the length always comes from the blob's own header: a cubin's ELF header and section
+ * table, a fatbin container's header, or the terminating NUL of PTX text.
+ */
+#ifndef MGPU_CACHED_BLOB_H
+#define MGPU_CACHED_BLOB_H
+
+#include <stddef.h>
+
+typedef enum {
+  MC_BLOB_UNKNOWN = 0, /* not recognised: not cached, handed to the driver as is */
+  MC_BLOB_CUBIN,       /* 64-bit ELF */
+  MC_BLOB_FATBIN,      /* fatbin container (magic 0xBA55ED50) */
+  MC_BLOB_PTX,         /* NUL-terminated text */
+} mc_blob_kind;
+
+/* Largest blob length we accept from a header (larger values mean a corrupt header). */
+#define MC_BLOB_MAX_LEN ((size_t)1 << 31)
+
+/* Recognise `data` and compute its length in bytes (0 for MC_BLOB_UNKNOWN). */
+mc_blob_kind mc_blob_identify(const void *data, size_t *len);
+
+const char *mc_blob_kind_name(mc_blob_kind kind);
+
+#endif

@@ -1,0 +1,37 @@
+/* mgpu_cached.h - the small C interface libmgpu_cached.so exports besides the mgpu* ABI.
+ *
+ * The Python package reads it through cffi; C programs may call it too. Statistics are counters
+ * of this process; names are stable identifiers (see `mgpu-cached stats`).
+ */
+#ifndef MGPU_CACHED_H
+#define MGPU_CACHED_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Library version, e.g. "0.1.0". */
+const char *mgpu_cached_version(void);
+
+/* 1 when caching is on, 0 when MGPU_CACHED_DISABLE makes every call behave like the stock wrapper. */
+int mgpu_cached_enabled(void);
+
+/* The backend: "cuda". */
+const char *mgpu_cached_backend(void);
+
+/* The driver library path, and NULL or the reason it could not be loaded (this loads it). */
+const char *mgpu_cached_driver_path(void);
+const char *mgpu_cached_driver_error(void);
+
+/* Statistics: count, name and description of counter i, and a snapshot of up to n values. */
+int mgpu_cached_stats_count(void);
+const char *mgpu_cached_stats_name(int i);
+const char *mgpu_cached_stats_description(int i);
+int mgpu_cached_stats_read(uint64_t *values, int n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,69 @@
+/* launch.c - kernel launches in the cached mode (see launch.h). No state of its own, no lock. */
+#include "launch.h"
+
+#include "context.h"
+#include "driver.h"
+#include "stats.h"
+
+mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, void **params,
+                    void **extra) {
+  int device = mc_thread_device();
+  mc_ctx_scope scope;
+  mc_status st = mc_ctx_enter(device, &scope);
+  if (MC_FAILED(st)) return st;
+  CUfunction cf = NULL;
+  st = mc_function_prepare(f, device, d->smem, &cf);
+  if (MC_FAILED(st)) {
+    mc_ctx_leave(&scope);
+    return st;
+  }
+  int has_cluster = d->cluster[0] > 0 && d->cluster[1] > 0 && d->cluster[2] > 0;
+  CUresult r;
+  const char *call;
+  if (!has_cluster && !d->cooperative) {
+    call = "cuLaunchKernel";
+    r = mc_cu.cuLaunchKernel(cf, (unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2],
+                             (unsigned)d->block[0], (unsigned)d->block[1], (unsigned)d->block[2],
+                             (unsigned)d->smem, stream, params, extra);
+  } else if (!mc_cu.cuLaunchKernelEx) {
+    call = "cuLaunchKernelEx";
+    r = 0;
+    st = MC_FAIL(call, MC_E_UNSUPPORTED);
+  } else {
+    CUlaunchAttribute attrs[3];
+    unsigned n = 0;
+    if (has_cluster) {
+      attrs[n].id = MC_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attrs[n].value.clusterDim.x = (unsigned)d->cluster[0];
+      attrs[n].value.clusterDim.y = (unsigned)d->cluster[1];
+      attrs[n].value.clusterDim.z = (unsigned)d->cluster[2];
+      ++n;
+      attrs[n].id = MC_CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+      attrs[n].value.clusterSchedulingPolicyPreference = MC_CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+      ++n;
+    }
+    if (d->cooperative) {
+      attrs[n].id = MC_CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+      attrs[n].value.cooperative = 1;
+      ++n;
+    }
+    CUlaunchConfig cfg;
+    cfg.gridDimX = (unsigned)d->grid[0];
+    cfg.gridDimY = (unsigned)d->grid[1];
+    cfg.gridDimZ = (unsigned)d->grid[2];
+    cfg.blockDimX = (unsigned)d->block[0];
+    cfg.blockDimY = (unsigned)d->block[1];
+    cfg.blockDimZ = (unsigned)d->block[2];
+    cfg.sharedMemBytes = (unsigned)d->smem;
+    cfg.hStream = stream;
+    cfg.attrs = attrs;
+    cfg.numAttrs = n;
+    call = "cuLaunchKernelEx";
+    r = mc_cu.cuLaunchKernelEx(&cfg, cf, params, extra);
+  }
+  mc_ctx_leave(&scope);
+  if (MC_FAILED(st)) return st;
+  if (r != 0) return MC_FAIL(call, r);
+  MC_STAT_INC(launches);
+  return MC_OK;
+}

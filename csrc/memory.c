@@ -1,0 +1,94 @@
+/* memory.c - memory operations in the cached mode (see memory.h). No state, no lock. */
+#include "memory.h"
+
+#include "context.h"
+#include "driver.h"
+
+/* Run `expr` (a CUresult expression) in the default device's context. */
+#define IN_DEVICE_CONTEXT(callname, expr)                                                         \
+  do {                                                                                            \
+    mc_ctx_scope scope_;                                                                          \
+    mc_status st_ = mc_ctx_enter(mc_thread_device(), &scope_);                                    \
+    if (MC_FAILED(st_)) return st_;                                                               \
+    CUresult r_ = (expr);                                                                         \
+    mc_ctx_leave(&scope_);                                                                        \
+    if (r_ != 0) return MC_FAIL(callname, r_);                                                    \
+  } while (0)
+
+/* Run `expr` directly on a caller's stream, or in the device's context for the NULL stream. */
+#define ON_STREAM(callname, stream, expr)                                                         \
+  do {                                                                                            \
+    if (stream) {                                                                                 \
+      mc_status st0_ = mc_driver_load();                                                          \
+      if (MC_FAILED(st0_)) return st0_;                                                           \
+      MC_CU_TRY(callname, (expr));                                                                \
+    } else {                                                                                      \
+      IN_DEVICE_CONTEXT(callname, expr);                                                          \
+    }                                                                                             \
+  } while (0)
+
+mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **out) {
+  (void)stream; /* allocation is synchronous, as in the stock wrapper */
+  *out = NULL;
+  if (bytes == 0) return MC_OK;
+  CUdeviceptr p = 0;
+  if (host_shared)
+    IN_DEVICE_CONTEXT("cuMemAllocManaged", mc_cu.cuMemAllocManaged(&p, bytes, MC_CU_MEM_ATTACH_GLOBAL));
+  else
+    IN_DEVICE_CONTEXT("cuMemAlloc", mc_cu.cuMemAlloc(&p, bytes));
+  *out = (void *)(uintptr_t)p;
+  return MC_OK;
+}
+
+mc_status mc_mem_free(void *ptr, CUstream stream) {
+  (void)stream;
+  IN_DEVICE_CONTEXT("cuMemFree", mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));
+  return MC_OK;
+}
+
+mc_status mc_memcpy(void *dst, void *src, size_t bytes, CUstream stream) {
+  ON_STREAM("cuMemcpyAsync", stream,
+            mc_cu.cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes,
+                                stream));
+  return MC_OK;
+}
+
+mc_status mc_memset32(void *dst, uint32_t value, size_t count, CUstream stream) {
+  ON_STREAM("cuMemsetD32Async", stream,
+            mc_cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count, stream));
+  return MC_OK;
+}
+
+mc_status mc_memset16(void *dst, uint16_t value, size_t count, CUstream stream) {
+  ON_STREAM("cuMemsetD16Async", stream,
+            mc_cu.cuMemsetD16Async((CUdeviceptr)(uintptr_t)dst, value, count, stream));
+  return MC_OK;
+}
+
+mc_status mc_host_register(void *ptr, uint64_t bytes) {
+  IN_DEVICE_CONTEXT("cuMemHostRegister", mc_cu.cuMemHostRegister(ptr, bytes, 0));
+  return MC_OK;
+}
+
+mc_status mc_host_unregister(void *ptr) {
+  IN_DEVICE_CONTEXT("cuMemHostUnregister", mc_cu.cuMemHostUnregister(ptr));
+  return MC_OK;
+}
+
+mc_status mc_memref_dense_extent(int64_t rank, const void *descriptor, int64_t element_bytes,
+                                 void **ptr, uint64_t *bytes) {
+  if (!descriptor) return MC_FAIL("mgpuMemHostRegisterMemRef", MC_E_NULL_ARGUMENT);
+  if (rank < 0 || rank > 64 || element_bytes <= 0)
+    return MC_FAIL("mgpuMemHostRegisterMemRef", MC_E_BAD_ARGUMENT);
+  /* StridedMemRefType<char, rank>: base, data, offset, sizes[rank], strides[rank]. */
+  const struct {
+    char *base, *data;
+    int64_t offset;
+    int64_t sizes[];
+  } *d = descriptor;
+  uint64_t n = 1;
+  for (int64_t i = 0; i < rank; ++i) n *= (uint64_t)d->sizes[i];
+  *bytes = n * (uint64_t)element_bytes;
+  *ptr = d->data + d->offset * element_bytes;
+  return MC_OK;
+}

@@ -1,0 +1,26 @@
+/* memory.h - memory operations in the cached mode: the stock wrapper's driver calls, made in the
+ * calling thread's default device's context (the caller's current context is restored after).
+ * Operations on a stream the caller gave need no context; the NULL stream gets the device's. */
+#ifndef MGPU_CACHED_MEMORY_H
+#define MGPU_CACHED_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_api.h"
+#include "status.h"
+
+mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **out);
+mc_status mc_mem_free(void *ptr, CUstream stream);
+mc_status mc_memcpy(void *dst, void *src, size_t bytes, CUstream stream);
+mc_status mc_memset32(void *dst, uint32_t value, size_t count, CUstream stream);
+mc_status mc_memset16(void *dst, uint16_t value, size_t count, CUstream stream);
+mc_status mc_host_register(void *ptr, uint64_t bytes);
+mc_status mc_host_unregister(void *ptr);
+
+/* Byte size and start of a dense memref (StridedMemRefType<char, rank>), as the stock wrapper
+ * computes them for mgpuMemHostRegisterMemRef / UnregisterMemRef. */
+mc_status mc_memref_dense_extent(int64_t rank, const void *descriptor, int64_t element_bytes,
+                                 void **ptr, uint64_t *bytes);
+
+#endif

@@ -1,0 +1,54 @@
+/* stats.h - cache and pool statistics: relaxed atomic counters, read through the exported
+ * mgpu_cached_stats_* interface (include/mgpu_cached.h) and printed or written at exit on request.
+ *
+ * MC_STATS(X): X(name, description). Counters are monotonic except the gauges (live_*, pooled_*),
+ * which go up and down. No lock: each counter is one atomic word.
+ */
+#ifndef MGPU_CACHED_STATS_H
+#define MGPU_CACHED_STATS_H
+
+#include <stdint.h>
+
+#define MC_STATS(X)                                                                           \
+  X(module_loads, "mgpuModuleLoad/LoadJIT calls")                                            \
+  X(module_hits, "loads answered from the cache (content verified)")                         \
+  X(module_misses, "loads that loaded a blob into the driver")                               \
+  X(module_stale, "cache entries found to hold a different blob at a reused address")        \
+  X(module_unloads, "mgpuModuleUnload calls")                                                 \
+  X(driver_module_loads, "driver library loads (cuLibraryLoadData)")                         \
+  X(driver_module_unloads, "driver library unloads (cuLibraryUnload)")                       \
+  X(verify_bytes, "bytes compared to verify cache hits")                                     \
+  X(function_lookups, "mgpuModuleGetFunction calls")                                          \
+  X(function_resolves, "kernels resolved in a device context (cuKernelGetFunction)")         \
+  X(launches, "kernel launches")                                                              \
+  X(smem_attribute_sets, "dynamic shared memory limits raised (cuFuncSetAttribute)")         \
+  X(stream_creates, "mgpuStreamCreate calls")                                                 \
+  X(stream_pool_hits, "streams handed out from the pool")                                    \
+  X(driver_stream_creates, "driver streams created (cuStreamCreate)")                        \
+  X(stream_destroys, "mgpuStreamDestroy calls")                                               \
+  X(live_streams, "streams handed out and not yet destroyed (gauge)")                        \
+  X(pooled_streams, "streams idle or draining in the pool (gauge)")                          \
+  X(event_creates, "mgpuEventCreate calls")                                                   \
+  X(event_pool_hits, "events handed out from the pool")                                      \
+  X(driver_event_creates, "driver events created (cuEventCreate)")                           \
+  X(event_destroys, "mgpuEventDestroy calls")                                                 \
+  X(live_events, "events handed out and not yet destroyed (gauge)")                          \
+  X(pooled_events, "events idle or draining in the pool (gauge)")                            \
+  X(errors, "errors reported")
+
+typedef enum {
+#define MC_STATS_ENUM(name, desc) MC_STAT_##name,
+  MC_STATS(MC_STATS_ENUM)
+#undef MC_STATS_ENUM
+      MC_STAT_COUNT
+} mc_stat_id;
+
+extern uint64_t mc_stats_values[MC_STAT_COUNT];
+
+static inline void mc_stat_add(mc_stat_id id, int64_t delta) {
+  __atomic_fetch_add(&mc_stats_values[id], (uint64_t)delta, __ATOMIC_RELAXED);
+}
+#define MC_STAT_INC(name) mc_stat_add(MC_STAT_##name, 1)
+#define MC_STAT_DEC(name) mc_stat_add(MC_STAT_##name, -1)
+
+#endif
