@@ -5,7 +5,8 @@
  * checked against the real header (tests/conformance compiles it with MC_USE_REAL_CUDA_H defined);
  * constants carry an MC_ prefix so that both can live in one translation unit.
  *
- * MC_CUDA_SYMBOLS(X) is the one symbol table: X(field, "exported name", return, (params), required).
+ * MC_CUDA_SYMBOLS(X) is the one symbol table:
+ * X(field, exported_name, return, (params), (argument names), required).
  * driver.c resolves it with dlsym, tests/drivers build fake and counting drivers from it.
  */
 #ifndef MGPU_CACHED_CUDA_API_H
@@ -99,81 +100,89 @@ typedef struct CUlaunchConfig_st {
 
 /* The symbol table. required=1: the library cannot work without it (stock mode needs these);
  * required=0: optional (newer drivers); the cached mode checks what it needs at init. */
-#define MC_CUDA_SYMBOLS(X)                                                                        \
-  X(cuGetErrorName, "cuGetErrorName", CUresult, (CUresult error, const char **pStr), 1)            \
-  X(cuInit, "cuInit", CUresult, (unsigned int flags), 1)                                           \
-  X(cuDriverGetVersion, "cuDriverGetVersion", CUresult, (int *driverVersion), 1)                   \
-  X(cuDeviceGet, "cuDeviceGet", CUresult, (CUdevice * device, int ordinal), 1)                     \
-  X(cuDeviceGetCount, "cuDeviceGetCount", CUresult, (int *count), 1)                               \
-  X(cuDeviceGetAttribute, "cuDeviceGetAttribute", CUresult,                                        \
-    (int *pi, CUdevice_attribute attrib, CUdevice dev), 1)                                         \
-  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", CUresult,                                \
-    (CUcontext * pctx, CUdevice dev), 1)                                                           \
-  X(cuCtxGetCurrent, "cuCtxGetCurrent", CUresult, (CUcontext * pctx), 1)                           \
-  X(cuCtxPushCurrent, "cuCtxPushCurrent_v2", CUresult, (CUcontext ctx), 1)                         \
-  X(cuCtxPopCurrent, "cuCtxPopCurrent_v2", CUresult, (CUcontext * pctx), 1)                        \
-  X(cuModuleLoadData, "cuModuleLoadData", CUresult, (CUmodule * module, const void *image), 1)     \
-  X(cuModuleLoadDataEx, "cuModuleLoadDataEx", CUresult,                                            \
-    (CUmodule * module, const void *image, unsigned int numOptions, CUjit_option *options,         \
-     void **optionValues),                                                                         \
+#define MC_CUDA_SYMBOLS(X)                                                                         \
+  X(cuGetErrorName, cuGetErrorName, CUresult, (CUresult error, const char **pStr), (error, pStr),  \
     1)                                                                                             \
-  X(cuModuleUnload, "cuModuleUnload", CUresult, (CUmodule hmod), 1)                                \
-  X(cuModuleGetFunction, "cuModuleGetFunction", CUresult,                                          \
-    (CUfunction * hfunc, CUmodule hmod, const char *name), 1)                                      \
-  X(cuFuncSetAttribute, "cuFuncSetAttribute", CUresult,                                            \
-    (CUfunction hfunc, CUfunction_attribute attrib, int value), 1)                                 \
-  X(cuLaunchKernel, "cuLaunchKernel", CUresult,                                                    \
-    (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,            \
-     unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,                       \
-     unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra),            \
+  X(cuInit, cuInit, CUresult, (unsigned int flags), (flags), 1)                                    \
+  X(cuDriverGetVersion, cuDriverGetVersion, CUresult, (int *driverVersion), (driverVersion), 1)    \
+  X(cuDeviceGet, cuDeviceGet, CUresult, (CUdevice * device, int ordinal), (device, ordinal), 1)    \
+  X(cuDeviceGetCount, cuDeviceGetCount, CUresult, (int *count), (count), 1)                        \
+  X(cuDeviceGetAttribute, cuDeviceGetAttribute, CUresult, (int *pi, CUdevice_attribute attrib,     \
+    CUdevice dev), (pi, attrib, dev), 1)                                                           \
+  X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, CUresult, (CUcontext * pctx, CUdevice      \
+    dev), (pctx, dev), 1)                                                                          \
+  X(cuCtxGetCurrent, cuCtxGetCurrent, CUresult, (CUcontext * pctx), (pctx), 1)                     \
+  X(cuCtxPushCurrent, cuCtxPushCurrent_v2, CUresult, (CUcontext ctx), (ctx), 1)                    \
+  X(cuCtxPopCurrent, cuCtxPopCurrent_v2, CUresult, (CUcontext * pctx), (pctx), 1)                  \
+  X(cuModuleLoadData, cuModuleLoadData, CUresult, (CUmodule * module, const void *image), (module, \
+    image), 1)                                                                                     \
+  X(cuModuleLoadDataEx, cuModuleLoadDataEx, CUresult, (CUmodule * module, const void *image,       \
+    unsigned int numOptions, CUjit_option *options, void **optionValues), (module, image,          \
+    numOptions, options, optionValues), 1)                                                         \
+  X(cuModuleUnload, cuModuleUnload, CUresult, (CUmodule hmod), (hmod), 1)                          \
+  X(cuModuleGetFunction, cuModuleGetFunction, CUresult, (CUfunction * hfunc, CUmodule hmod, const  \
+    char *name), (hfunc, hmod, name), 1)                                                           \
+  X(cuFuncSetAttribute, cuFuncSetAttribute, CUresult, (CUfunction hfunc, CUfunction_attribute      \
+    attrib, int value), (hfunc, attrib, value), 1)                                                 \
+  X(cuLaunchKernel, cuLaunchKernel, CUresult, (CUfunction f, unsigned int gridDimX, unsigned int   \
+    gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned      \
+    int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void        \
+    **extra), (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes,   \
+    hStream, kernelParams, extra), 1)                                                              \
+  X(cuStreamCreate, cuStreamCreate, CUresult, (CUstream * phStream, unsigned int Flags),           \
+    (phStream, Flags), 1)                                                                          \
+  X(cuStreamDestroy, cuStreamDestroy_v2, CUresult, (CUstream hStream), (hStream), 1)               \
+  X(cuStreamSynchronize, cuStreamSynchronize, CUresult, (CUstream hStream), (hStream), 1)          \
+  X(cuStreamQuery, cuStreamQuery, CUresult, (CUstream hStream), (hStream), 1)                      \
+  X(cuStreamWaitEvent, cuStreamWaitEvent, CUresult, (CUstream hStream, CUevent hEvent, unsigned    \
+    int Flags), (hStream, hEvent, Flags), 1)                                                       \
+  X(cuEventCreate, cuEventCreate, CUresult, (CUevent * phEvent, unsigned int Flags), (phEvent,     \
+    Flags), 1)                                                                                     \
+  X(cuEventDestroy, cuEventDestroy_v2, CUresult, (CUevent hEvent), (hEvent), 1)                    \
+  X(cuEventRecord, cuEventRecord, CUresult, (CUevent hEvent, CUstream hStream), (hEvent, hStream), \
     1)                                                                                             \
-  X(cuStreamCreate, "cuStreamCreate", CUresult, (CUstream * phStream, unsigned int Flags), 1)      \
-  X(cuStreamDestroy, "cuStreamDestroy_v2", CUresult, (CUstream hStream), 1)                        \
-  X(cuStreamSynchronize, "cuStreamSynchronize", CUresult, (CUstream hStream), 1)                   \
-  X(cuStreamQuery, "cuStreamQuery", CUresult, (CUstream hStream), 1)                               \
-  X(cuStreamWaitEvent, "cuStreamWaitEvent", CUresult,                                              \
-    (CUstream hStream, CUevent hEvent, unsigned int Flags), 1)                                     \
-  X(cuEventCreate, "cuEventCreate", CUresult, (CUevent * phEvent, unsigned int Flags), 1)          \
-  X(cuEventDestroy, "cuEventDestroy_v2", CUresult, (CUevent hEvent), 1)                            \
-  X(cuEventRecord, "cuEventRecord", CUresult, (CUevent hEvent, CUstream hStream), 1)               \
-  X(cuEventSynchronize, "cuEventSynchronize", CUresult, (CUevent hEvent), 1)                       \
-  X(cuEventQuery, "cuEventQuery", CUresult, (CUevent hEvent), 1)                                   \
-  X(cuMemAlloc, "cuMemAlloc_v2", CUresult, (CUdeviceptr * dptr, size_t bytesize), 1)               \
-  X(cuMemAllocManaged, "cuMemAllocManaged", CUresult,                                              \
-    (CUdeviceptr * dptr, size_t bytesize, unsigned int flags), 1)                                  \
-  X(cuMemFree, "cuMemFree_v2", CUresult, (CUdeviceptr dptr), 1)                                    \
-  X(cuMemcpy, "cuMemcpy", CUresult, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), 1)       \
-  X(cuMemcpyAsync, "cuMemcpyAsync", CUresult,                                                      \
-    (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream), 1)                     \
-  X(cuMemsetD32Async, "cuMemsetD32Async", CUresult,                                                \
-    (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream), 1)                       \
-  X(cuMemsetD16Async, "cuMemsetD16Async", CUresult,                                                \
-    (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream), 1)                     \
-  X(cuMemHostRegister, "cuMemHostRegister_v2", CUresult,                                           \
-    (void *p, size_t bytesize, unsigned int Flags), 1)                                             \
-  X(cuMemHostUnregister, "cuMemHostUnregister", CUresult, (void *p), 1)                            \
-  X(cuLaunchKernelEx, "cuLaunchKernelEx", CUresult,                                                \
-    (const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra), 0)            \
-  X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", CUresult,                                    \
-    (CUtensorMap * tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,           \
-     void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides,            \
-     const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, \
-     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,                               \
-     CUtensorMapFloatOOBfill oobFill),                                                             \
-    0)                                                                                             \
-  X(cuLibraryLoadData, "cuLibraryLoadData", CUresult,                                              \
-    (CUlibrary * library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,     \
-     unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,      \
-     unsigned int numLibraryOptions),                                                              \
-    0)                                                                                             \
-  X(cuLibraryUnload, "cuLibraryUnload", CUresult, (CUlibrary library), 0)                          \
-  X(cuLibraryGetKernel, "cuLibraryGetKernel", CUresult,                                            \
-    (CUkernel * pKernel, CUlibrary library, const char *name), 0)                                  \
-  X(cuLibraryGetKernelCount, "cuLibraryGetKernelCount", CUresult,                                  \
-    (unsigned int *count, CUlibrary lib), 0)                                                       \
-  X(cuLibraryEnumerateKernels, "cuLibraryEnumerateKernels", CUresult,                              \
-    (CUkernel * kernels, unsigned int numKernels, CUlibrary lib), 0)                               \
-  X(cuKernelGetName, "cuKernelGetName", CUresult, (const char **name, CUkernel hfunc), 0)          \
-  X(cuKernelGetFunction, "cuKernelGetFunction", CUresult, (CUfunction * pFunc, CUkernel kernel), 0)
+  X(cuEventSynchronize, cuEventSynchronize, CUresult, (CUevent hEvent), (hEvent), 1)               \
+  X(cuEventQuery, cuEventQuery, CUresult, (CUevent hEvent), (hEvent), 1)                           \
+  X(cuMemAlloc, cuMemAlloc_v2, CUresult, (CUdeviceptr * dptr, size_t bytesize), (dptr, bytesize),  \
+    1)                                                                                             \
+  X(cuMemAllocManaged, cuMemAllocManaged, CUresult, (CUdeviceptr * dptr, size_t bytesize, unsigned \
+    int flags), (dptr, bytesize, flags), 1)                                                        \
+  X(cuMemFree, cuMemFree_v2, CUresult, (CUdeviceptr dptr), (dptr), 1)                              \
+  X(cuMemcpy, cuMemcpy, CUresult, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), (dst, src, \
+    ByteCount), 1)                                                                                 \
+  X(cuMemcpyAsync, cuMemcpyAsync, CUresult, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount,   \
+    CUstream hStream), (dst, src, ByteCount, hStream), 1)                                          \
+  X(cuMemsetD32Async, cuMemsetD32Async, CUresult, (CUdeviceptr dstDevice, unsigned int ui, size_t  \
+    N, CUstream hStream), (dstDevice, ui, N, hStream), 1)                                          \
+  X(cuMemsetD16Async, cuMemsetD16Async, CUresult, (CUdeviceptr dstDevice, unsigned short us,       \
+    size_t N, CUstream hStream), (dstDevice, us, N, hStream), 1)                                   \
+  X(cuMemHostRegister, cuMemHostRegister_v2, CUresult, (void *p, size_t bytesize, unsigned int     \
+    Flags), (p, bytesize, Flags), 1)                                                               \
+  X(cuMemHostUnregister, cuMemHostUnregister, CUresult, (void *p), (p), 1)                         \
+  X(cuLaunchKernelEx, cuLaunchKernelEx, CUresult, (const CUlaunchConfig *config, CUfunction f,     \
+    void **kernelParams, void **extra), (config, f, kernelParams, extra), 0)                       \
+  X(cuTensorMapEncodeTiled, cuTensorMapEncodeTiled, CUresult, (CUtensorMap * tensorMap,            \
+    CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const          \
+    cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const        \
+    cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,      \
+    CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill), (tensorMap,              \
+    tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides,   \
+    interleave, swizzle, l2Promotion, oobFill), 0)                                                 \
+  X(cuLibraryLoadData, cuLibraryLoadData, CUresult, (CUlibrary * library, const void *code,        \
+    CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions,                 \
+    CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int                      \
+    numLibraryOptions), (library, code, jitOptions, jitOptionsValues, numJitOptions,               \
+    libraryOptions, libraryOptionValues, numLibraryOptions), 0)                                    \
+  X(cuLibraryUnload, cuLibraryUnload, CUresult, (CUlibrary library), (library), 0)                 \
+  X(cuLibraryGetKernel, cuLibraryGetKernel, CUresult, (CUkernel * pKernel, CUlibrary library,      \
+    const char *name), (pKernel, library, name), 0)                                                \
+  X(cuLibraryGetKernelCount, cuLibraryGetKernelCount, CUresult, (unsigned int *count, CUlibrary    \
+    lib), (count, lib), 0)                                                                         \
+  X(cuLibraryEnumerateKernels, cuLibraryEnumerateKernels, CUresult, (CUkernel * kernels, unsigned  \
+    int numKernels, CUlibrary lib), (kernels, numKernels, lib), 0)                                 \
+  X(cuKernelGetName, cuKernelGetName, CUresult, (const char **name, CUkernel hfunc), (name,        \
+    hfunc), 0)                                                                                     \
+  X(cuKernelGetFunction, cuKernelGetFunction, CUresult, (CUfunction * pFunc, CUkernel kernel),     \
+    (pFunc, kernel), 0)
 
 #endif /* MGPU_CACHED_CUDA_API_H */

@@ -21,10 +21,10 @@ static void load_driver(void) {
              e ? e : "unknown error");
     return;
   }
-#define MC_RESOLVE(field, name, ret, params, required)                                            \
-  mc_cu.field = (ret(*) params)dlsym(lib, name);                                                   \
+#define MC_RESOLVE(field, name, ret, params, args, required)                                      \
+  mc_cu.field = (ret(*) params)dlsym(lib, #name);                                                  \
   if (!mc_cu.field && (required)) {                                                                \
-    snprintf(g_error, sizeof g_error, "the CUDA driver '%s' has no entry point '%s'", path, name); \
+    snprintf(g_error, sizeof g_error, "the CUDA driver '%s' has no entry point '%s'", path, #name);\
     return;                                                                                        \
   }
   MC_CUDA_SYMBOLS(MC_RESOLVE)

@@ -11,7 +11,7 @@
 #include "cuda_api.h"
 #include "status.h"
 
-#define MC_DRIVER_FIELD(field, name, ret, params, required) ret(*field) params;
+#define MC_DRIVER_FIELD(field, name, ret, params, args, required) ret(*field) params;
 typedef struct mc_cuda_fns {
   MC_CUDA_SYMBOLS(MC_DRIVER_FIELD)
 } mc_cuda_fns;

@@ -1,0 +1,61 @@
+/* countcuda.c - a counting CUDA driver for the GPU tests: exports every entry point of
+ * mgpu-cached's symbol table, counts each call and forwards it to the real driver
+ * (COUNTCUDA_REAL, default libcuda.so.1). Point MGPU_CACHED_CUDA_DRIVER at it.
+ * Generated from csrc/cuda_api.h, so it always matches what the library resolves. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../csrc/cuda_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+enum {
+#define IDX(field, name, ret, params, args, req) IDX_##field,
+  MC_CUDA_SYMBOLS(IDX)
+#undef IDX
+  NSYM
+};
+static const char *const k_fields[] = {
+#define NAME(field, name, ret, params, args, req) #field,
+    MC_CUDA_SYMBOLS(NAME)
+#undef NAME
+};
+static long g_counts[NSYM];
+static void *g_real;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void open_real(void) {
+  const char *path = getenv("COUNTCUDA_REAL");
+  g_real = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!g_real) fprintf(stderr, "countcuda: %s\n", dlerror());
+}
+
+static void *real_sym(const char *name) {
+  pthread_once(&g_once, open_real);
+  return g_real ? dlsym(g_real, name) : NULL;
+}
+
+#define FWD(field, name, ret, params, args, req)                                                  \
+  EXPORT ret name params {                                                                        \
+    static ret(*fn) params;                                                                       \
+    __atomic_fetch_add(&g_counts[IDX_##field], 1, __ATOMIC_RELAXED);                              \
+    if (!fn) fn = (ret(*) params)real_sym(#name);                                                 \
+    if (!fn) return (ret)999; /* CUDA_ERROR_UNKNOWN */                                            \
+    return fn args;                                                                               \
+  }
+MC_CUDA_SYMBOLS(FWD)
+#undef FWD
+
+/* Calls of `field` (the table's field name, e.g. "cuStreamCreate") since the last reset. */
+EXPORT long countcuda_count(const char *field) {
+  for (int i = 0; i < NSYM; ++i)
+    if (strcmp(k_fields[i], field) == 0) return __atomic_load_n(&g_counts[i], __ATOMIC_RELAXED);
+  return -1;
+}
+
+EXPORT void countcuda_reset(void) {
+  for (int i = 0; i < NSYM; ++i) __atomic_store_n(&g_counts[i], 0, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,633 @@
+/* fakecuda.c - a recording fake CUDA driver for the CPU tests (no GPU needed).
+ *
+ * It exports the entry points mgpu-cached resolves (same exported names as libcuda.so.1) with a
+ * small, strict model of the driver: devices (FAKECUDA_DEVICES, default 1) with primary contexts,
+ * a per-thread context stack, libraries/modules parsed from blobs, per-context functions, streams
+ * with pending work, events, host-backed memory. It counts every call, keeps a log of call names,
+ * and lets tests inject failures and busy streams. All state is guarded by one mutex.
+ *
+ * Blob model: the kernels of a blob are the names following ".entry " in its bytes (PTX text up to
+ * its NUL; a fatbin up to headerSize+payloadSize; an ELF up to its section header table's end).
+ * A blob starting with "BAD" or with no ".entry" fails with CUDA_ERROR_INVALID_IMAGE.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../csrc/cuda_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAXDEV 8
+#define MAXK 16
+#define NOT_READY 600
+#define INVALID_VALUE 1
+#define INVALID_CONTEXT 201
+#define INVALID_HANDLE 400
+#define NOT_FOUND 500
+#define INVALID_IMAGE 200
+#define INVALID_DEVICE 101
+
+enum {
+#define IDX(field, name, ret, params, args, req) IDX_##field,
+  MC_CUDA_SYMBOLS(IDX)
+#undef IDX
+  NSYM
+};
+static const char *const k_fields[] = {
+#define NAME(field, name, ret, params, args, req) #field,
+    MC_CUDA_SYMBOLS(NAME)
+#undef NAME
+};
+
+struct CUctx_st { int device; };
+struct fake_lib {
+  int magic;      /* 0x11B for a library, 0x30D for a module */
+  int nk;
+  char names[MAXK][64];
+  int unloaded;
+  struct fake_kernel { int magic; struct fake_lib *lib; int index; } kernels[MAXK];
+};
+struct fake_func {
+  int magic; /* 0xF0 */
+  struct fake_lib *lib;
+  int index;
+  CUcontext ctx;
+  int smem_limit;
+  struct fake_func *next;
+};
+struct CUstream_st { int magic; CUcontext ctx; unsigned flags; int pending; int destroyed; };
+struct CUevent_st { int magic; CUcontext ctx; CUstream waits_on; int destroyed; };
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct CUctx_st g_ctx[MAXDEV];
+static int g_initialized;
+static long g_counts[NSYM];
+static char g_log[1 << 16];
+static size_t g_loglen;
+static struct fake_func *g_funcs;
+static int g_fail_field = -1, g_fail_result, g_fail_after;
+static int g_busy_launches;      /* launches leave work pending on their stream */
+static long g_last_launch[16];   /* grid xyz, block xyz, smem, nattrs, attr ids.. */
+static CUstream g_last_stream;
+static void *g_last_function;
+
+static _Thread_local CUcontext tl_stack[64];
+static _Thread_local int tl_depth;
+
+static int ndevices(void) {
+  const char *v = getenv("FAKECUDA_DEVICES");
+  int n = v ? atoi(v) : 1;
+  return n < 0 ? 0 : n > MAXDEV ? MAXDEV : n;
+}
+
+/* Count and log a call; returns an injected failure result or 0. Lock held. */
+static int enter_call(int idx) {
+  g_counts[idx]++;
+  size_t n = strlen(k_fields[idx]);
+  if (g_loglen + n + 2 < sizeof g_log) {
+    memcpy(g_log + g_loglen, k_fields[idx], n);
+    g_loglen += n;
+    g_log[g_loglen++] = ',';
+    g_log[g_loglen] = 0;
+  }
+  if (g_fail_field == idx) {
+    if (g_fail_after > 0) {
+      g_fail_after--;
+      return 0;
+    }
+    g_fail_field = -1;
+    return g_fail_result;
+  }
+  return 0;
+}
+
+#define BEGIN(field)                                                                              \
+  pthread_mutex_lock(&g_lock);                                                                    \
+  int injected_ = enter_call(IDX_##field);                                                        \
+  if (injected_) {                                                                                \
+    pthread_mutex_unlock(&g_lock);                                                                \
+    return injected_;                                                                             \
+  }
+#define RETURN(v)                                                                                 \
+  do {                                                                                            \
+    int rv_ = (v);                                                                                \
+    pthread_mutex_unlock(&g_lock);                                                                \
+    return rv_;                                                                                   \
+  } while (0)
+
+static CUcontext current(void) { return tl_depth ? tl_stack[tl_depth - 1] : NULL; }
+
+/* ---- test control interface ---- */
+EXPORT long fake_count(const char *field) {
+  pthread_mutex_lock(&g_lock);
+  long v = -1;
+  for (int i = 0; i < NSYM; ++i)
+    if (strcmp(k_fields[i], field) == 0) v = g_counts[i];
+  pthread_mutex_unlock(&g_lock);
+  return v;
+}
+EXPORT void fake_reset(void) {
+  pthread_mutex_lock(&g_lock);
+  memset(g_counts, 0, sizeof g_counts);
+  g_loglen = 0;
+  g_log[0] = 0;
+  g_fail_field = -1;
+  pthread_mutex_unlock(&g_lock);
+}
+EXPORT size_t fake_log(char *buf, size_t size) {
+  pthread_mutex_lock(&g_lock);
+  size_t n = g_loglen < size - 1 ? g_loglen : size - 1;
+  memcpy(buf, g_log, n);
+  buf[n] = 0;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+/* Make the call `field` fail with `result` after `after` successful calls. */
+EXPORT int fake_fail(const char *field, int result, int after) {
+  pthread_mutex_lock(&g_lock);
+  int ok = -1;
+  for (int i = 0; i < NSYM; ++i)
+    if (strcmp(k_fields[i], field) == 0) {
+      g_fail_field = i;
+      g_fail_result = result;
+      g_fail_after = after;
+      ok = 0;
+    }
+  pthread_mutex_unlock(&g_lock);
+  return ok;
+}
+EXPORT void fake_set_busy_launches(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_busy_launches = on;
+  pthread_mutex_unlock(&g_lock);
+}
+/* Finish all pending work on a stream (as if the GPU caught up). */
+EXPORT void fake_complete(CUstream s) {
+  pthread_mutex_lock(&g_lock);
+  if (s) s->pending = 0;
+  pthread_mutex_unlock(&g_lock);
+}
+EXPORT void *fake_current_context(void) { return current(); }
+EXPORT void *fake_primary_context(int device) { return &g_ctx[device]; }
+EXPORT void fake_set_current_context(void *ctx) {
+  if (ctx) {
+    tl_depth = 1;
+    tl_stack[0] = ctx;
+  } else {
+    tl_depth = 0;
+  }
+}
+EXPORT long fake_last_launch(int i) { return (i >= 0 && i < 16) ? g_last_launch[i] : -1; }
+EXPORT void *fake_last_stream(void) { return g_last_stream; }
+EXPORT void *fake_last_function(void) { return g_last_function; }
+/* Device of the context a function was resolved in (-1 if not a fake function). */
+EXPORT int fake_function_device(void *f) {
+  struct fake_func *ff = f;
+  return (ff && ff->magic == 0xF0) ? ff->ctx->device : -1;
+}
+EXPORT int fake_function_smem_limit(void *f) {
+  struct fake_func *ff = f;
+  return (ff && ff->magic == 0xF0) ? ff->smem_limit : -1;
+}
+EXPORT int fake_stream_flags(void *s) { return s ? (int)((CUstream)s)->flags : -1; }
+EXPORT int fake_stream_device(void *s) { return s ? ((CUstream)s)->ctx->device : -1; }
+
+/* ---- driver entry points ---- */
+EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr) {
+  switch (error) {
+  case 0: *pStr = "CUDA_SUCCESS"; break;
+  case 1: *pStr = "CUDA_ERROR_INVALID_VALUE"; break;
+  case 2: *pStr = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+  case 3: *pStr = "CUDA_ERROR_NOT_INITIALIZED"; break;
+  case 4: *pStr = "CUDA_ERROR_DEINITIALIZED"; break;
+  case 100: *pStr = "CUDA_ERROR_NO_DEVICE"; break;
+  case 101: *pStr = "CUDA_ERROR_INVALID_DEVICE"; break;
+  case 200: *pStr = "CUDA_ERROR_INVALID_IMAGE"; break;
+  case 201: *pStr = "CUDA_ERROR_INVALID_CONTEXT"; break;
+  case 218: *pStr = "CUDA_ERROR_INVALID_PTX"; break;
+  case 400: *pStr = "CUDA_ERROR_INVALID_HANDLE"; break;
+  case 500: *pStr = "CUDA_ERROR_NOT_FOUND"; break;
+  case 600: *pStr = "CUDA_ERROR_NOT_READY"; break;
+  case 700: *pStr = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
+  default: *pStr = NULL; return INVALID_VALUE;
+  }
+  return 0;
+}
+
+EXPORT CUresult cuInit(unsigned int flags) {
+  BEGIN(cuInit);
+  (void)flags;
+  for (int i = 0; i < MAXDEV; ++i) g_ctx[i].device = i;
+  g_initialized = 1;
+  RETURN(0);
+}
+EXPORT CUresult cuDriverGetVersion(int *v) {
+  BEGIN(cuDriverGetVersion);
+  *v = 13000;
+  RETURN(0);
+}
+EXPORT CUresult cuDeviceGetCount(int *count) {
+  BEGIN(cuDeviceGetCount);
+  if (!g_initialized) RETURN(3);
+  *count = ndevices();
+  RETURN(0);
+}
+EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+  BEGIN(cuDeviceGet);
+  if (!g_initialized) RETURN(3);
+  if (ordinal < 0 || ordinal >= ndevices()) RETURN(INVALID_DEVICE);
+  *device = ordinal;
+  RETURN(0);
+}
+EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
+  BEGIN(cuDeviceGetAttribute);
+  if (dev < 0 || dev >= ndevices()) RETURN(INVALID_DEVICE);
+  *pi = attrib == 97 ? 232448 : 1;
+  RETURN(0);
+}
+EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+  BEGIN(cuDevicePrimaryCtxRetain);
+  if (dev < 0 || dev >= ndevices()) RETURN(INVALID_DEVICE);
+  *pctx = &g_ctx[dev];
+  RETURN(0);
+}
+EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx) {
+  BEGIN(cuCtxGetCurrent);
+  *pctx = current();
+  RETURN(0);
+}
+EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  BEGIN(cuCtxPushCurrent);
+  if (!ctx || tl_depth >= 64) RETURN(INVALID_CONTEXT);
+  tl_stack[tl_depth++] = ctx;
+  RETURN(0);
+}
+EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
+  BEGIN(cuCtxPopCurrent);
+  if (!tl_depth) RETURN(INVALID_CONTEXT);
+  CUcontext c = tl_stack[--tl_depth];
+  if (pctx) *pctx = c;
+  RETURN(0);
+}
+
+/* Blob parsing shared by libraries and modules. */
+static size_t blob_extent(const unsigned char *p) {
+  if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') {
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, p + 0x28, 8);
+    memcpy(&shentsize, p + 0x3A, 2);
+    memcpy(&shnum, p + 0x3C, 2);
+    return (size_t)(shoff + (uint64_t)shentsize * shnum);
+  }
+  uint32_t magic;
+  memcpy(&magic, p, 4);
+  if (magic == 0xBA55ED50u) {
+    uint16_t h;
+    uint64_t n;
+    memcpy(&h, p + 6, 2);
+    memcpy(&n, p + 8, 8);
+    return h + (size_t)n;
+  }
+  return strlen((const char *)p);
+}
+
+static int parse_blob(const void *data, struct fake_lib *lib, int magic) {
+  const unsigned char *p = data;
+  if (!p) return INVALID_VALUE;
+  if (p[0] == 'B' && p[1] == 'A' && p[2] == 'D') return INVALID_IMAGE;
+  size_t n = blob_extent(p);
+  memset(lib, 0, sizeof *lib);
+  lib->magic = magic;
+  for (size_t i = 0; i + 7 < n && lib->nk < MAXK; ++i) {
+    if (memcmp(p + i, ".entry ", 7) != 0) continue;
+    size_t j = i + 7, k = 0;
+    while (j < n && k < 63 && p[j] && p[j] != ' ' && p[j] != '\n' && p[j] != '(') lib->names[lib->nk][k++] = (char)p[j++];
+    lib->names[lib->nk][k] = 0;
+    lib->kernels[lib->nk].magic = 0x7E;
+    lib->kernels[lib->nk].lib = lib;
+    lib->kernels[lib->nk].index = lib->nk;
+    lib->nk++;
+  }
+  return lib->nk ? 0 : INVALID_IMAGE;
+}
+
+static struct fake_func *function_for(struct fake_lib *lib, int index, CUcontext ctx) {
+  for (struct fake_func *f = g_funcs; f; f = f->next)
+    if (f->lib == lib && f->index == index && f->ctx == ctx) return f;
+  struct fake_func *f = calloc(1, sizeof *f);
+  f->magic = 0xF0;
+  f->lib = lib;
+  f->index = index;
+  f->ctx = ctx;
+  f->next = g_funcs;
+  g_funcs = f;
+  return f;
+}
+
+EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *o,
+                                  void **ov, unsigned int no, CUlibraryOption *lo, void **lov,
+                                  unsigned int nlo) {
+  BEGIN(cuLibraryLoadData);
+  (void)o, (void)ov, (void)no, (void)lo, (void)lov, (void)nlo;
+  struct fake_lib *lib = malloc(sizeof *lib);
+  int r = parse_blob(code, lib, 0x11B);
+  if (r) {
+    free(lib);
+    RETURN(r);
+  }
+  *library = (CUlibrary)lib;
+  RETURN(0);
+}
+EXPORT CUresult cuLibraryUnload(CUlibrary library) {
+  BEGIN(cuLibraryUnload);
+  struct fake_lib *lib = (struct fake_lib *)library;
+  if (!lib || lib->magic != 0x11B || lib->unloaded) RETURN(INVALID_HANDLE);
+  lib->unloaded = 1; /* kept allocated: the model never reuses addresses */
+  RETURN(0);
+}
+EXPORT CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary library) {
+  BEGIN(cuLibraryGetKernelCount);
+  struct fake_lib *lib = (struct fake_lib *)library;
+  if (!lib || lib->magic != 0x11B || lib->unloaded) RETURN(INVALID_HANDLE);
+  *count = (unsigned)lib->nk;
+  RETURN(0);
+}
+EXPORT CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int n, CUlibrary library) {
+  BEGIN(cuLibraryEnumerateKernels);
+  struct fake_lib *lib = (struct fake_lib *)library;
+  if (!lib || lib->magic != 0x11B || lib->unloaded || n > (unsigned)lib->nk) RETURN(INVALID_VALUE);
+  for (unsigned i = 0; i < n; ++i) kernels[i] = (CUkernel)&lib->kernels[i];
+  RETURN(0);
+}
+EXPORT CUresult cuKernelGetName(const char **name, CUkernel kernel) {
+  BEGIN(cuKernelGetName);
+  struct fake_kernel *k = (struct fake_kernel *)kernel;
+  if (!k || k->magic != 0x7E) RETURN(INVALID_HANDLE);
+  *name = k->lib->names[k->index];
+  RETURN(0);
+}
+EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {
+  BEGIN(cuLibraryGetKernel);
+  struct fake_lib *lib = (struct fake_lib *)library;
+  if (!lib || lib->magic != 0x11B || lib->unloaded) RETURN(INVALID_HANDLE);
+  for (int i = 0; i < lib->nk; ++i)
+    if (strcmp(lib->names[i], name) == 0) {
+      *pKernel = (CUkernel)&lib->kernels[i];
+      RETURN(0);
+    }
+  RETURN(NOT_FOUND);
+}
+EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
+  BEGIN(cuKernelGetFunction);
+  struct fake_kernel *k = (struct fake_kernel *)kernel;
+  if (!k || k->magic != 0x7E || k->lib->unloaded) RETURN(INVALID_HANDLE);
+  if (!current()) RETURN(INVALID_CONTEXT);
+  *pFunc = (CUfunction)function_for(k->lib, k->index, current());
+  RETURN(0);
+}
+
+EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+  BEGIN(cuModuleLoadData);
+  if (!current()) RETURN(INVALID_CONTEXT);
+  struct fake_lib *lib = malloc(sizeof *lib);
+  int r = parse_blob(image, lib, 0x30D);
+  if (r) {
+    free(lib);
+    RETURN(r);
+  }
+  *module = (CUmodule)lib;
+  RETURN(0);
+}
+EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n,
+                                   CUjit_option *o, void **v) {
+  BEGIN(cuModuleLoadDataEx);
+  (void)n, (void)o, (void)v;
+  if (!current()) RETURN(INVALID_CONTEXT);
+  struct fake_lib *lib = malloc(sizeof *lib);
+  int r = parse_blob(image, lib, 0x30D);
+  if (r) {
+    free(lib);
+    RETURN(r);
+  }
+  *module = (CUmodule)lib;
+  RETURN(0);
+}
+EXPORT CUresult cuModuleUnload(CUmodule hmod) {
+  BEGIN(cuModuleUnload);
+  struct fake_lib *lib = (struct fake_lib *)hmod;
+  if (!lib || lib->magic != 0x30D || lib->unloaded) RETURN(INVALID_HANDLE);
+  lib->unloaded = 1;
+  RETURN(0);
+}
+EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
+  BEGIN(cuModuleGetFunction);
+  struct fake_lib *lib = (struct fake_lib *)hmod;
+  if (!lib || lib->magic != 0x30D || lib->unloaded) RETURN(INVALID_HANDLE);
+  for (int i = 0; i < lib->nk; ++i)
+    if (strcmp(lib->names[i], name) == 0) {
+      *hfunc = (CUfunction)function_for(lib, i, &g_ctx[0]);
+      RETURN(0);
+    }
+  RETURN(NOT_FOUND);
+}
+EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+  BEGIN(cuFuncSetAttribute);
+  struct fake_func *f = (struct fake_func *)hfunc;
+  if (!f || f->magic != 0xF0) RETURN(INVALID_HANDLE);
+  if (attrib == 8) f->smem_limit = value;
+  RETURN(0);
+}
+
+static int launch_common(struct fake_func *f, CUstream s) {
+  if (!current()) return INVALID_CONTEXT;
+  if (!f || f->magic != 0xF0 || f->lib->unloaded) return INVALID_HANDLE;
+  if (f->lib->magic == 0x11B && f->ctx != current()) return INVALID_CONTEXT;
+  if (s && (s->magic != 0x57 || s->destroyed)) return INVALID_HANDLE;
+  g_last_stream = s;
+  g_last_function = f;
+  if (s && g_busy_launches) s->pending++;
+  return 0;
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                               unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
+                               void **extra) {
+  BEGIN(cuLaunchKernel);
+  (void)params, (void)extra;
+  int r = launch_common((struct fake_func *)f, s);
+  if (r) RETURN(r);
+  long v[8] = {gx, gy, gz, bx, by, bz, smem, 0};
+  memset(g_last_launch, 0, sizeof g_last_launch);
+  memcpy(g_last_launch, v, sizeof v);
+  RETURN(0);
+}
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
+                                 void **extra) {
+  BEGIN(cuLaunchKernelEx);
+  (void)params, (void)extra;
+  int r = launch_common((struct fake_func *)f, c->hStream);
+  if (r) RETURN(r);
+  memset(g_last_launch, 0, sizeof g_last_launch);
+  long v[8] = {c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+               c->sharedMemBytes, c->numAttrs};
+  memcpy(g_last_launch, v, sizeof v);
+  for (unsigned i = 0; i < c->numAttrs && i < 4; ++i) {
+    g_last_launch[8 + 2 * i] = c->attrs[i].id;
+    g_last_launch[9 + 2 * i] = c->attrs[i].id == 4 ? (long)c->attrs[i].value.clusterDim.x
+                                                    : (long)c->attrs[i].value.cooperative;
+  }
+  RETURN(0);
+}
+
+EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned int flags) {
+  BEGIN(cuStreamCreate);
+  if (!current()) RETURN(INVALID_CONTEXT);
+  CUstream s = calloc(1, sizeof *s);
+  s->magic = 0x57;
+  s->ctx = current();
+  s->flags = flags;
+  *ps = s;
+  RETURN(0);
+}
+static int valid_stream(CUstream s) { return s && s->magic == 0x57 && !s->destroyed; }
+EXPORT CUresult cuStreamDestroy_v2(CUstream s) {
+  BEGIN(cuStreamDestroy);
+  if (!valid_stream(s)) RETURN(INVALID_HANDLE);
+  s->destroyed = 1; /* never freed: stale use is detected */
+  RETURN(0);
+}
+EXPORT CUresult cuStreamSynchronize(CUstream s) {
+  BEGIN(cuStreamSynchronize);
+  if (!s) RETURN(current() ? 0 : INVALID_CONTEXT);
+  if (!valid_stream(s)) RETURN(INVALID_HANDLE);
+  s->pending = 0;
+  RETURN(0);
+}
+EXPORT CUresult cuStreamQuery(CUstream s) {
+  BEGIN(cuStreamQuery);
+  if (!valid_stream(s)) RETURN(INVALID_HANDLE);
+  RETURN(s->pending ? NOT_READY : 0);
+}
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
+  BEGIN(cuStreamWaitEvent);
+  (void)flags;
+  if ((s && !valid_stream(s)) || !e || e->magic != 0xE7 || e->destroyed) RETURN(INVALID_HANDLE);
+  if (s && e->waits_on && e->waits_on->pending) s->pending++;
+  RETURN(0);
+}
+EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags) {
+  BEGIN(cuEventCreate);
+  (void)flags;
+  if (!current()) RETURN(INVALID_CONTEXT);
+  CUevent e = calloc(1, sizeof *e);
+  e->magic = 0xE7;
+  e->ctx = current();
+  *pe = e;
+  RETURN(0);
+}
+static int valid_event(CUevent e) { return e && e->magic == 0xE7 && !e->destroyed; }
+EXPORT CUresult cuEventDestroy_v2(CUevent e) {
+  BEGIN(cuEventDestroy);
+  if (!valid_event(e)) RETURN(INVALID_HANDLE);
+  e->destroyed = 1;
+  RETURN(0);
+}
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
+  BEGIN(cuEventRecord);
+  if (!valid_event(e) || (s && !valid_stream(s))) RETURN(INVALID_HANDLE);
+  e->waits_on = s;
+  RETURN(0);
+}
+EXPORT CUresult cuEventSynchronize(CUevent e) {
+  BEGIN(cuEventSynchronize);
+  if (!valid_event(e)) RETURN(INVALID_HANDLE);
+  if (e->waits_on) e->waits_on->pending = 0;
+  RETURN(0);
+}
+EXPORT CUresult cuEventQuery(CUevent e) {
+  BEGIN(cuEventQuery);
+  if (!valid_event(e)) RETURN(INVALID_HANDLE);
+  RETURN(e->waits_on && e->waits_on->pending ? NOT_READY : 0);
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+  BEGIN(cuMemAlloc);
+  if (!current()) RETURN(INVALID_CONTEXT);
+  *p = (CUdeviceptr)(uintptr_t)calloc(1, n);
+  RETURN(0);
+}
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags) {
+  BEGIN(cuMemAllocManaged);
+  (void)flags;
+  if (!current()) RETURN(INVALID_CONTEXT);
+  *p = (CUdeviceptr)(uintptr_t)calloc(1, n);
+  RETURN(0);
+}
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
+  BEGIN(cuMemFree);
+  free((void *)(uintptr_t)p);
+  RETURN(0);
+}
+EXPORT CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  BEGIN(cuMemcpy);
+  memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+  RETURN(0);
+}
+EXPORT CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+  BEGIN(cuMemcpyAsync);
+  if (!st && !current()) RETURN(INVALID_CONTEXT);
+  memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+  RETURN(0);
+}
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream st) {
+  BEGIN(cuMemsetD32Async);
+  if (!st && !current()) RETURN(INVALID_CONTEXT);
+  for (size_t i = 0; i < n; ++i) ((uint32_t *)(uintptr_t)d)[i] = v;
+  RETURN(0);
+}
+EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream st) {
+  BEGIN(cuMemsetD16Async);
+  if (!st && !current()) RETURN(INVALID_CONTEXT);
+  for (size_t i = 0; i < n; ++i) ((uint16_t *)(uintptr_t)d)[i] = v;
+  RETURN(0);
+}
+static void *g_registered;
+static size_t g_registered_size;
+EXPORT size_t fake_registered_size(void *p) { return p == g_registered ? g_registered_size : 0; }
+EXPORT CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags) {
+  BEGIN(cuMemHostRegister);
+  (void)flags;
+  if (!current()) RETURN(INVALID_CONTEXT);
+  g_registered = p;
+  g_registered_size = n;
+  RETURN(0);
+}
+EXPORT CUresult cuMemHostUnregister(void *p) {
+  BEGIN(cuMemHostUnregister);
+  if (!current()) RETURN(INVALID_CONTEXT);
+  if (p == g_registered) g_registered_size = 0;
+  RETURN(0);
+}
+EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *m, CUtensorMapDataType t, cuuint32_t rank,
+                                       void *addr, const cuuint64_t *dim, const cuuint64_t *str,
+                                       const cuuint32_t *box, const cuuint32_t *es,
+                                       CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+                                       CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
+  BEGIN(cuTensorMapEncodeTiled);
+  (void)es, (void)il, (void)sw, (void)l2, (void)oob;
+  if (!current()) RETURN(INVALID_CONTEXT);
+  /* A recognisable encoding: type, rank, address, dims, strides, box. */
+  memset(m, 0, sizeof *m);
+  m->opaque[0] = (cuuint64_t)t;
+  m->opaque[1] = rank;
+  m->opaque[2] = (cuuint64_t)(uintptr_t)addr;
+  for (unsigned i = 0; i < rank && i < 5; ++i) {
+    m->opaque[3 + i] = dim[i];
+    m->opaque[8 + i] = box[i];
+  }
+  for (unsigned i = 0; i + 1 < rank && i < 3; ++i) m->opaque[13 + i] = str[i];
+  RETURN(0);
+}
