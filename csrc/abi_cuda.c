@@ -29,8 +29,12 @@
 
 #define MC_EXPORT __attribute__((visibility("default")))
 
-/* Report a failed status; returns nonzero if it failed. */
-#define FAILED_REPORT(where, st) (MC_FAILED(st) ? (mc_report((where), (st), NULL), 1) : 0)
+/* Report a failed status; returns nonzero if it failed. (A function, so `st` is evaluated once.) */
+static inline int FAILED_REPORT(const char *where, mc_status st) {
+  if (!MC_FAILED(st)) return 0;
+  mc_report(where, st, NULL);
+  return 1;
+}
 
 MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   (void)gpuBlobSize; /* not passed by LLVM < 18: never read */

@@ -76,6 +76,18 @@ static void *g_last_function;
 static _Thread_local CUcontext tl_stack[64];
 static _Thread_local int tl_depth;
 
+/* Handles the fake made, so a bogus pointer is rejected without being dereferenced. */
+static void *g_objs[1 << 14];
+static int g_nobjs;
+static int known(const void *p) {
+  for (int i = 0; i < g_nobjs; ++i)
+    if (g_objs[i] == p) return 1;
+  return 0;
+}
+static void remember(void *p) {
+  if (g_nobjs < (int)(sizeof g_objs / sizeof *g_objs)) g_objs[g_nobjs++] = p;
+}
+
 static int ndevices(void) {
   const char *v = getenv("FAKECUDA_DEVICES");
   int n = v ? atoi(v) : 1;
@@ -441,11 +453,12 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib
   RETURN(0);
 }
 
+static int valid_stream(CUstream s);
 static int launch_common(struct fake_func *f, CUstream s) {
   if (!current()) return INVALID_CONTEXT;
   if (!f || f->magic != 0xF0 || f->lib->unloaded) return INVALID_HANDLE;
   if (f->lib->magic == 0x11B && f->ctx != current()) return INVALID_CONTEXT;
-  if (s && (s->magic != 0x57 || s->destroyed)) return INVALID_HANDLE;
+  if (s && !valid_stream(s)) return INVALID_HANDLE;
   g_last_stream = s;
   g_last_function = f;
   if (s && g_busy_launches) s->pending++;
@@ -489,10 +502,12 @@ EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned int flags) {
   s->magic = 0x57;
   s->ctx = current();
   s->flags = flags;
+  remember(s);
   *ps = s;
   RETURN(0);
 }
-static int valid_stream(CUstream s) { return s && s->magic == 0x57 && !s->destroyed; }
+static int valid_event(CUevent e) { return known(e) && e->magic == 0xE7 && !e->destroyed; }
+static int valid_stream(CUstream s) { return known(s) && s->magic == 0x57 && !s->destroyed; }
 EXPORT CUresult cuStreamDestroy_v2(CUstream s) {
   BEGIN(cuStreamDestroy);
   if (!valid_stream(s)) RETURN(INVALID_HANDLE);
@@ -514,7 +529,7 @@ EXPORT CUresult cuStreamQuery(CUstream s) {
 EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
   BEGIN(cuStreamWaitEvent);
   (void)flags;
-  if ((s && !valid_stream(s)) || !e || e->magic != 0xE7 || e->destroyed) RETURN(INVALID_HANDLE);
+  if ((s && !valid_stream(s)) || !valid_event(e)) RETURN(INVALID_HANDLE);
   if (s && e->waits_on && e->waits_on->pending) s->pending++;
   RETURN(0);
 }
@@ -525,10 +540,10 @@ EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags) {
   CUevent e = calloc(1, sizeof *e);
   e->magic = 0xE7;
   e->ctx = current();
+  remember(e);
   *pe = e;
   RETURN(0);
 }
-static int valid_event(CUevent e) { return e && e->magic == 0xE7 && !e->destroyed; }
 EXPORT CUresult cuEventDestroy_v2(CUevent e) {
   BEGIN(cuEventDestroy);
   if (!valid_event(e)) RETURN(INVALID_HANDLE);

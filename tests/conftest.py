@@ -1,0 +1,214 @@
+"""Shared fixtures: the installed library, the recording fake driver, blob builders.
+
+CPU tests load a *fresh copy* of libmgpu_cached.so (and of the fake driver) for each test: a copy
+at a new path is a new instance with its own caches, pools and configuration, so each test sees a
+clean process-like state without a subprocess.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+from typing import Dict, Iterable, Optional
+
+import pytest
+
+import mgpu_cached
+
+ROOT = Path(__file__).resolve().parent.parent
+DRIVERS = ROOT / "tests" / "drivers"
+DATA = ROOT / "tests" / "data"
+CC = shutil.which("cc") or shutil.which("gcc")
+
+_counter = itertools.count()
+vp = ctypes.c_void_p
+
+
+def compile_shared(source: Path, out: Path, extra: Iterable[str] = ()) -> Path:
+    if CC is None:
+        pytest.skip("no C compiler (cc/gcc) to build the test drivers")
+    cmd = [CC, "-std=c11", "-D_GNU_SOURCE", "-O1", "-g", "-fPIC", "-shared", "-pthread",
+           "-o", str(out), str(source), "-ldl", *extra]
+    subprocess.run(cmd, check=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def fake_driver_build(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("drivers") / "libfakecuda.so"
+    return compile_shared(DRIVERS / "fakecuda.c", out)
+
+
+# ---- blobs -------------------------------------------------------------------------------------
+
+def ptx(*names: str, pad: str = "") -> bytes:
+    body = "".join(f".visible .entry {n}(\n)\n{{\n ret;\n}}\n" for n in names)
+    return f"//\n.version 8.0\n.target sm_90\n.address_size 64\n{pad}{body}".encode() + b"\0"
+
+
+def fatbin(*names: str) -> bytes:
+    payload = ptx(*names)
+    payload += b"\0" * (-len(payload) % 8)
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(payload)) + payload
+
+
+def elf(*names: str) -> bytes:
+    """A minimal 64-bit ELF: header, one PROGBITS section holding the entry names, one NOBITS
+    section (no bytes in the file), then the section header table (the end of the file)."""
+    text = ptx(*names)
+    text += b"\0" * (-len(text) % 8)
+    shoff = 64 + len(text)
+    ehdr = bytearray(64)
+    ehdr[0:4] = b"\x7fELF"
+    ehdr[4], ehdr[5], ehdr[6] = 2, 1, 1
+    struct.pack_into("<HHIQQQIHHHHHH", ehdr, 16, 2, 190, 1, 0, 0, shoff, 0, 64, 0, 0, 64, 3, 0)
+    null = bytes(64)
+    progbits = struct.pack("<IIQQQQIIQQ", 1, 1, 0, 0, 64, len(text), 0, 0, 8, 0)
+    nobits = struct.pack("<IIQQQQIIQQ", 1, 8, 0, 0, 1 << 20, 4096, 0, 0, 8, 0)
+    return bytes(ehdr) + text + null + progbits + nobits
+
+
+# ---- the runtime under test ---------------------------------------------------------------------
+
+_SIGNATURES = {
+    "mgpuModuleLoad": (vp, [vp, ctypes.c_size_t]),
+    "mgpuModuleLoadJIT": (vp, [vp, ctypes.c_int, ctypes.c_size_t]),
+    "mgpuModuleUnload": (None, [vp]),
+    "mgpuModuleGetFunction": (vp, [vp, ctypes.c_char_p]),
+    "mgpuLaunchKernel": (None, [vp] + [ctypes.c_ssize_t] * 6 +
+                         [ctypes.c_int32, vp, vp, vp, ctypes.c_size_t]),
+    "mgpuLaunchClusterKernel": (None, [vp] + [ctypes.c_ssize_t] * 9 +
+                                [ctypes.c_int32, vp, vp, vp, ctypes.c_size_t]),
+    "mgpuLaunchKernelCooperative": (None, [vp] + [ctypes.c_ssize_t] * 9 +
+                                    [ctypes.c_int32, vp, vp, vp]),
+    "mgpuStreamCreate": (vp, []),
+    "mgpuStreamDestroy": (None, [vp]),
+    "mgpuStreamSynchronize": (None, [vp]),
+    "mgpuStreamWaitEvent": (None, [vp, vp]),
+    "mgpuEventCreate": (vp, []),
+    "mgpuEventDestroy": (None, [vp]),
+    "mgpuEventSynchronize": (None, [vp]),
+    "mgpuEventRecord": (None, [vp, vp]),
+    "mgpuMemAlloc": (vp, [ctypes.c_uint64, vp, ctypes.c_bool]),
+    "mgpuMemFree": (None, [vp, vp]),
+    "mgpuMemcpy": (None, [vp, vp, ctypes.c_size_t, vp]),
+    "mgpuMemset32": (None, [vp, ctypes.c_uint32, ctypes.c_size_t, vp]),
+    "mgpuMemset16": (None, [vp, ctypes.c_uint16, ctypes.c_size_t, vp]),
+    "mgpuMemHostRegister": (None, [vp, ctypes.c_uint64]),
+    "mgpuMemHostUnregister": (None, [vp]),
+    "mgpuMemHostRegisterMemRef": (None, [ctypes.c_int64, vp, ctypes.c_int64]),
+    "mgpuMemHostUnregisterMemRef": (None, [ctypes.c_int64, vp, ctypes.c_int64]),
+    "mgpuSetDefaultDevice": (None, [ctypes.c_int32]),
+    "mgpuTensorMapEncodeTiledMemref": (vp, [ctypes.c_int64, vp] + [ctypes.c_int] * 5 + [vp]),
+}
+
+
+def bind(lib: ctypes.CDLL) -> ctypes.CDLL:
+    for name, (res, args) in _SIGNATURES.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+    return lib
+
+
+class Fake:
+    """Control interface of one fake driver instance."""
+
+    def __init__(self, path: Path) -> None:
+        self.lib = ctypes.CDLL(str(path))
+        for name, res, args in [
+            ("fake_count", ctypes.c_long, [ctypes.c_char_p]),
+            ("fake_log", ctypes.c_size_t, [ctypes.c_char_p, ctypes.c_size_t]),
+            ("fake_fail", ctypes.c_int, [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]),
+            ("fake_set_busy_launches", None, [ctypes.c_int]),
+            ("fake_complete", None, [vp]),
+            ("fake_current_context", vp, []),
+            ("fake_primary_context", vp, [ctypes.c_int]),
+            ("fake_set_current_context", None, [vp]),
+            ("fake_last_launch", ctypes.c_long, [ctypes.c_int]),
+            ("fake_last_stream", vp, []),
+            ("fake_last_function", vp, []),
+            ("fake_function_device", ctypes.c_int, [vp]),
+            ("fake_function_smem_limit", ctypes.c_int, [vp]),
+            ("fake_stream_flags", ctypes.c_int, [vp]),
+            ("fake_stream_device", ctypes.c_int, [vp]),
+            ("fake_registered_size", ctypes.c_size_t, [vp]),
+            ("fake_reset", None, []),
+        ]:
+            fn = getattr(self.lib, name)
+            fn.restype, fn.argtypes = res, args
+
+    def count(self, field: str) -> int:
+        n = self.lib.fake_count(field.encode())
+        assert n >= 0, f"unknown driver entry point {field}"
+        return n
+
+    def counts(self, *fields: str) -> Dict[str, int]:
+        return {f: self.count(f) for f in fields}
+
+    def log(self) -> list:
+        buf = ctypes.create_string_buffer(1 << 16)
+        self.lib.fake_log(buf, len(buf))
+        return [x for x in buf.value.decode().split(",") if x]
+
+    def __getattr__(self, name):
+        return getattr(self.lib, name)
+
+
+class Rt:
+    """A fresh runtime instance bound to a fresh fake driver instance."""
+
+    def __init__(self, lib_path: Path, fake_path: Path) -> None:
+        self.fake = Fake(fake_path)
+        self.lib = bind(ctypes.CDLL(str(lib_path)))
+        self.info = mgpu_cached.Runtime(lib_path)
+
+    def __getattr__(self, name):
+        return getattr(self.lib, name)
+
+    def stats(self) -> Dict[str, int]:
+        return self.info.stats()
+
+    def launch(self, fn, smem: int = 0, stream=None, grid=(1, 1, 1), block=(32, 1, 1)) -> None:
+        self.lib.mgpuLaunchKernel(fn, *grid, *block, smem, stream, None, None, 0)
+
+
+@pytest.fixture
+def make_runtime(tmp_path, monkeypatch, fake_driver_build):
+    def make(devices: int = 1, disable: bool = False, driver: Optional[str] = None,
+             env: Optional[Dict[str, str]] = None) -> Rt:
+        n = next(_counter)
+        lib = tmp_path / f"libmgpu_cached_{n}.so"
+        shutil.copyfile(mgpu_cached.library_path(), lib)
+        fake = tmp_path / f"libfakecuda_{n}.so"
+        shutil.copyfile(fake_driver_build, fake)
+        monkeypatch.setenv("MGPU_CACHED_CUDA_DRIVER", driver if driver is not None else str(fake))
+        monkeypatch.setenv("FAKECUDA_DEVICES", str(devices))
+        if disable:
+            monkeypatch.setenv("MGPU_CACHED_DISABLE", "1")
+        else:
+            monkeypatch.delenv("MGPU_CACHED_DISABLE", raising=False)
+        for k, v in (env or {}).items():
+            monkeypatch.setenv(k, v)
+        return Rt(lib, fake)
+
+    return make
+
+
+@pytest.fixture
+def rt(make_runtime) -> Rt:
+    return make_runtime()
+
+
+def blob_buffer(data: bytes, size: Optional[int] = None):
+    """A C buffer holding `data` at a fixed address (size >= len(data))."""
+    return ctypes.create_string_buffer(data, size or len(data))
+
+
+def overwrite(buf, data: bytes) -> None:
+    """Put different bytes at the same address (a JIT engine reusing freed memory)."""
+    assert len(data) <= len(buf)
+    ctypes.memmove(buf, data, len(data))

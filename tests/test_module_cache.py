@@ -1,0 +1,181 @@
+"""Module cache: one driver load per blob, verified hits, functions resolved once per device."""
+
+import pytest
+
+from conftest import blob_buffer, elf, fatbin, overwrite, ptx
+
+
+@pytest.mark.parametrize("make_blob", [ptx, fatbin, elf], ids=["ptx", "fatbin", "cubin-elf"])
+def test_llvm19_pattern_loads_once(rt, make_blob):
+    """LLVM <= 20 code loads, resolves and unloads around every launch."""
+    blob = make_blob("k_add", "k_mul")
+    buf = blob_buffer(blob)
+    modules, functions = set(), set()
+    for _ in range(200):
+        m = rt.mgpuModuleLoad(buf, len(buf))
+        f = rt.mgpuModuleGetFunction(m, b"k_add")
+        s = rt.mgpuStreamCreate()
+        rt.launch(f, stream=s)
+        rt.mgpuStreamSynchronize(s)
+        rt.mgpuStreamDestroy(s)
+        rt.mgpuModuleUnload(m)
+        modules.add(m)
+        functions.add(f)
+    assert len(modules) == 1 and len(functions) == 1 and None not in modules
+    c = rt.fake.counts("cuLibraryLoadData", "cuLibraryUnload", "cuKernelGetFunction",
+                       "cuLaunchKernel", "cuStreamCreate", "cuStreamDestroy", "cuModuleLoadData",
+                       "cuModuleGetFunction", "cuDeviceGetAttribute")
+    assert c == {"cuLibraryLoadData": 1, "cuLibraryUnload": 0, "cuKernelGetFunction": 2,
+                 "cuLaunchKernel": 200, "cuStreamCreate": 1, "cuStreamDestroy": 0,
+                 "cuModuleLoadData": 0, "cuModuleGetFunction": 0, "cuDeviceGetAttribute": 0}
+    s = rt.stats()
+    assert (s["module_loads"], s["module_hits"], s["module_misses"]) == (200, 199, 1)
+    assert s["verify_bytes"] == 199 * len(blob)  # every hit compared the whole blob
+
+
+def test_per_launch_driver_calls(rt):
+    """A launch costs the launch itself plus a context check and push/pop: nothing else."""
+    buf = blob_buffer(ptx("k"))
+    m = rt.mgpuModuleLoad(buf, 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    s = rt.mgpuStreamCreate()
+    rt.launch(f, stream=s)
+    rt.fake.fake_reset()
+    for _ in range(10):
+        rt.mgpuModuleGetFunction(m, b"k")
+        rt.launch(f, stream=s)
+    assert rt.fake.log() == ["cuCtxGetCurrent", "cuCtxPushCurrent", "cuLaunchKernel",
+                             "cuCtxPopCurrent"] * 10
+
+
+def test_reused_address_never_returns_stale_module(rt):
+    buf = blob_buffer(ptx("old_kernel"), 4096)
+    m1 = rt.mgpuModuleLoad(buf, 0)
+    assert rt.mgpuModuleGetFunction(m1, b"old_kernel")
+    rt.mgpuModuleUnload(m1)
+    overwrite(buf, ptx("new_kernel"))  # same address, different blob
+    m2 = rt.mgpuModuleLoad(buf, 0)
+    assert m2 and m2 != m1
+    f = rt.mgpuModuleGetFunction(m2, b"new_kernel")
+    assert f
+    rt.launch(f)
+    assert rt.fake.count("cuLibraryLoadData") == 2
+    assert rt.fake.count("cuLibraryUnload") == 1  # the old module had no user left
+    assert rt.stats()["module_stale"] == 1
+    # the old handle is recognised as stale, not a crash
+    assert rt.mgpuModuleGetFunction(m1, b"old_kernel") is None
+
+
+def test_reused_address_while_old_module_still_held(rt):
+    buf = blob_buffer(ptx("a_kernel"), 4096)
+    m1 = rt.mgpuModuleLoad(buf, 0)
+    f1 = rt.mgpuModuleGetFunction(m1, b"a_kernel")
+    overwrite(buf, ptx("b_kernel"))
+    m2 = rt.mgpuModuleLoad(buf, 0)
+    assert m2 != m1
+    assert rt.mgpuModuleGetFunction(m2, b"b_kernel")
+    rt.launch(f1)  # the old module still works for its holder
+    assert rt.fake.count("cuLaunchKernel") == 1
+    assert rt.fake.count("cuLibraryUnload") == 0
+    rt.mgpuModuleUnload(m1)  # last reference: now really unloaded
+    assert rt.fake.count("cuLibraryUnload") == 1
+    m3 = rt.mgpuModuleLoad(buf, 0)
+    assert m3 == m2  # the new blob is the cached one now
+
+
+@pytest.mark.parametrize("make_blob", [ptx, fatbin, elf], ids=["ptx", "fatbin", "cubin-elf"])
+def test_length_comes_from_the_blob_header(rt, make_blob):
+    """Bytes inside the blob's own length are checked; bytes after it are not part of it."""
+    blob = make_blob("k_one")
+    buf = blob_buffer(blob, len(blob) + 64)
+    m = rt.mgpuModuleLoad(buf, 0)
+    overwrite(buf, blob + b"trailing bytes that are not part of the blob")
+    assert rt.mgpuModuleLoad(buf, 0) == m
+    assert rt.fake.count("cuLibraryLoadData") == 1
+    changed = bytearray(blob)
+    changed[len(blob) - 20] ^= 0x01  # one bit, near the end of the blob
+    overwrite(buf, bytes(changed))
+    assert rt.mgpuModuleLoad(buf, 0) != m
+    assert rt.fake.count("cuLibraryLoadData") == 2
+
+
+def test_jit_load_cached_per_opt_level(rt):
+    buf = blob_buffer(ptx("jk"))
+    a = rt.mgpuModuleLoadJIT(buf, 2, 0)
+    b = rt.mgpuModuleLoadJIT(buf, 2, 0)
+    c = rt.mgpuModuleLoadJIT(buf, 3, 0)
+    assert a == b and c != a
+    assert rt.fake.count("cuLibraryLoadData") == 2
+    assert rt.mgpuModuleGetFunction(c, b"jk")
+
+
+def test_functions_resolved_at_load_and_once_per_device(make_runtime):
+    """Load before any device is chosen (global constructor); launch on the thread's device."""
+    rt = make_runtime(devices=2)
+    buf = blob_buffer(ptx("k1", "k2", "k3"))
+    m = rt.mgpuModuleLoad(buf, 0)  # thread default device: 0
+    assert rt.fake.count("cuKernelGetFunction") == 3  # resolved eagerly at load, on device 0
+    f1 = rt.mgpuModuleGetFunction(m, b"k1")
+    f2 = rt.mgpuModuleGetFunction(m, b"k2")
+    rt.mgpuSetDefaultDevice(1)
+    rt.launch(f1)
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 1
+    assert rt.fake.count("cuKernelGetFunction") == 6  # every kernel resolved on device 1 at once
+    rt.launch(f2)
+    assert rt.fake.count("cuKernelGetFunction") == 6
+    rt.mgpuSetDefaultDevice(0)
+    rt.launch(f2)
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 0
+    assert rt.fake.count("cuKernelGetFunction") == 6
+
+
+def test_smem_limit_set_only_when_it_grows(rt):
+    buf = blob_buffer(ptx("k"))
+    f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(buf, 0), b"k")
+    for smem in [0, 1024, 1024, 512, 4096, 4096, 0, 2048]:
+        rt.launch(f, smem=smem)
+    assert rt.fake.count("cuFuncSetAttribute") == 2
+    assert rt.fake.count("cuDeviceGetAttribute") == 1  # the device limit is queried once
+    assert rt.fake.fake_function_smem_limit(rt.fake.fake_last_function()) == 4096
+    assert rt.fake.fake_last_launch(6) == 2048
+
+
+def test_context_is_restored_after_every_call(rt):
+    fake = rt.fake
+    buf = blob_buffer(ptx("k"))
+    calls = [
+        lambda: rt.mgpuModuleLoad(buf, 0),
+        lambda: rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(buf, 0), b"k"),
+        lambda: rt.launch(rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(buf, 0), b"k")),
+        lambda: rt.mgpuStreamDestroy(rt.mgpuStreamCreate()),
+        lambda: rt.mgpuEventDestroy(rt.mgpuEventCreate()),
+        lambda: rt.mgpuMemFree(rt.mgpuMemAlloc(64, None, False), None),
+        lambda: rt.mgpuMemFree(rt.mgpuMemAlloc(64, None, True), None),
+        lambda: rt.mgpuStreamSynchronize(None),
+    ]
+    for ctx in [None, 0x1234]:  # no context current; some other context of the caller's
+        fake.fake_set_current_context(ctx)
+        for call in calls:
+            call()
+            assert fake.fake_current_context() == ctx
+    fake.fake_set_current_context(None)
+
+
+def test_unload_releases_and_exit_unload_makes_no_driver_call(rt):
+    buf = blob_buffer(ptx("k"))
+    m = rt.mgpuModuleLoad(buf, 0)
+    rt.mgpuModuleUnload(m)  # LLVM 22: a global destructor at exit
+    assert rt.fake.count("cuLibraryUnload") == 0
+    assert rt.mgpuModuleLoad(buf, 0) == m
+
+
+def test_cluster_and_cooperative_launch(rt):
+    f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0), b"k")
+    rt.mgpuLaunchClusterKernel(f, 2, 1, 1, 8, 1, 1, 128, 1, 1, 0, None, None, None, 0)
+    last = [rt.fake.fake_last_launch(i) for i in range(12)]
+    assert last[:8] == [8, 1, 1, 128, 1, 1, 0, 2]
+    assert (last[8], last[9], last[10]) == (4, 2, 5)  # cluster dimension x=2, then the policy
+    rt.mgpuLaunchKernelCooperative(f, 4, 1, 1, 0, 0, 0, 64, 1, 1, 0, None, None, None)
+    last = [rt.fake.fake_last_launch(i) for i in range(10)]
+    assert last[7] == 1 and (last[8], last[9]) == (2, 1)  # only COOPERATIVE=1
+    assert rt.fake.count("cuLaunchKernelEx") == 2
