@@ -17,7 +17,8 @@
 #include "report.h"
 #include "tensor_map.h"
 
-#define REPORT(expr) mc_report_cu(#expr, (int)(expr))
+/* Report a driver call in upstream's form: the call's text without our "mc_cu." prefix. */
+#define REPORT(expr) mc_report_cu(&#expr[sizeof "mc_cu." - 1], (int)(expr))
 #define DEBUG_PRINT(...)                                                                          \
   do {                                                                                            \
     if (mc_config()->stock_debug) fprintf(stderr, __VA_ARGS__);                                   \
@@ -229,23 +230,26 @@ void *mc_stock_mem_alloc(uint64_t bytes, CUstream stream, int host_shared) {
 
 void mc_stock_mem_free(void *ptr, CUstream stream) {
   (void)stream;
-  if (have_driver()) REPORT(mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));
+  if (have_driver()) mc_report_cu("cuMemFree(ptr)", mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));
 }
 
 void mc_stock_memcpy(void *dst, void *src, size_t bytes, CUstream stream) {
   if (have_driver())
-    REPORT(mc_cu.cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes,
-                               stream));
+    mc_report_cu("cuMemcpyAsync(dst, src, sizeBytes, stream)",
+                 mc_cu.cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes,
+                                     stream));
 }
 
 void mc_stock_memset32(void *dst, unsigned int value, size_t count, CUstream stream) {
   if (have_driver())
-    REPORT(mc_cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count, stream));
+    mc_report_cu("cuMemsetD32Async(dst, value, count, stream)",
+                 mc_cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count, stream));
 }
 
 void mc_stock_memset16(void *dst, unsigned short value, size_t count, CUstream stream) {
   if (have_driver())
-    REPORT(mc_cu.cuMemsetD16Async((CUdeviceptr)(uintptr_t)dst, value, count, stream));
+    mc_report_cu("cuMemsetD16Async(dst, value, count, stream)",
+                 mc_cu.cuMemsetD16Async((CUdeviceptr)(uintptr_t)dst, value, count, stream));
 }
 
 void mc_stock_host_register(void *ptr, uint64_t bytes) {

@@ -45,6 +45,7 @@ struct CUctx_st { int device; };
 struct fake_lib {
   int magic;      /* 0x11B for a library, 0x30D for a module */
   int nk;
+  int any_name; /* a real GPU binary (no ".entry" text): every name asked for is a kernel */
   char names[MAXK][64];
   int unloaded;
   struct fake_kernel { int magic; struct fake_lib *lib; int index; } kernels[MAXK];
@@ -323,7 +324,21 @@ static int parse_blob(const void *data, struct fake_lib *lib, int magic) {
     lib->kernels[lib->nk].index = lib->nk;
     lib->nk++;
   }
-  return lib->nk ? 0 : INVALID_IMAGE;
+  if (!lib->nk && (p[0] == 0x7f || p[0] == 0x50)) lib->any_name = 1; /* ELF or fatbin */
+  return (lib->nk || lib->any_name) ? 0 : INVALID_IMAGE;
+}
+
+/* Index of kernel `name` in lib, adding it for real binaries; -1 if there is none. */
+static int kernel_index(struct fake_lib *lib, const char *name) {
+  for (int i = 0; i < lib->nk; ++i)
+    if (strcmp(lib->names[i], name) == 0) return i;
+  if (!lib->any_name || lib->nk >= MAXK) return -1;
+  int i = lib->nk++;
+  snprintf(lib->names[i], sizeof lib->names[i], "%s", name);
+  lib->kernels[i].magic = 0x7E;
+  lib->kernels[i].lib = lib;
+  lib->kernels[i].index = i;
+  return i;
 }
 
 static struct fake_func *function_for(struct fake_lib *lib, int index, CUcontext ctx) {
@@ -364,7 +379,7 @@ EXPORT CUresult cuLibraryGetKernelCount(unsigned int *count, CUlibrary library) 
   BEGIN(cuLibraryGetKernelCount);
   struct fake_lib *lib = (struct fake_lib *)library;
   if (!lib || lib->magic != 0x11B || lib->unloaded) RETURN(INVALID_HANDLE);
-  *count = (unsigned)lib->nk;
+  *count = lib->any_name ? 0 : (unsigned)lib->nk; /* real binaries: found by name only */
   RETURN(0);
 }
 EXPORT CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int n, CUlibrary library) {
@@ -385,12 +400,10 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const c
   BEGIN(cuLibraryGetKernel);
   struct fake_lib *lib = (struct fake_lib *)library;
   if (!lib || lib->magic != 0x11B || lib->unloaded) RETURN(INVALID_HANDLE);
-  for (int i = 0; i < lib->nk; ++i)
-    if (strcmp(lib->names[i], name) == 0) {
-      *pKernel = (CUkernel)&lib->kernels[i];
-      RETURN(0);
-    }
-  RETURN(NOT_FOUND);
+  int i = kernel_index(lib, name);
+  if (i < 0) RETURN(NOT_FOUND);
+  *pKernel = (CUkernel)&lib->kernels[i];
+  RETURN(0);
 }
 EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
   BEGIN(cuKernelGetFunction);
@@ -438,12 +451,10 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char
   BEGIN(cuModuleGetFunction);
   struct fake_lib *lib = (struct fake_lib *)hmod;
   if (!lib || lib->magic != 0x30D || lib->unloaded) RETURN(INVALID_HANDLE);
-  for (int i = 0; i < lib->nk; ++i)
-    if (strcmp(lib->names[i], name) == 0) {
-      *hfunc = (CUfunction)function_for(lib, i, &g_ctx[0]);
-      RETURN(0);
-    }
-  RETURN(NOT_FOUND);
+  int i = kernel_index(lib, name);
+  if (i < 0) RETURN(NOT_FOUND);
+  *hfunc = (CUfunction)function_for(lib, i, &g_ctx[0]);
+  RETURN(0);
 }
 EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
   BEGIN(cuFuncSetAttribute);
