@@ -1,0 +1,115 @@
+"""The installed package: the library's exports and dependencies, the stock-named copy, the CLI."""
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import mgpu_cached
+from conftest import CC, DATA
+
+
+def exported(path):
+    if not shutil.which("nm"):
+        pytest.skip("nm (binutils) is not installed")
+    out = subprocess.run(["nm", "-D", "--defined-only", str(path)], check=True,
+                         capture_output=True, text=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+def test_exports_every_stock_cuda_symbol():
+    stock = set((DATA / "stock-cuda-exports.txt").read_text().split())
+    assert len(stock) == 27
+    assert stock <= exported(mgpu_cached.library_path())
+    lib = ctypes.CDLL(str(mgpu_cached.library_path()))
+    for name in stock:
+        assert getattr(lib, name)
+
+
+def test_no_cxx_runtime_and_no_driver_link_dependency():
+    if not shutil.which("readelf"):
+        pytest.skip("readelf (binutils) is not installed")
+    out = subprocess.run(["readelf", "-d", str(mgpu_cached.library_path())], check=True,
+                         capture_output=True, text=True).stdout
+    needed = [l.split("[")[1].rstrip("]") for l in out.splitlines() if "(NEEDED)" in l]
+    assert needed and all(n.startswith(("libc.so", "ld-linux", "libdl.so", "libpthread.so"))
+                          for n in needed), needed
+    assert "(SONAME)" in out and "[libmgpu_cached.so]" in out
+
+
+def test_stock_named_copy():
+    copy = mgpu_cached.stock_libdir() / "libmlir_cuda_runtime.so"
+    assert copy.is_file()
+    assert exported(copy) == exported(mgpu_cached.library_path())
+    out = subprocess.run(["readelf", "-d", str(copy)], capture_output=True, text=True).stdout
+    assert "[libmlir_cuda_runtime.so]" in out
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "mgpu_cached", *args], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def test_cli_paths_and_flags():
+    libdir = cli("--libdir")
+    assert (mgpu_cached.library_path().parent == type(mgpu_cached.libdir())(libdir))
+    assert cli("--ldflags") == f"-L{libdir} -lmgpu_cached -Wl,-rpath,{libdir}"
+    assert cli("--preload") == f"LD_PRELOAD={libdir}/libmgpu_cached.so"
+    assert cli("--stock-libdir") == f"{libdir}/stock-name"
+    assert "mgpu-cached 0.1.0" in cli()
+    assert shutil.which("mgpu-cached"), "the console script is installed"
+
+
+def test_cli_stats_of_a_command(tmp_path, fake_driver_build):
+    """`mgpu-cached stats -- CMD` preloads the library into CMD and reports its counters."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    # A stand-in "stock" runtime that does nothing; the program is linked against it.
+    stub = tmp_path / "libmlir_cuda_runtime.so"
+    (tmp_path / "stub.c").write_text(
+        "void *mgpuStreamCreate(void) { return 0; } void mgpuStreamDestroy(void *s) { (void)s; }\n")
+    subprocess.run([CC, "-shared", "-fPIC", "-o", str(stub), str(tmp_path / "stub.c")], check=True)
+    src = tmp_path / "prog.c"
+    src.write_text(
+        "void *mgpuStreamCreate(void); void mgpuStreamDestroy(void *);\n"
+        "int main(void) { for (int i = 0; i < 5; ++i) mgpuStreamDestroy(mgpuStreamCreate());"
+        " return 0; }\n")
+    exe = tmp_path / "prog"
+    subprocess.run([CC, "-o", str(exe), str(src), f"-L{tmp_path}", "-lmlir_cuda_runtime",
+                    f"-Wl,-rpath,{tmp_path}"], check=True)
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    out = subprocess.run([sys.executable, "-m", "mgpu_cached", "stats", "--json", "--", str(exe)],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    import json
+    stats = json.loads(out)
+    assert stats["stream_creates"] == 5 and stats["driver_stream_creates"] == 1
+    assert stats["stream_pool_hits"] == 4 and stats["live_streams"] == 0
+
+
+def test_link_with_ldflags(tmp_path, fake_driver_build):
+    if CC is None:
+        pytest.skip("no C compiler")
+    src = tmp_path / "main.c"
+    src.write_text(
+        "#include <stdio.h>\n#include <stdint.h>\n#include <stdbool.h>\n"
+        "void *mgpuMemAlloc(uint64_t, void *, bool); void mgpuMemFree(void *, void *);\n"
+        "int main(void) { void *p = mgpuMemAlloc(16, 0, false);"
+        " printf(p ? \"allocated\\n\" : \"null\\n\"); mgpuMemFree(p, 0); return 0; }\n")
+    exe = tmp_path / "main"
+    subprocess.run([CC, "-o", str(exe), str(src), *mgpu_cached.ldflags().split()], check=True)
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build))
+    out = subprocess.run([str(exe)], env=env, check=True, capture_output=True, text=True)
+    assert out.stdout == "allocated\n" and out.stderr == ""
+
+
+def test_python_api_without_gpu():
+    rt = mgpu_cached.runtime()
+    assert rt.version == mgpu_cached.__version__
+    assert rt.backend == "cuda"
+    names = list(mgpu_cached.stats())
+    assert names[:3] == ["module_loads", "module_hits", "module_misses"]
+    assert all(rt.descriptions()[n] for n in names)
