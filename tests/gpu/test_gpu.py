@@ -1,0 +1,267 @@
+"""mgpu-cached on a real NVIDIA GPU: results computed on the GPU and checked, driver call counts,
+handle reuse, context preservation, loading before main and before the device is chosen."""
+
+import ctypes
+import os
+import subprocess
+import threading
+
+import pytest
+
+import mgpu_cached
+from conftest import CC, DATA, blob_buffer, overwrite
+from gpu_support import countcuda_build, cu, gpu, make_gpu_runtime, ok  # noqa: F401 (fixtures)
+
+if cu is None:
+    pytest.skip("GPU tests need cuda-python (pip install cuda-python) and an NVIDIA GPU",
+                allow_module_level=True)
+np = pytest.importorskip("numpy", reason="GPU tests need numpy")
+
+N = 1 << 16
+KERNELS = 3  # saxpy, fill_smem, empty in tests/data/kernels.cu
+
+
+def blob(name):
+    return (DATA / name).read_bytes() + (b"\0" if name.endswith(".ptx") else b"")
+
+
+class Saxpy:
+    """Device buffers x, y for saxpy(a, x, y, n) and the expected y after `times` calls."""
+
+    def __init__(self, gpu_ctx):
+        ok(cu.cuCtxPushCurrent(gpu_ctx))
+        self.x = (np.arange(N) % 7).astype(np.float32)
+        self.y0 = (np.arange(N) % 3).astype(np.float32)
+        self.dx = ok(cu.cuMemAlloc(N * 4))
+        self.dy = ok(cu.cuMemAlloc(N * 4))
+        ok(cu.cuMemcpyHtoD(self.dx, self.x, N * 4))
+        ok(cu.cuMemcpyHtoD(self.dy, self.y0, N * 4))
+        ok(cu.cuCtxPopCurrent())
+        self.ctx = gpu_ctx
+        self._a = ctypes.c_float(1.0)
+        self._px = ctypes.c_uint64(int(self.dx))
+        self._py = ctypes.c_uint64(int(self.dy))
+        self._n = ctypes.c_int(N)
+        self.params = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in
+                                              (self._a, self._px, self._py, self._n)])
+
+    def result(self):
+        out = np.empty(N, dtype=np.float32)
+        ok(cu.cuCtxPushCurrent(self.ctx))
+        ok(cu.cuMemcpyDtoH(out, self.dy, N * 4))
+        ok(cu.cuMemFree(self.dx))
+        ok(cu.cuMemFree(self.dy))
+        ok(cu.cuCtxPopCurrent())
+        return out
+
+    def expected(self, times):
+        return self.y0 + times * self.x
+
+
+def llvm19_step(rt, buf, params, jit=False):
+    """What LLVM <= 20 code does per launch."""
+    m = rt.mgpuModuleLoadJIT(buf, 2, 0) if jit else rt.mgpuModuleLoad(buf, len(buf))
+    f = rt.mgpuModuleGetFunction(m, b"saxpy")
+    s = rt.mgpuStreamCreate()
+    rt.mgpuLaunchKernel(f, N // 256, 1, 1, 256, 1, 1, 0, s, params, None, 4)
+    rt.mgpuStreamSynchronize(s)
+    rt.mgpuStreamDestroy(s)
+    rt.mgpuModuleUnload(m)
+    return m, f, s
+
+
+@pytest.mark.parametrize("kind", ["fatbin", "cubin", "ptx", "ptx-jit"])
+def test_llvm19_loop_results_and_driver_counts(make_gpu_runtime, gpu, kind):
+    rt = make_gpu_runtime()
+    buf = blob_buffer(blob("kernels.ptx" if kind.startswith("ptx") else f"kernels.{kind}"))
+    data = Saxpy(gpu)
+    handles = {llvm19_step(rt, buf, data.params, jit=kind == "ptx-jit") for _ in range(1000)}
+    np.testing.assert_array_equal(data.result(), data.expected(1000))
+    assert len(handles) == 1  # same module, function and stream handle every time
+    c = {k: rt.count(k) for k in ["cuLibraryLoadData", "cuModuleLoadData", "cuLibraryUnload",
+                                   "cuKernelGetFunction", "cuLaunchKernel", "cuStreamCreate",
+                                   "cuStreamDestroy", "cuDeviceGetAttribute"]}
+    assert c == {"cuLibraryLoadData": 1, "cuModuleLoadData": 0, "cuLibraryUnload": 0,
+                 "cuKernelGetFunction": KERNELS, "cuLaunchKernel": 1000, "cuStreamCreate": 1,
+                 "cuStreamDestroy": 0, "cuDeviceGetAttribute": 0}
+
+
+def test_stock_mode_makes_every_driver_call(make_gpu_runtime, gpu):
+    rt = make_gpu_runtime(disable=True)
+    buf = blob_buffer(blob("kernels.fatbin"))
+    data = Saxpy(gpu)
+    for _ in range(20):
+        llvm19_step(rt, buf, data.params)
+    np.testing.assert_array_equal(data.result(), data.expected(20))
+    assert [rt.count(k) for k in ["cuModuleLoadData", "cuModuleUnload", "cuStreamCreate",
+                                  "cuStreamDestroy", "cuLibraryLoadData"]] == [20, 20, 20, 20, 0]
+
+
+def test_reused_address_runs_the_new_code(make_gpu_runtime, gpu):
+    rt = make_gpu_runtime()
+    fat, cub = blob("kernels.fatbin"), blob("kernels.cubin")
+    buf = blob_buffer(fat, max(len(fat), len(cub)))
+    data = Saxpy(gpu)
+    m1, _, _ = llvm19_step(rt, buf, data.params)
+    overwrite(buf, cub)
+    m2, _, _ = llvm19_step(rt, buf, data.params)
+    assert m1 != m2
+    np.testing.assert_array_equal(data.result(), data.expected(2))
+    assert rt.count("cuLibraryLoadData") == 2 and rt.count("cuLibraryUnload") == 1
+
+
+def test_dynamic_shared_memory_above_48k(make_gpu_runtime, gpu):
+    rt = make_gpu_runtime()
+    m = rt.mgpuModuleLoad(blob_buffer(blob("kernels.fatbin")), 0)
+    f = rt.mgpuModuleGetFunction(m, b"fill_smem")
+    ok(cu.cuCtxPushCurrent(gpu))
+    out = ok(cu.cuMemAlloc(1024 * 4))
+    ok(cu.cuCtxPopCurrent())
+    pout, pn = ctypes.c_uint64(int(out)), ctypes.c_int(1024)
+    params = (ctypes.c_void_p * 2)(ctypes.addressof(pout), ctypes.addressof(pn))
+    s = rt.mgpuStreamCreate()
+    for _ in range(10):
+        rt.mgpuLaunchKernel(f, 4, 1, 1, 256, 1, 1, 96 * 1024, s, params, None, 2)
+    rt.mgpuStreamSynchronize(s)
+    host = np.empty(1024, dtype=np.float32)
+    ok(cu.cuCtxPushCurrent(gpu))
+    ok(cu.cuMemcpyDtoH(host, out, 1024 * 4))
+    ok(cu.cuMemFree(out))
+    ok(cu.cuCtxPopCurrent())
+    np.testing.assert_array_equal(host, np.arange(1024, dtype=np.float32) + 1)
+    assert rt.count("cuFuncSetAttribute") == 1 and rt.count("cuDeviceGetAttribute") == 1
+
+
+def test_context_of_the_caller_is_preserved(make_gpu_runtime, gpu):
+    rt = make_gpu_runtime()
+    buf = blob_buffer(blob("kernels.fatbin"))
+    data = Saxpy(gpu)
+    seen = []
+
+    def body(ctx):
+        if ctx is not None:
+            ok(cu.cuCtxSetCurrent(ctx))
+        for _ in range(3):
+            llvm19_step(rt, buf, data.params)
+            p = rt.mgpuMemAlloc(64, None, True)
+            rt.mgpuMemFree(p, None)
+            seen.append(int(ok(cu.cuCtxGetCurrent())) == (int(ctx) if ctx is not None else 0))
+
+    for ctx in [None, gpu]:  # a fresh thread has no context; another has the primary one current
+        t = threading.Thread(target=body, args=(ctx,))
+        t.start()
+        t.join()
+    assert seen == [True] * 6
+    np.testing.assert_array_equal(data.result(), data.expected(6))
+
+
+def test_streams_reused_and_never_shared_on_gpu(make_gpu_runtime, gpu):
+    rt = make_gpu_runtime()
+    live = [rt.mgpuStreamCreate() for _ in range(4)]
+    assert len(set(live)) == 4
+    for s in live:
+        rt.mgpuStreamDestroy(s)
+    assert {rt.mgpuStreamCreate() for _ in range(4)} == set(live)
+    assert rt.count("cuStreamCreate") == 4 and rt.count("cuStreamDestroy") == 0
+    ev = {rt.mgpuEventCreate() for _ in range(3)}
+    for e in ev:
+        rt.mgpuEventRecord(e, live[0])
+        rt.mgpuEventSynchronize(e)
+        rt.mgpuEventDestroy(e)
+    assert {rt.mgpuEventCreate() for _ in range(3)} == ev and rt.count("cuEventCreate") == 3
+
+
+def _c_array(data: bytes) -> str:
+    return ",".join(str(b) for b in data)
+
+
+CTOR_PROGRAM = r"""
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+void *mgpuModuleLoad(void *, size_t); void mgpuModuleUnload(void *);
+void *mgpuModuleGetFunction(void *, const char *);
+void mgpuLaunchKernel(void *, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, int32_t,
+                      void *, void **, void **, size_t);
+void *mgpuStreamCreate(void); void mgpuStreamSynchronize(void *); void mgpuStreamDestroy(void *);
+void *mgpuMemAlloc(uint64_t, void *, bool); void mgpuMemFree(void *, void *);
+void mgpuMemcpy(void *, void *, size_t, void *); void mgpuSetDefaultDevice(int32_t);
+static const unsigned char blob[] __attribute__((aligned(64))) = {BLOB};
+static void *module;
+/* As LLVM >= 21 emits: load in a global constructor (before main, before any device is chosen),
+   unload in a global destructor (after main). */
+__attribute__((constructor(123))) static void load(void) { module = mgpuModuleLoad((void *)blob, sizeof blob); }
+__attribute__((destructor(123))) static void unload(void) { mgpuModuleUnload(module); }
+int main(void) {
+  enum { N = 4096 };
+  static float x[N], y[N];
+  for (int i = 0; i < N; ++i) { x[i] = (float)(i % 11); y[i] = 1.0f; }
+  mgpuSetDefaultDevice(0);
+  void *s = mgpuStreamCreate();
+  float *dx = mgpuMemAlloc(sizeof x, s, false), *dy = mgpuMemAlloc(sizeof y, s, false);
+  mgpuMemcpy(dx, x, sizeof x, s); mgpuMemcpy(dy, y, sizeof y, s);
+  float a = 3.0f; int n = N; void *params[] = {&a, &dx, &dy, &n};
+  for (int it = 0; it < 100; ++it) {
+    void *f = mgpuModuleGetFunction(module, "saxpy");
+    void *ls = mgpuStreamCreate();
+    mgpuStreamSynchronize(s);
+    mgpuLaunchKernel(f, N / 256, 1, 1, 256, 1, 1, 0, ls, params, 0, 4);
+    mgpuStreamSynchronize(ls); mgpuStreamDestroy(ls);
+  }
+  mgpuMemcpy(y, dy, sizeof y, s); mgpuStreamSynchronize(s);
+  for (int i = 0; i < N; ++i) if (y[i] != 1.0f + 300.0f * x[i]) { printf("wrong at %d\n", i); return 1; }
+  mgpuMemFree(dx, s); mgpuMemFree(dy, s); mgpuStreamDestroy(s);
+  printf("ok\n");
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("disable", [False, True], ids=["cached", "stock"])
+def test_load_in_global_constructor_before_device_is_set(gpu, tmp_path, disable):
+    if CC is None:
+        pytest.skip("no C compiler")
+    src = tmp_path / "ctor.c"
+    src.write_text(CTOR_PROGRAM.replace("BLOB", _c_array(blob("kernels.fatbin"))))
+    exe = tmp_path / "ctor"
+    subprocess.run([CC, "-O1", "-o", str(exe), str(src), *mgpu_cached.ldflags().split()],
+                   check=True)
+    env = dict(os.environ, MGPU_CACHED_STATS_FILE=str(tmp_path / "stats.json"))
+    env.pop("MGPU_CACHED_CUDA_DRIVER", None)
+    env.pop("MGPU_CACHED_DISABLE", None)
+    if disable:
+        env["MGPU_CACHED_DISABLE"] = "1"
+    p = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout == "ok\n", p.stdout + p.stderr
+    if not disable:
+        assert p.stderr == ""  # in particular no unload failure at exit
+        import json
+        st = json.loads((tmp_path / "stats.json").read_text())["stats"]
+        assert st["driver_module_loads"] == 1 and st["driver_stream_creates"] == 2
+
+
+@pytest.mark.parametrize("llvm", [19, 22])
+@pytest.mark.parametrize("program", ["empty_loop", "saxpy"])
+@pytest.mark.parametrize("disable", [False, True], ids=["cached", "stock"])
+def test_mlir_compiled_programs(gpu, tmp_path, program, llvm, disable):
+    if CC is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path / "prog"
+    cmd = [CC, "-std=c11", "-o", str(exe), str(DATA / "mlir_harness.c"),
+           str(DATA / "mlir" / f"{program}_llvm{llvm}.o"), *mgpu_cached.ldflags().split(), "-ldl"]
+    if program == "saxpy":
+        cmd.insert(2, "-DSAXPY")
+    subprocess.run(cmd, check=True)
+    env = dict(os.environ, MGPU_CACHED_STATS_FILE=str(tmp_path / "stats.json"))
+    env.pop("MGPU_CACHED_CUDA_DRIVER", None)
+    env.pop("MGPU_CACHED_DISABLE", None)
+    if disable:
+        env["MGPU_CACHED_DISABLE"] = "1"
+    p = subprocess.run([str(exe), "500"], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr
+    if not disable:
+        assert p.stderr == ""
+        import json
+        st = json.loads((tmp_path / "stats.json").read_text())["stats"]
+        assert st["driver_module_loads"] == 1 and st["launches"] == 500
+        assert st["driver_stream_creates"] == (2 if program == "saxpy" else 1)
