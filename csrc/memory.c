@@ -3,6 +3,7 @@
 
 #include "context.h"
 #include "driver.h"
+#include "memref.h"
 
 /* Run `expr` (a CUresult expression) in the default device's context. */
 #define IN_DEVICE_CONTEXT(callname, expr)                                                         \
@@ -80,14 +81,9 @@ mc_status mc_memref_dense_extent(int64_t rank, const void *descriptor, int64_t e
   if (!descriptor) return MC_FAIL("mgpuMemHostRegisterMemRef", MC_E_NULL_ARGUMENT);
   if (rank < 0 || rank > 64 || element_bytes <= 0)
     return MC_FAIL("mgpuMemHostRegisterMemRef", MC_E_BAD_ARGUMENT);
-  /* StridedMemRefType<char, rank>: base, data, offset, sizes[rank], strides[rank]. */
-  const struct {
-    char *base, *data;
-    int64_t offset;
-    int64_t sizes[];
-  } *d = descriptor;
+  const mc_memref_desc *d = descriptor;
   uint64_t n = 1;
-  for (int64_t i = 0; i < rank; ++i) n *= (uint64_t)d->sizes[i];
+  for (int64_t i = 0; i < rank; ++i) n *= (uint64_t)d->sizes_and_strides[i];
   *bytes = n * (uint64_t)element_bytes;
   *ptr = d->data + d->offset * element_bytes;
   return MC_OK;

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "memref.h"
+
 /* Element size of each CUtensorMapDataType, as in the stock wrapper. */
 static const int k_element_bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
 
@@ -13,11 +15,7 @@ mc_status mc_tmap_args_from_memref(int64_t rank, const void *descriptor, int dat
     return MC_FAIL("mgpuTensorMapEncodeTiledMemref", MC_E_BAD_ARGUMENT);
   if (data_type < 0 || data_type >= (int)(sizeof k_element_bytes / sizeof *k_element_bytes))
     return MC_FAIL("mgpuTensorMapEncodeTiledMemref", MC_E_BAD_ARGUMENT);
-  const struct {
-    char *base, *data;
-    int64_t offset;
-    int64_t sizes_and_strides[];
-  } *d = descriptor;
+  const mc_memref_desc *d = descriptor;
   const int64_t *sizes = d->sizes_and_strides, *strides = d->sizes_and_strides + rank;
   memset(a, 0, sizeof *a);
   for (int i = 0; i < 5; ++i) {

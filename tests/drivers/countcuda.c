@@ -9,20 +9,10 @@
 #include <string.h>
 
 #include "../../csrc/cuda_api.h"
+#include "symbol_index.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
-enum {
-#define IDX(field, name, ret, params, args, req) IDX_##field,
-  MC_CUDA_SYMBOLS(IDX)
-#undef IDX
-  NSYM
-};
-static const char *const k_fields[] = {
-#define NAME(field, name, ret, params, args, req) #field,
-    MC_CUDA_SYMBOLS(NAME)
-#undef NAME
-};
 static long g_counts[NSYM];
 static void *g_real;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;

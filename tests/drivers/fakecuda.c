@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../../csrc/cuda_api.h"
+#include "symbol_index.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define MAXDEV 8
@@ -29,17 +30,6 @@
 #define INVALID_IMAGE 200
 #define INVALID_DEVICE 101
 
-enum {
-#define IDX(field, name, ret, params, args, req) IDX_##field,
-  MC_CUDA_SYMBOLS(IDX)
-#undef IDX
-  NSYM
-};
-static const char *const k_fields[] = {
-#define NAME(field, name, ret, params, args, req) #field,
-    MC_CUDA_SYMBOLS(NAME)
-#undef NAME
-};
 
 struct CUctx_st { int device; };
 struct fake_lib {
@@ -414,31 +404,27 @@ EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
   RETURN(0);
 }
 
-EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) {
-  BEGIN(cuModuleLoadData);
-  if (!current()) RETURN(INVALID_CONTEXT);
+/* cuModuleLoadData and cuModuleLoadDataEx: a module of the blob's kernels. Lock held. */
+static int load_module(CUmodule *module, const void *image) {
+  if (!current()) return INVALID_CONTEXT;
   struct fake_lib *lib = malloc(sizeof *lib);
   int r = parse_blob(image, lib, 0x30D);
   if (r) {
     free(lib);
-    RETURN(r);
+    return r;
   }
   *module = (CUmodule)lib;
-  RETURN(0);
+  return 0;
+}
+EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+  BEGIN(cuModuleLoadData);
+  RETURN(load_module(module, image));
 }
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n,
                                    CUjit_option *o, void **v) {
   BEGIN(cuModuleLoadDataEx);
   (void)n, (void)o, (void)v;
-  if (!current()) RETURN(INVALID_CONTEXT);
-  struct fake_lib *lib = malloc(sizeof *lib);
-  int r = parse_blob(image, lib, 0x30D);
-  if (r) {
-    free(lib);
-    RETURN(r);
-  }
-  *module = (CUmodule)lib;
-  RETURN(0);
+  RETURN(load_module(module, image));
 }
 EXPORT CUresult cuModuleUnload(CUmodule hmod) {
   BEGIN(cuModuleUnload);
