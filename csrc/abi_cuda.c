@@ -175,7 +175,8 @@ MC_EXPORT void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
 MC_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes) {
   void *ptr = NULL;
   uint64_t bytes = 0;
-  mc_status st = mc_memref_dense_extent(rank, descriptor, elementSizeBytes, &ptr, &bytes);
+  mc_status st = mc_memref_dense_extent("mgpuMemHostRegisterMemRef", rank, descriptor,
+                                        elementSizeBytes, &ptr, &bytes);
   if (FAILED_REPORT("mgpuMemHostRegisterMemRef", st)) return;
   mgpuMemHostRegister(ptr, bytes);
 }
@@ -189,7 +190,8 @@ MC_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
                                            int64_t elementSizeBytes) {
   void *ptr = NULL;
   uint64_t bytes = 0;
-  mc_status st = mc_memref_dense_extent(rank, descriptor, elementSizeBytes, &ptr, &bytes);
+  mc_status st = mc_memref_dense_extent("mgpuMemHostUnregisterMemRef", rank, descriptor,
+                                        elementSizeBytes, &ptr, &bytes);
   if (FAILED_REPORT("mgpuMemHostUnregisterMemRef", st)) return;
   mgpuMemHostUnregister(ptr);
 }

@@ -76,11 +76,10 @@ mc_status mc_host_unregister(void *ptr) {
   return MC_OK;
 }
 
-mc_status mc_memref_dense_extent(int64_t rank, const void *descriptor, int64_t element_bytes,
-                                 void **ptr, uint64_t *bytes) {
-  if (!descriptor) return MC_FAIL("mgpuMemHostRegisterMemRef", MC_E_NULL_ARGUMENT);
-  if (rank < 0 || rank > 64 || element_bytes <= 0)
-    return MC_FAIL("mgpuMemHostRegisterMemRef", MC_E_BAD_ARGUMENT);
+mc_status mc_memref_dense_extent(const char *who, int64_t rank, const void *descriptor,
+                                 int64_t element_bytes, void **ptr, uint64_t *bytes) {
+  if (!descriptor) return MC_FAIL(who, MC_E_NULL_ARGUMENT);
+  if (rank < 0 || rank > 64 || element_bytes <= 0) return MC_FAIL(who, MC_E_BAD_ARGUMENT);
   const mc_memref_desc *d = descriptor;
   uint64_t n = 1;
   for (int64_t i = 0; i < rank; ++i) n *= (uint64_t)d->sizes_and_strides[i];

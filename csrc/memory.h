@@ -19,8 +19,9 @@ mc_status mc_host_register(void *ptr, uint64_t bytes);
 mc_status mc_host_unregister(void *ptr);
 
 /* Byte size and start of a dense memref (StridedMemRefType<char, rank>), as the stock wrapper
- * computes them for mgpuMemHostRegisterMemRef / UnregisterMemRef. */
-mc_status mc_memref_dense_extent(int64_t rank, const void *descriptor, int64_t element_bytes,
-                                 void **ptr, uint64_t *bytes);
+ * computes them for mgpuMemHostRegisterMemRef / UnregisterMemRef; `who` names the entry point in
+ * the error status. */
+mc_status mc_memref_dense_extent(const char *who, int64_t rank, const void *descriptor,
+                                 int64_t element_bytes, void **ptr, uint64_t *bytes);
 
 #endif
