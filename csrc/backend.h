@@ -17,7 +17,8 @@ typedef enum { MC_BACKEND_NONE = 0, MC_BACKEND_CUDA = 1, MC_BACKEND_HIP = 2 } mc
 /* The chosen backend (MC_BACKEND_NONE until a driver loaded, or if none could be). No loading. */
 mc_backend_id mc_backend(void);
 
-/* "cuda", "hip", or "none". No loading. */
+/* "cuda" or "hip" (the one loaded, else the one MGPU_CACHED_BACKEND asks for), or "none".
+ * No loading. */
 const char *mc_backend_name(void);
 
 /* Load the driver (once) and say whether the HIP backend was chosen. */

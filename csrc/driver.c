@@ -108,7 +108,10 @@ const char *mc_backend_name(void) {
   switch (mc_backend()) {
   case MC_BACKEND_CUDA: return "cuda";
   case MC_BACKEND_HIP: return "hip";
-  default: return "none";
+  default: /* nothing loaded: the backend asked for, if one was */
+    return mc_config()->backend == MC_BACKEND_CUDA  ? "cuda"
+           : mc_config()->backend == MC_BACKEND_HIP ? "hip"
+                                                    : "none";
   }
 }
 
