@@ -59,6 +59,20 @@ def test_replaced_blob_at_same_address_is_reloaded(hip_rt):
     assert rt.stats()["module_stale"] == 1
 
 
+def test_offload_bundles_are_never_served_from_the_cache(hip_rt):
+    """A clang offload bundle starts with a text magic but is binary: it must not be taken for
+    NUL-terminated text (a comparison up to its first NUL would accept a different bundle)."""
+    rt = hip_rt
+    bundle = b"__CLANG_OFFLOAD_BUNDLE__" + (1).to_bytes(8, "little") + b"\0" * 8
+    buf = blob_buffer(bundle + b".entry k\0", 256)
+    m1 = rt.mgpuModuleLoad(buf, 0)
+    overwrite(buf, bundle + b".entry j\0")
+    m2 = rt.mgpuModuleLoad(buf, 0)
+    assert m1 and m2 and m1 != m2
+    assert rt.mgpuModuleGetFunction(m2, b"j")
+    assert rt.fake.count("hipModuleLoadData") == 2
+
+
 def test_errors_read_like_the_stock_rocm_wrapper(hip_rt, capfd):
     rt = hip_rt
     assert rt.mgpuModuleLoad(blob_buffer(b"BAD blob\0"), 0) is None
