@@ -10,6 +10,8 @@ Outputs, in OUT_DIR:
   libmgpu_cached.so                      the runtime (SONAME libmgpu_cached.so)
   stock-name/libmlir_cuda_runtime.so     the same code under the stock library's name and SONAME,
                                          for builds and ``mlir-runner --shared-libs=`` that name it
+  stock-name/libmlir_rocm_runtime.so     the same again under the stock ROCm wrapper's name (the
+                                         library serves AMD GPUs through its HIP backend)
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ CSRC = ROOT / "csrc"
 LIB_NAME = "libmgpu_cached.so"
 STOCK_DIR = "stock-name"
 STOCK_NAME = "libmlir_cuda_runtime.so"
+STOCK_ROCM_NAME = "libmlir_rocm_runtime.so"
 CFLAGS = ["-std=c11", "-D_GNU_SOURCE", "-O2", "-fPIC", "-fvisibility=hidden", "-pthread",
           "-Wall", "-Wextra"]
 LDFLAGS = ["-shared", "-pthread", "-Wl,--no-undefined", "-Wl,-z,now"]
@@ -60,7 +63,8 @@ def build(out_dir: os.PathLike | str, extra_cflags: Sequence[str] = (),
                          macros=[("MGPU_CACHED_VERSION", f'"{version}"')],
                          extra_postargs=CFLAGS + list(extra_cflags))
     written = []
-    for target, soname in ((out / LIB_NAME, LIB_NAME), (out / STOCK_DIR / STOCK_NAME, STOCK_NAME)):
+    for target, soname in ((out / LIB_NAME, LIB_NAME), (out / STOCK_DIR / STOCK_NAME, STOCK_NAME),
+                           (out / STOCK_DIR / STOCK_ROCM_NAME, STOCK_ROCM_NAME)):
         cc.link_shared_object(objects, str(target), libraries=LIBS,
                               extra_postargs=LDFLAGS + [f"-Wl,-soname,{soname}"])
         written.append(target)
@@ -86,7 +90,8 @@ class BuildPy(_build_py):
     def get_outputs(self, include_bytecode: bool = True) -> List[str]:
         outputs = super().get_outputs(include_bytecode)
         lib = Path(self.build_lib) / "mgpu_cached" / "lib"
-        return outputs + [str(lib / LIB_NAME), str(lib / STOCK_DIR / STOCK_NAME)]
+        return outputs + [str(lib / LIB_NAME), str(lib / STOCK_DIR / STOCK_NAME),
+                          str(lib / STOCK_DIR / STOCK_ROCM_NAME)]
 
 
 try:  # the wheel holds a native library: tag it for this platform, not "any"

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backend.h"
 #include "config.h"
 #include "context.h"
 #include "driver.h"
@@ -196,7 +197,10 @@ MC_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
   mgpuMemHostUnregister(ptr);
 }
 
-MC_EXPORT void mgpuSetDefaultDevice(int32_t device) { mc_set_thread_device(device); }
+MC_EXPORT void mgpuSetDefaultDevice(int32_t device) {
+  mc_set_thread_device(device);
+  mc_hip_set_default_device(device); /* HIP: hipSetDevice too, as the stock ROCm wrapper */
+}
 
 MC_EXPORT void mgpuLaunchKernelCooperative(CUfunction function, intptr_t gridX, intptr_t gridY,
                                            intptr_t gridZ, intptr_t clusterX, intptr_t clusterY,

@@ -63,6 +63,10 @@ mc_blob_kind mc_blob_identify(const void *data, size_t *len) {
     *len = fatbin_length(p);
     return *len ? MC_BLOB_FATBIN : MC_BLOB_UNKNOWN;
   }
+  /* Clang offload bundles (HIP fat binaries), plain or compressed, are binary data behind a text
+   * magic: not PTX. Not recognised (so never cached on a partial comparison). */
+  if (memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0 || memcmp(p, "CCOB", 4) == 0)
+    return MC_BLOB_UNKNOWN;
   /* PTX: text. Anything whose first byte is printable or whitespace is taken as NUL-terminated
    * text, which is how the driver reads it too. */
   if (p[0] == '\t' || p[0] == '\n' || p[0] == '\r' || (p[0] >= 0x20 && p[0] < 0x7f)) {

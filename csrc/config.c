@@ -25,6 +25,11 @@ static void read_environment(void) {
   const char *d = getenv("MGPU_CACHED_CUDA_DRIVER");
   g_config.driver_path = (d && *d) ? d : "libcuda.so.1";
   g_config.stock_debug = getenv("MLIR_CUDA_DEBUG") != NULL;
+  const char *b = getenv("MGPU_CACHED_BACKEND"); /* values as mc_backend_id (backend.h) */
+  g_config.backend = !b ? 0 : strcmp(b, "cuda") == 0 ? 1 : strcmp(b, "hip") == 0 ? 2 : 0;
+  const char *h = getenv("MGPU_CACHED_HIP_RUNTIME");
+  g_config.hip_path = (h && *h) ? h : "libamdhip64.so";
+  g_config.hip_nonblocking = env_flag("MGPU_CACHED_HIP_NONBLOCKING_STREAMS");
   __atomic_store_n(&g_disabled_cached, g_config.disabled, __ATOMIC_RELEASE);
 }
 

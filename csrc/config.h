@@ -6,6 +6,10 @@
  *   MGPU_CACHED_STATS=1          print the statistics to stderr at exit
  *   MGPU_CACHED_STATS_FILE=path  write the statistics as JSON to path at exit
  *   MLIR_CUDA_DEBUG              (stock mode) the stock wrapper's debug prints
+ *   MGPU_CACHED_BACKEND=cuda|hip force a backend (default: automatic, see backend.h)
+ *   MGPU_CACHED_HIP_RUNTIME=path the HIP runtime library to load (default libamdhip64.so)
+ *   MGPU_CACHED_HIP_NONBLOCKING_STREAMS=1  pooled HIP streams are non-blocking (default: blocking,
+ *                                as the stock ROCm wrapper's; see README "ROCm")
  *
  * The structure is filled on first use and never changes afterwards, so readers need no lock.
  */
@@ -19,6 +23,9 @@ typedef struct mc_config_t {
   const char *stats_file;  /* MGPU_CACHED_STATS_FILE or NULL (points into the environment) */
   const char *driver_path; /* MGPU_CACHED_CUDA_DRIVER or "libcuda.so.1" */
   int stock_debug;         /* MLIR_CUDA_DEBUG set */
+  int backend;             /* MGPU_CACHED_BACKEND: mc_backend_id (0 = automatic) */
+  const char *hip_path;    /* MGPU_CACHED_HIP_RUNTIME or "libamdhip64.so" */
+  int hip_nonblocking;     /* MGPU_CACHED_HIP_NONBLOCKING_STREAMS */
 } mc_config_t;
 
 /* The configuration; the first call reads the environment (thread-safe). */

@@ -41,14 +41,15 @@ typedef int CUlaunchAttributeID;
 typedef uint32_t cuuint32_t;
 typedef uint64_t cuuint64_t;
 
-/* CUtensorMap: 128 opaque bytes, 64-byte aligned. */
+/* CUtensorMap: 128 opaque bytes, 128-byte aligned (CUDA 13's cuda.h; CUDA 12 asked for 64). */
 typedef struct CUtensorMap_st {
-  _Alignas(64) cuuint64_t opaque[16];
+  _Alignas(128) cuuint64_t opaque[16];
 } CUtensorMap;
 
-/* CUlaunchAttributeValue is a 64-byte union; we only use these members. */
+/* CUlaunchAttributeValue is a 64-byte, 8-byte aligned union; we only use these members. */
 typedef union CUlaunchAttributeValue_union {
   char pad[64];
+  cuuint64_t align_; /* the real union has 64-bit members: 8-byte alignment */
   int cooperative;
   struct {
     unsigned int x, y, z;

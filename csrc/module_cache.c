@@ -394,3 +394,25 @@ mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *
   *out = cf;
   return MC_OK;
 }
+
+/* ---- ROCm-only export (abi_rocm.c): globals of a cached module ---- */
+
+mc_status mc_module_get_global(mc_module *m, const char *name, void **ptr, size_t *bytes) {
+  if (!m || !name) return MC_FAIL("mgpuModuleGetGlobal", MC_E_NULL_ARGUMENT);
+  if (!mc_handle_set_contains(&g_modules, m))
+    return MC_FAIL("mgpuModuleGetGlobal", MC_E_UNKNOWN_HANDLE);
+  if (__atomic_load_n(&m->dead, __ATOMIC_ACQUIRE))
+    return MC_FAIL("mgpuModuleGetGlobal", MC_E_STALE_HANDLE);
+  if (!mc_cu_extra.cuLibraryGetGlobal) return MC_FAIL("cuLibraryGetGlobal", MC_E_UNSUPPORTED);
+  mc_ctx_scope scope;
+  mc_status st = mc_ctx_enter(mc_thread_device(), &scope);
+  if (MC_FAILED(st)) return st;
+  CUdeviceptr d = 0;
+  size_t n = 0;
+  CUresult r = mc_cu_extra.cuLibraryGetGlobal(&d, &n, m->lib, name); /* m->lib is immutable */
+  mc_ctx_leave(&scope);
+  if (r != 0) return MC_FAIL("cuLibraryGetGlobal", r);
+  if (ptr) *ptr = (void *)(uintptr_t)d;
+  if (bytes) *bytes = n;
+  return MC_OK;
+}

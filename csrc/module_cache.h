@@ -39,4 +39,9 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
  * context and make sure its dynamic shared memory limit admits `smem` bytes. */
 mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out);
 
+/* ---- ROCm-only export (abi_rocm.c) ---- */
+/* The device address and size of the global `name` of `module` on the calling thread's default
+ * device (cuLibraryGetGlobal; on HIP, hipModuleGetGlobal of that device's module). */
+mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, size_t *bytes);
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "backend.h"
 #include "config.h"
 #include "driver.h"
 #include "stats.h"
@@ -17,7 +18,9 @@ static const char *own_error_name(int result) {
   case MC_E_DOUBLE_DESTROY: return "MGPU_CACHED_DOUBLE_DESTROY";
   case MC_E_BAD_DEVICE: return "MGPU_CACHED_INVALID_DEVICE";
   case MC_E_NO_MEMORY: return "MGPU_CACHED_OUT_OF_HOST_MEMORY";
-  case MC_E_UNSUPPORTED: return "MGPU_CACHED_DRIVER_TOO_OLD";
+  case MC_E_UNSUPPORTED:
+    return mc_backend() == MC_BACKEND_HIP ? "MGPU_CACHED_NOT_SUPPORTED_BY_HIP"
+                                          : "MGPU_CACHED_DRIVER_TOO_OLD";
   case MC_E_BAD_ARGUMENT: return "MGPU_CACHED_INVALID_ARGUMENT";
   default: return "<unknown>";
   }
@@ -33,6 +36,8 @@ const char *mc_result_name(int result) {
 void mc_report(const char *where, mc_status st, const char *detail) {
   static int no_driver_reported;
   if (!MC_FAILED(st)) return;
+  char hip_name[128]; /* on HIP, the core's CUDA call names become the HIP calls made */
+  if (mc_backend() == MC_BACKEND_HIP) st.call = mc_hip_call_name(st.call, hip_name, sizeof hip_name);
   mc_stat_add(MC_STAT_errors, 1);
   if (st.result < 0) {
     if (st.result == MC_E_NO_DRIVER) { /* once: every later call would say the same */

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "backend.h"
 #include "config.h"
 #include "driver.h"
 #include "include/mgpu_cached.h"
@@ -31,7 +32,10 @@ static const char *const g_descriptions[] = {
 
 MC_EXPORT const char *mgpu_cached_version(void) { return MGPU_CACHED_VERSION; }
 MC_EXPORT int mgpu_cached_enabled(void) { return !mc_disabled(); }
-MC_EXPORT const char *mgpu_cached_backend(void) { return "cuda"; }
+MC_EXPORT const char *mgpu_cached_backend(void) {
+  mc_driver_load(); /* the choice is made when the driver is loaded */
+  return mc_backend_name();
+}
 MC_EXPORT const char *mgpu_cached_driver_path(void) { return mc_driver_path(); }
 MC_EXPORT const char *mgpu_cached_driver_error(void) {
   mc_driver_load();
@@ -52,8 +56,8 @@ MC_EXPORT int mgpu_cached_stats_read(uint64_t *values, int n) {
 }
 
 static void write_json(FILE *f) {
-  fprintf(f, "{\"version\": \"%s\", \"enabled\": %s, \"backend\": \"cuda\", \"stats\": {",
-          MGPU_CACHED_VERSION, mc_disabled() ? "false" : "true");
+  fprintf(f, "{\"version\": \"%s\", \"enabled\": %s, \"backend\": \"%s\", \"stats\": {",
+          MGPU_CACHED_VERSION, mc_disabled() ? "false" : "true", mc_backend_name());
   for (int i = 0; i < MC_STAT_COUNT; ++i)
     fprintf(f, "%s\"%s\": %llu", i ? ", " : "", g_names[i],
             (unsigned long long)__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED));
@@ -63,7 +67,8 @@ static void write_json(FILE *f) {
 __attribute__((destructor)) static void mc_stats_at_exit(void) {
   const mc_config_t *cfg = mc_config();
   if (cfg->stats_at_exit) {
-    fprintf(stderr, "mgpu-cached statistics (%s):\n", mc_disabled() ? "disabled" : "enabled");
+    fprintf(stderr, "mgpu-cached statistics (%s, backend %s):\n",
+            mc_disabled() ? "disabled" : "enabled", mc_backend_name());
     for (int i = 0; i < MC_STAT_COUNT; ++i)
       fprintf(stderr, "  %-22s %llu\n", g_names[i],
               (unsigned long long)__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED));

@@ -13,9 +13,17 @@
 
 #include "config.h"
 #include "context.h"
+#include "backend.h"
 #include "driver.h"
 #include "report.h"
+#include "stock_hip.h"
 #include "tensor_map.h"
+
+/* On the HIP backend every entry point hands over to the stock ROCm behaviour (stock_hip.c). */
+#define HIP_STOCK(call)                                                                           \
+  do {                                                                                            \
+    if (mc_backend_is_hip()) return call;                                                         \
+  } while (0)
 
 /* Report a driver call in upstream's form: the call's text without our "mc_cu." prefix. */
 #define REPORT(expr) mc_report_cu(&#expr[sizeof "mc_cu." - 1], (int)(expr))
@@ -57,6 +65,7 @@ static void scope_push(void) {
 static void scope_pop(void) { REPORT(mc_cu.cuCtxPopCurrent(NULL)); }
 
 CUmodule mc_stock_module_load(void *data) {
+  HIP_STOCK(mc_stock_hip_module_load(data));
   if (!have_driver()) return NULL;
   scope_push();
   CUmodule module = NULL;
@@ -66,6 +75,7 @@ CUmodule mc_stock_module_load(void *data) {
 }
 
 CUmodule mc_stock_module_load_jit(void *data, int opt_level) {
+  HIP_STOCK(mc_stock_hip_module_load_jit(data, opt_level));
   if (!have_driver()) return NULL;
   scope_push();
   CUmodule module = NULL;
@@ -84,11 +94,13 @@ CUmodule mc_stock_module_load_jit(void *data, int opt_level) {
 }
 
 void mc_stock_module_unload(CUmodule module) {
+  HIP_STOCK(mc_stock_hip_module_unload(module));
   if (!have_driver()) return;
   REPORT(mc_cu.cuModuleUnload(module));
 }
 
 CUfunction mc_stock_module_get_function(CUmodule module, const char *name) {
+  HIP_STOCK(mc_stock_hip_module_get_function(module, name));
   if (!have_driver()) return NULL;
   CUfunction function = NULL;
   REPORT(mc_cu.cuModuleGetFunction(&function, module, name));
@@ -113,6 +125,7 @@ static void set_smem(CUfunction f, int32_t smem) {
 void mc_stock_launch_kernel(CUfunction f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx,
                             intptr_t by, intptr_t bz, int32_t smem, CUstream stream,
                             void **params, void **extra) {
+  HIP_STOCK(mc_stock_hip_launch_kernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra));
   if (!have_driver()) return;
   scope_push();
   if (smem > 0) set_smem(f, smem);
@@ -126,6 +139,8 @@ void mc_stock_launch_kernel(CUfunction f, intptr_t gx, intptr_t gy, intptr_t gz,
 void mc_stock_launch_ex(CUfunction f, const intptr_t grid[3], const intptr_t cluster[3],
                         const intptr_t block[3], int32_t smem, CUstream stream, void **params,
                         void **extra, int cooperative) {
+  HIP_STOCK(mc_stock_hip_launch_ex(f, grid, cluster, block, smem, stream, params, extra,
+                                   cooperative));
   if (!have_driver()) return;
   scope_push();
   if (smem > 0) set_smem(f, smem);
@@ -172,6 +187,7 @@ void mc_stock_launch_ex(CUfunction f, const intptr_t grid[3], const intptr_t clu
 }
 
 CUstream mc_stock_stream_create(void) {
+  HIP_STOCK(mc_stock_hip_stream_create());
   if (!have_driver()) return NULL;
   scope_push();
   CUstream stream = NULL;
@@ -181,18 +197,22 @@ CUstream mc_stock_stream_create(void) {
 }
 
 void mc_stock_stream_destroy(CUstream stream) {
+  HIP_STOCK(mc_stock_hip_stream_destroy(stream));
   if (have_driver()) REPORT(mc_cu.cuStreamDestroy(stream));
 }
 
 void mc_stock_stream_synchronize(CUstream stream) {
+  HIP_STOCK(mc_stock_hip_stream_synchronize(stream));
   if (have_driver()) REPORT(mc_cu.cuStreamSynchronize(stream));
 }
 
 void mc_stock_stream_wait_event(CUstream stream, CUevent event) {
+  HIP_STOCK(mc_stock_hip_stream_wait_event(stream, event));
   if (have_driver()) REPORT(mc_cu.cuStreamWaitEvent(stream, event, /*flags=*/0));
 }
 
 CUevent mc_stock_event_create(void) {
+  HIP_STOCK(mc_stock_hip_event_create());
   if (!have_driver()) return NULL;
   scope_push();
   CUevent event = NULL;
@@ -202,18 +222,22 @@ CUevent mc_stock_event_create(void) {
 }
 
 void mc_stock_event_destroy(CUevent event) {
+  HIP_STOCK(mc_stock_hip_event_destroy(event));
   if (have_driver()) REPORT(mc_cu.cuEventDestroy(event));
 }
 
 void mc_stock_event_synchronize(CUevent event) {
+  HIP_STOCK(mc_stock_hip_event_synchronize(event));
   if (have_driver()) REPORT(mc_cu.cuEventSynchronize(event));
 }
 
 void mc_stock_event_record(CUevent event, CUstream stream) {
+  HIP_STOCK(mc_stock_hip_event_record(event, stream));
   if (have_driver()) REPORT(mc_cu.cuEventRecord(event, stream));
 }
 
 void *mc_stock_mem_alloc(uint64_t bytes, CUstream stream, int host_shared) {
+  HIP_STOCK(mc_stock_hip_mem_alloc(bytes));
   (void)stream;
   if (!have_driver()) return NULL;
   scope_push();
@@ -229,11 +253,13 @@ void *mc_stock_mem_alloc(uint64_t bytes, CUstream stream, int host_shared) {
 }
 
 void mc_stock_mem_free(void *ptr, CUstream stream) {
+  HIP_STOCK(mc_stock_hip_mem_free(ptr));
   (void)stream;
   if (have_driver()) mc_report_cu("cuMemFree(ptr)", mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));
 }
 
 void mc_stock_memcpy(void *dst, void *src, size_t bytes, CUstream stream) {
+  HIP_STOCK(mc_stock_hip_memcpy(dst, src, bytes, stream));
   if (have_driver())
     mc_report_cu("cuMemcpyAsync(dst, src, sizeBytes, stream)",
                  mc_cu.cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes,
@@ -241,18 +267,21 @@ void mc_stock_memcpy(void *dst, void *src, size_t bytes, CUstream stream) {
 }
 
 void mc_stock_memset32(void *dst, unsigned int value, size_t count, CUstream stream) {
+  HIP_STOCK(mc_stock_hip_memset32(dst, (int)value, count, stream));
   if (have_driver())
     mc_report_cu("cuMemsetD32Async(dst, value, count, stream)",
                  mc_cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count, stream));
 }
 
 void mc_stock_memset16(void *dst, unsigned short value, size_t count, CUstream stream) {
+  HIP_STOCK(mc_stock_hip_memset16(dst, value, count, stream));
   if (have_driver())
     mc_report_cu("cuMemsetD16Async(dst, value, count, stream)",
                  mc_cu.cuMemsetD16Async((CUdeviceptr)(uintptr_t)dst, value, count, stream));
 }
 
 void mc_stock_host_register(void *ptr, uint64_t bytes) {
+  HIP_STOCK(mc_stock_hip_host_register(ptr, bytes));
   if (!have_driver()) return;
   scope_push();
   REPORT(mc_cu.cuMemHostRegister(ptr, bytes, /*flags=*/0));
@@ -260,6 +289,7 @@ void mc_stock_host_register(void *ptr, uint64_t bytes) {
 }
 
 void mc_stock_host_unregister(void *ptr) {
+  HIP_STOCK(mc_stock_hip_host_unregister(ptr));
   if (!have_driver()) return;
   scope_push();
   REPORT(mc_cu.cuMemHostUnregister(ptr));
@@ -285,6 +315,10 @@ void mc_stock_tensor_map_encode_tiled(CUtensorMap *map, int data_type, uint32_t 
                                       const uint64_t *dims, const uint64_t *strides,
                                       const uint32_t *box, const uint32_t *element_strides,
                                       int interleave, int swizzle, int l2, int oob) {
+  if (mc_backend_is_hip()) { /* not in the stock ROCm wrapper */
+    fprintf(stderr, "'mgpuTensorMapEncodeTiled' failed with 'not available in HIP'\n");
+    return;
+  }
   if (!have_driver()) return;
   scope_push();
   encode_tiled(map, data_type, rank, address, dims, strides, box, element_strides, interleave,
@@ -295,6 +329,10 @@ void mc_stock_tensor_map_encode_tiled(CUtensorMap *map, int data_type, uint32_t 
 void *mc_stock_tensor_map_encode_tiled_memref(int64_t rank, void *descriptor, int data_type,
                                               int interleave, int swizzle, int l2, int oob,
                                               int64_t *box_dims) {
+  if (mc_backend_is_hip()) { /* not in the stock ROCm wrapper */
+    fprintf(stderr, "'mgpuTensorMapEncodeTiledMemref' failed with 'not available in HIP'\n");
+    return NULL;
+  }
   if (!have_driver()) return NULL;
   mc_tmap_args a;
   mc_status st = mc_tmap_args_from_memref(rank, descriptor, data_type, box_dims, &a);

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import os
 import shutil
 import struct
 import subprocess
@@ -25,6 +26,10 @@ DATA = ROOT / "tests" / "data"
 CC = shutil.which("cc") or shutil.which("gcc")
 
 _counter = itertools.count()
+
+# The CPU tests drive the fake CUDA driver; with the real HIP runtime installed on the machine the
+# automatic backend choice would probe it. HIP tests choose their backend explicitly.
+os.environ.setdefault("MGPU_CACHED_BACKEND", "cuda")
 vp = ctypes.c_void_p
 
 
@@ -212,3 +217,40 @@ def overwrite(buf, data: bytes) -> None:
     """Put different bytes at the same address (a JIT engine reusing freed memory)."""
     assert len(data) <= len(buf)
     ctypes.memmove(buf, data, len(data))
+
+
+# ---- the HIP backend: the same runtime over a recording fake HIP runtime (tests/drivers/fakehip.c)
+
+@pytest.fixture(scope="session")
+def fake_hip_build(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("drivers") / "libfakehip.so"
+    return compile_shared(DRIVERS / "fakehip.c", out)
+
+
+@pytest.fixture
+def make_hip_runtime(tmp_path, monkeypatch, fake_hip_build):
+    """Like make_runtime, on the HIP backend (MGPU_CACHED_BACKEND=hip, the fake HIP runtime)."""
+    def make(devices: int = 1, disable: bool = False, runtime: Optional[str] = None,
+             env: Optional[Dict[str, str]] = None) -> Rt:
+        n = next(_counter)
+        lib = tmp_path / f"libmgpu_cached_hip_{n}.so"
+        shutil.copyfile(mgpu_cached.library_path(), lib)
+        fake = tmp_path / f"libfakehip_{n}.so"
+        shutil.copyfile(fake_hip_build, fake)
+        monkeypatch.setenv("MGPU_CACHED_BACKEND", "hip")
+        monkeypatch.setenv("MGPU_CACHED_HIP_RUNTIME", runtime if runtime is not None else str(fake))
+        monkeypatch.setenv("FAKEHIP_DEVICES", str(devices))
+        if disable:
+            monkeypatch.setenv("MGPU_CACHED_DISABLE", "1")
+        else:
+            monkeypatch.delenv("MGPU_CACHED_DISABLE", raising=False)
+        for k, v in (env or {}).items():
+            monkeypatch.setenv(k, v)
+        return Rt(lib, fake)
+
+    return make
+
+
+@pytest.fixture
+def hip_rt(make_hip_runtime) -> Rt:
+    return make_hip_runtime()

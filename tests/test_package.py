@@ -29,6 +29,16 @@ def test_exports_every_stock_cuda_symbol():
         assert getattr(lib, name)
 
 
+def test_exports_every_stock_rocm_symbol():
+    stock = set((DATA / "stock-rocm-exports.txt").read_text().split())
+    assert len(stock) == 27
+    assert stock <= exported(mgpu_cached.library_path())
+    copy = mgpu_cached.stock_libdir() / "libmlir_rocm_runtime.so"
+    assert exported(copy) == exported(mgpu_cached.library_path())
+    out = subprocess.run(["readelf", "-d", str(copy)], capture_output=True, text=True).stdout
+    assert "[libmlir_rocm_runtime.so]" in out
+
+
 def test_no_cxx_runtime_and_no_driver_link_dependency():
     if not shutil.which("readelf"):
         pytest.skip("readelf (binutils) is not installed")

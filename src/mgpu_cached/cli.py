@@ -1,10 +1,11 @@
 """The ``mgpu-cached`` command: where the library is, how to link or preload it, statistics.
 
-    mgpu-cached                  summary (version, library, driver, mode)
+    mgpu-cached                  summary (version, library, backend, driver, mode)
     mgpu-cached --libdir         folder of libmgpu_cached.so
     mgpu-cached --ldflags        -L... -lmgpu_cached -Wl,-rpath,...
     mgpu-cached --preload        LD_PRELOAD=.../libmgpu_cached.so
-    mgpu-cached --stock-libdir   folder of the same library named libmlir_cuda_runtime.so
+    mgpu-cached --stock-libdir   folder of the same library named libmlir_cuda_runtime.so and
+                                 libmlir_rocm_runtime.so
     mgpu-cached stats [--json] [-- COMMAND ...]
                                  statistics of COMMAND run with the library preloaded
                                  (or of this process when no command is given)
@@ -34,7 +35,8 @@ def _print_stats(values: Dict[str, int], as_json: bool, descriptions: Dict[str, 
         print(f"{name:<{width}}  {value:>12}  {descriptions.get(name, '')}")
 
 
-def _stats_of_command(command: List[str]) -> Dict[str, int]:
+def _stats_of_command(command: List[str]) -> Dict[str, object]:
+    """The statistics file the command wrote: version, enabled, backend, stats."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "stats.json")
         env = dict(os.environ)
@@ -48,16 +50,19 @@ def _stats_of_command(command: List[str]) -> Dict[str, int]:
             raise SystemExit("mgpu-cached: the command wrote no statistics (did it exit through "
                              "exit()/return from main with the library loaded?)")
         with open(out) as f:
-            return json.load(f)["stats"]
+            return json.load(f)
 
 
 def _summary() -> str:
     rt = runtime()
     err = rt.driver_error()
+    how = ("set by MGPU_CACHED_BACKEND" if os.environ.get("MGPU_CACHED_BACKEND") in ("cuda", "hip")
+           else "automatic: cuda if libcuda.so.1 loads and has a GPU, else hip if libamdhip64.so "
+                "loads")
     lines = [
         f"mgpu-cached {__version__}",
         f"library:  {library_path()}",
-        f"backend:  {rt.backend}",
+        f"backend:  {rt.backend} ({how})",
         f"mode:     {'cached' if rt.enabled else 'stock behaviour (MGPU_CACHED_DISABLE)'}",
         f"driver:   {rt.driver_path}: {'loaded' if err is None else err}",
     ]
@@ -91,7 +96,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(stock_libdir())
     elif args.command == "stats":
         cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
-        values = _stats_of_command(cmd) if cmd else runtime().stats()
+        if cmd:
+            data = _stats_of_command(cmd)
+            values, backend = data["stats"], data.get("backend", "")
+        else:
+            values, backend = runtime().stats(), runtime().backend
+        if not args.json:
+            print(f"backend  {backend}")
         _print_stats(values, args.json, runtime().descriptions())
     else:
         print(_summary())

@@ -1,0 +1,466 @@
+/* fakehip.c - a recording fake HIP runtime for the CPU tests (no AMD GPU needed).
+ *
+ * It exports every entry point of mgpu-cached's HIP table (csrc/hip_api.h, same names as
+ * libamdhip64.so) with a small, strict model: devices (FAKEHIP_DEVICES, default 1), a per-thread
+ * current device, modules parsed from blobs (as fakecuda.c: kernel names follow ".entry "; a real
+ * ELF code object with none accepts any name; "BAD..." fails with hipErrorInvalidImage), functions
+ * per module, streams with flags and pending work, events, host-backed memory. It counts every
+ * call, logs call names, and lets tests inject failures and busy streams (the same control
+ * interface as fakecuda.c, so tests drive both alike). FAKEHIP_NO_MANAGED=1 makes hipMallocManaged
+ * fail with hipErrorNotSupported. All state is guarded by one mutex.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../csrc/hip_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAXDEV 8
+#define MAXK 16
+
+enum {
+#define IDX(name, ret, params, args, req, since) IDX_##name,
+  MC_HIP_SYMBOLS(IDX)
+#undef IDX
+  NSYM
+};
+static const char *const k_fields[] = {
+#define NAME(name, ret, params, args, req, since) #name,
+    MC_HIP_SYMBOLS(NAME)
+#undef NAME
+};
+
+struct ihipModule_t {
+  int magic; /* 0x30D */
+  int device;
+  int nk, any_name, unloaded;
+  char names[MAXK][64];
+};
+struct ihipModuleSymbol_t { int magic; struct ihipModule_t *mod; int index; struct ihipModuleSymbol_t *next; };
+struct ihipStream_t { int magic; int device; unsigned flags; int pending; int destroyed; };
+struct ihipEvent_t { int magic; int device; unsigned flags; int destroyed; };
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static long g_counts[NSYM];
+static char g_log[1 << 16];
+static size_t g_loglen;
+static int g_fail_field = -1, g_fail_result, g_fail_after;
+static int g_busy_launches;
+static long g_last_launch[16];
+static void *g_last_stream, *g_last_function;
+static struct ihipModuleSymbol_t *g_funcs;
+static _Thread_local int tl_device;
+static char g_global[MAXK][64]; /* storage behind hipModuleGetGlobal */
+
+static void *g_objs[1 << 14];
+static int g_nobjs;
+static int known(const void *p) {
+  for (int i = 0; i < g_nobjs; ++i)
+    if (g_objs[i] == p) return 1;
+  return 0;
+}
+static void remember(void *p) {
+  if (g_nobjs < (int)(sizeof g_objs / sizeof *g_objs)) g_objs[g_nobjs++] = p;
+}
+static int ndevices(void) {
+  const char *v = getenv("FAKEHIP_DEVICES");
+  int n = v ? atoi(v) : 1;
+  return n < 0 ? 0 : n > MAXDEV ? MAXDEV : n;
+}
+
+static int enter_call(int idx) {
+  g_counts[idx]++;
+  size_t n = strlen(k_fields[idx]);
+  if (g_loglen + n + 2 < sizeof g_log) {
+    memcpy(g_log + g_loglen, k_fields[idx], n);
+    g_loglen += n;
+    g_log[g_loglen++] = ',';
+    g_log[g_loglen] = 0;
+  }
+  if (g_fail_field == idx) {
+    if (g_fail_after > 0) {
+      g_fail_after--;
+      return 0;
+    }
+    g_fail_field = -1;
+    return g_fail_result;
+  }
+  return 0;
+}
+#define BEGIN(name)                                                                               \
+  pthread_mutex_lock(&g_lock);                                                                    \
+  int injected_ = enter_call(IDX_##name);                                                         \
+  if (injected_) {                                                                                \
+    pthread_mutex_unlock(&g_lock);                                                                \
+    return injected_;                                                                             \
+  }
+#define RETURN(v)                                                                                 \
+  do {                                                                                            \
+    int rv_ = (v);                                                                                \
+    pthread_mutex_unlock(&g_lock);                                                                \
+    return rv_;                                                                                   \
+  } while (0)
+
+/* ---- test control interface (as fakecuda.c) ---- */
+EXPORT long fake_count(const char *field) {
+  pthread_mutex_lock(&g_lock);
+  long v = -1;
+  for (int i = 0; i < NSYM; ++i)
+    if (strcmp(k_fields[i], field) == 0) v = g_counts[i];
+  pthread_mutex_unlock(&g_lock);
+  return v;
+}
+EXPORT void fake_reset(void) {
+  pthread_mutex_lock(&g_lock);
+  memset(g_counts, 0, sizeof g_counts);
+  g_loglen = 0;
+  g_log[0] = 0;
+  g_fail_field = -1;
+  pthread_mutex_unlock(&g_lock);
+}
+EXPORT size_t fake_log(char *buf, size_t size) {
+  pthread_mutex_lock(&g_lock);
+  size_t n = g_loglen < size - 1 ? g_loglen : size - 1;
+  memcpy(buf, g_log, n);
+  buf[n] = 0;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+EXPORT int fake_fail(const char *field, int result, int after) {
+  pthread_mutex_lock(&g_lock);
+  int ok = -1;
+  for (int i = 0; i < NSYM; ++i)
+    if (strcmp(k_fields[i], field) == 0) {
+      g_fail_field = i;
+      g_fail_result = result;
+      g_fail_after = after;
+      ok = 0;
+    }
+  pthread_mutex_unlock(&g_lock);
+  return ok;
+}
+EXPORT void fake_set_busy_launches(int on) { g_busy_launches = on; }
+EXPORT void fake_complete(void *s) {
+  pthread_mutex_lock(&g_lock);
+  if (s) ((hipStream_t)s)->pending = 0;
+  pthread_mutex_unlock(&g_lock);
+}
+/* "Contexts" are devices here: the current device + 1, as the HIP backend models them. */
+EXPORT void *fake_current_context(void) { return (void *)(uintptr_t)(tl_device + 1); }
+EXPORT void *fake_primary_context(int device) { return (void *)(uintptr_t)(device + 1); }
+EXPORT void fake_set_current_context(void *ctx) { tl_device = ctx ? (int)(uintptr_t)ctx - 1 : 0; }
+EXPORT int fake_current_device(void) { return tl_device; }
+EXPORT long fake_last_launch(int i) { return (i >= 0 && i < 16) ? g_last_launch[i] : -1; }
+EXPORT void *fake_last_stream(void) { return g_last_stream; }
+EXPORT void *fake_last_function(void) { return g_last_function; }
+EXPORT int fake_function_device(void *f) {
+  struct ihipModuleSymbol_t *ff = f;
+  return (ff && ff->magic == 0xF0) ? ff->mod->device : -1;
+}
+EXPORT int fake_function_smem_limit(void *f) { (void)f; return 0; }
+EXPORT int fake_stream_flags(void *s) { return s ? (int)((hipStream_t)s)->flags : -1; }
+EXPORT int fake_stream_device(void *s) { return s ? ((hipStream_t)s)->device : -1; }
+EXPORT size_t fake_registered_size(void *p) { (void)p; return 0; }
+
+/* ---- runtime entry points ---- */
+EXPORT const char *hipGetErrorName(hipError_t e) {
+  pthread_mutex_lock(&g_lock);
+  enter_call(IDX_hipGetErrorName);
+  pthread_mutex_unlock(&g_lock);
+  switch (e) {
+  case 0: return "hipSuccess";
+  case 1: return "hipErrorInvalidValue";
+  case 2: return "hipErrorOutOfMemory";
+  case 3: return "hipErrorNotInitialized";
+  case 100: return "hipErrorNoDevice";
+  case 101: return "hipErrorInvalidDevice";
+  case 200: return "hipErrorInvalidImage";
+  case 201: return "hipErrorInvalidContext";
+  case 400: return "hipErrorInvalidHandle";
+  case 500: return "hipErrorNotFound";
+  case 600: return "hipErrorNotReady";
+  case 801: return "hipErrorNotSupported";
+  default: return "hipErrorUnknown";
+  }
+}
+EXPORT hipError_t hipInit(unsigned int flags) {
+  BEGIN(hipInit);
+  (void)flags;
+  RETURN(0);
+}
+EXPORT hipError_t hipDriverGetVersion(int *v) {
+  BEGIN(hipDriverGetVersion);
+  *v = 50221153;
+  RETURN(0);
+}
+EXPORT hipError_t hipGetDeviceCount(int *count) {
+  BEGIN(hipGetDeviceCount);
+  *count = ndevices();
+  RETURN(ndevices() ? 0 : 100);
+}
+EXPORT hipError_t hipGetDevice(int *d) {
+  BEGIN(hipGetDevice);
+  *d = tl_device;
+  RETURN(0);
+}
+EXPORT hipError_t hipSetDevice(int d) {
+  BEGIN(hipSetDevice);
+  if (d < 0 || d >= ndevices()) RETURN(101);
+  tl_device = d;
+  RETURN(0);
+}
+EXPORT hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int dev) {
+  BEGIN(hipDeviceGetAttribute);
+  if (dev < 0 || dev >= ndevices()) RETURN(101);
+  *pi = attr == MC_HIP_hipDeviceAttributeMaxSharedMemoryPerBlock ? 65536 : 1;
+  RETURN(0);
+}
+
+static size_t blob_extent(const unsigned char *p) {
+  if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') {
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, p + 0x28, 8);
+    memcpy(&shentsize, p + 0x3A, 2);
+    memcpy(&shnum, p + 0x3C, 2);
+    return (size_t)(shoff + (uint64_t)shentsize * shnum);
+  }
+  /* the tests' stand-in for a clang offload bundle: 40 header bytes, then text */
+  if (memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) return 40 + strlen((const char *)p + 40);
+  return strlen((const char *)p);
+}
+
+EXPORT hipError_t hipModuleLoadData(hipModule_t *module, const void *image) {
+  BEGIN(hipModuleLoadData);
+  const unsigned char *p = image;
+  if (!p || !module) RETURN(1);
+  if (p[0] == 'B' && p[1] == 'A' && p[2] == 'D') RETURN(200);
+  hipModule_t m = calloc(1, sizeof *m);
+  m->magic = 0x30D;
+  m->device = tl_device;
+  size_t n = blob_extent(p);
+  for (size_t i = 0; i + 7 < n && m->nk < MAXK; ++i) {
+    if (memcmp(p + i, ".entry ", 7) != 0) continue;
+    size_t j = i + 7, k = 0;
+    while (j < n && k < 63 && p[j] && p[j] != ' ' && p[j] != '\n' && p[j] != '(')
+      m->names[m->nk][k++] = (char)p[j++];
+    m->names[m->nk++][k] = 0;
+  }
+  if (!m->nk && p[0] == 0x7f) m->any_name = 1;
+  if (!m->nk && !m->any_name) {
+    free(m);
+    RETURN(200);
+  }
+  remember(m);
+  *module = m;
+  RETURN(0);
+}
+static int valid_module(hipModule_t m) { return known(m) && m->magic == 0x30D && !m->unloaded; }
+EXPORT hipError_t hipModuleUnload(hipModule_t m) {
+  BEGIN(hipModuleUnload);
+  if (!valid_module(m)) RETURN(400);
+  m->unloaded = 1; /* never freed: stale use is detected */
+  RETURN(0);
+}
+EXPORT hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name) {
+  BEGIN(hipModuleGetFunction);
+  if (!valid_module(m)) RETURN(400);
+  int idx = -1;
+  for (int i = 0; i < m->nk; ++i)
+    if (strcmp(m->names[i], name) == 0) idx = i;
+  if (idx < 0 && m->any_name && m->nk < MAXK) {
+    idx = m->nk++;
+    snprintf(m->names[idx], sizeof m->names[idx], "%s", name);
+  }
+  if (idx < 0) RETURN(500);
+  struct ihipModuleSymbol_t *fn = NULL;
+  for (struct ihipModuleSymbol_t *x = g_funcs; x; x = x->next)
+    if (x->mod == m && x->index == idx) fn = x;
+  if (!fn) {
+    fn = calloc(1, sizeof *fn);
+    fn->magic = 0xF0;
+    fn->mod = m;
+    fn->index = idx;
+    fn->next = g_funcs;
+    g_funcs = fn;
+  }
+  *f = fn;
+  RETURN(0);
+}
+EXPORT hipError_t hipModuleGetGlobal(hipDeviceptr_t *dptr, size_t *bytes, hipModule_t m,
+                                     const char *name) {
+  BEGIN(hipModuleGetGlobal);
+  if (!valid_module(m)) RETURN(400);
+  if (!name || name[0] != 'g') RETURN(500); /* globals of the model: names starting with 'g' */
+  *dptr = g_global[(unsigned char)name[1] % MAXK];
+  if (bytes) *bytes = sizeof g_global[0];
+  RETURN(0);
+}
+
+static int valid_stream(hipStream_t s) { return known(s) && s->magic == 0x57 && !s->destroyed; }
+static int launch_common(hipFunction_t f, hipStream_t s, const unsigned v[7]) {
+  if (!f || f->magic != 0xF0 || f->mod->unloaded) return 400;
+  if (f->mod->device != tl_device) return 400; /* a function of another device's module */
+  if (s && !valid_stream(s)) return 400;
+  if (s && s->device != tl_device) return 400;
+  g_last_stream = s;
+  g_last_function = f;
+  if (s && g_busy_launches) s->pending++;
+  memset(g_last_launch, 0, sizeof g_last_launch);
+  for (int i = 0; i < 7; ++i) g_last_launch[i] = v[i];
+  return 0;
+}
+EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz,
+                                        unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                                        hipStream_t s, void **params, void **extra) {
+  BEGIN(hipModuleLaunchKernel);
+  (void)params, (void)extra;
+  unsigned v[7] = {gx, gy, gz, bx, by, bz, smem};
+  RETURN(launch_common(f, s, v));
+}
+EXPORT hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned gx, unsigned gy,
+                                                   unsigned gz, unsigned bx, unsigned by,
+                                                   unsigned bz, unsigned smem, hipStream_t s,
+                                                   void **params) {
+  BEGIN(hipModuleLaunchCooperativeKernel);
+  (void)params;
+  unsigned v[7] = {gx, gy, gz, bx, by, bz, smem};
+  RETURN(launch_common(f, s, v));
+}
+
+static hipStream_t new_stream(unsigned flags) {
+  hipStream_t s = calloc(1, sizeof *s);
+  s->magic = 0x57;
+  s->device = tl_device;
+  s->flags = flags;
+  remember(s);
+  return s;
+}
+EXPORT hipError_t hipStreamCreate(hipStream_t *ps) {
+  BEGIN(hipStreamCreate);
+  *ps = new_stream(0);
+  RETURN(0);
+}
+EXPORT hipError_t hipStreamCreateWithFlags(hipStream_t *ps, unsigned int flags) {
+  BEGIN(hipStreamCreateWithFlags);
+  *ps = new_stream(flags);
+  RETURN(0);
+}
+EXPORT hipError_t hipStreamDestroy(hipStream_t s) {
+  BEGIN(hipStreamDestroy);
+  if (!valid_stream(s)) RETURN(400);
+  s->destroyed = 1;
+  RETURN(0);
+}
+EXPORT hipError_t hipStreamSynchronize(hipStream_t s) {
+  BEGIN(hipStreamSynchronize);
+  if (!s) RETURN(0);
+  if (!valid_stream(s)) RETURN(400);
+  s->pending = 0;
+  RETURN(0);
+}
+EXPORT hipError_t hipStreamQuery(hipStream_t s) {
+  BEGIN(hipStreamQuery);
+  if (s && !valid_stream(s)) RETURN(400);
+  RETURN(s && s->pending ? 600 : 0);
+}
+static int valid_event(hipEvent_t e) { return known(e) && e->magic == 0xE7 && !e->destroyed; }
+EXPORT hipError_t hipStreamWaitEvent(hipStream_t s, hipEvent_t e, unsigned int flags) {
+  BEGIN(hipStreamWaitEvent);
+  (void)flags;
+  if ((s && !valid_stream(s)) || !valid_event(e)) RETURN(400);
+  RETURN(0);
+}
+EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *pe, unsigned flags) {
+  BEGIN(hipEventCreateWithFlags);
+  hipEvent_t e = calloc(1, sizeof *e);
+  e->magic = 0xE7;
+  e->device = tl_device;
+  e->flags = flags;
+  remember(e);
+  *pe = e;
+  RETURN(0);
+}
+EXPORT hipError_t hipEventDestroy(hipEvent_t e) {
+  BEGIN(hipEventDestroy);
+  if (!valid_event(e)) RETURN(400);
+  e->destroyed = 1;
+  RETURN(0);
+}
+EXPORT hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) {
+  BEGIN(hipEventRecord);
+  if (!valid_event(e) || (s && !valid_stream(s))) RETURN(400);
+  RETURN(0);
+}
+EXPORT hipError_t hipEventSynchronize(hipEvent_t e) {
+  BEGIN(hipEventSynchronize);
+  RETURN(valid_event(e) ? 0 : 400);
+}
+EXPORT hipError_t hipEventQuery(hipEvent_t e) {
+  BEGIN(hipEventQuery);
+  RETURN(valid_event(e) ? 0 : 400);
+}
+
+EXPORT hipError_t hipMalloc(void **p, size_t size) {
+  BEGIN(hipMalloc);
+  *p = size ? calloc(1, size) : NULL;
+  RETURN(0);
+}
+EXPORT hipError_t hipMallocManaged(void **p, size_t size, unsigned int flags) {
+  BEGIN(hipMallocManaged);
+  (void)flags;
+  if (getenv("FAKEHIP_NO_MANAGED")) RETURN(801);
+  *p = calloc(1, size);
+  RETURN(0);
+}
+EXPORT hipError_t hipFree(void *p) {
+  BEGIN(hipFree);
+  free(p);
+  RETURN(0);
+}
+EXPORT hipError_t hipMemcpy(void *dst, const void *src, size_t n, hipMemcpyKind kind) {
+  BEGIN(hipMemcpy);
+  if (kind != MC_HIP_hipMemcpyDefault) RETURN(1);
+  memcpy(dst, src, n);
+  RETURN(0);
+}
+EXPORT hipError_t hipMemcpyAsync(void *dst, const void *src, size_t n, hipMemcpyKind kind,
+                                 hipStream_t s) {
+  BEGIN(hipMemcpyAsync);
+  if (kind != MC_HIP_hipMemcpyDefault || (s && !valid_stream(s))) RETURN(1);
+  memcpy(dst, src, n);
+  RETURN(0);
+}
+EXPORT hipError_t hipMemsetD32Async(hipDeviceptr_t dst, int value, size_t count, hipStream_t s) {
+  BEGIN(hipMemsetD32Async);
+  if (s && !valid_stream(s)) RETURN(400);
+  for (size_t i = 0; i < count; ++i) memcpy((char *)dst + 4 * i, &value, 4);
+  RETURN(0);
+}
+EXPORT hipError_t hipMemsetD16Async(hipDeviceptr_t dst, unsigned short value, size_t count,
+                                    hipStream_t s) {
+  BEGIN(hipMemsetD16Async);
+  if (s && !valid_stream(s)) RETURN(400);
+  for (size_t i = 0; i < count; ++i) memcpy((char *)dst + 2 * i, &value, 2);
+  RETURN(0);
+}
+EXPORT hipError_t hipHostRegister(void *p, size_t n, unsigned int flags) {
+  BEGIN(hipHostRegister);
+  (void)n, (void)flags;
+  RETURN(p ? 0 : 1);
+}
+EXPORT hipError_t hipHostUnregister(void *p) {
+  BEGIN(hipHostUnregister);
+  RETURN(p ? 0 : 1);
+}
+/* The "device pointer" of host memory: the host address plus 1 MiB, so tests can tell it apart. */
+EXPORT hipError_t hipHostGetDevicePointer(void **d, void *p, unsigned int flags) {
+  BEGIN(hipHostGetDevicePointer);
+  (void)flags;
+  if (!p) RETURN(1);
+  *d = (char *)p + (1 << 20);
+  RETURN(0);
+}

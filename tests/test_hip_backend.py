@@ -1,0 +1,383 @@
+"""The HIP backend against the recording fake HIP runtime (tests/drivers/fakehip.c): the module
+cache, the pools, memory, errors in the stock ROCm wrapper's words, the stock ROCm behaviour
+(MGPU_CACHED_DISABLE=1), the ROCm-only exports, the backend choice, and MLIR programs lowered for
+ROCm by Debian's MLIR 19 and 22."""
+
+import ctypes
+import json
+import os
+import subprocess
+
+import pytest
+
+import mgpu_cached
+from conftest import CC, DATA, blob_buffer, elf, overwrite, ptx
+
+vp = ctypes.c_void_p
+
+
+def test_module_cache_loads_once_and_resolves_once(hip_rt):
+    rt = hip_rt
+    assert rt.info.backend == "hip"
+    buf = blob_buffer(ptx("k", "j"))
+    mods = [rt.mgpuModuleLoad(buf, 0) for _ in range(5)]
+    assert len(set(mods)) == 1
+    fns = [rt.mgpuModuleGetFunction(mods[0], b"k") for _ in range(5)]
+    assert len(set(fns)) == 1
+    for _ in range(4):
+        rt.launch(fns[0])
+    assert rt.fake.counts("hipModuleLoadData", "hipModuleGetFunction", "hipModuleLaunchKernel") == {
+        "hipModuleLoadData": 1, "hipModuleGetFunction": 1, "hipModuleLaunchKernel": 4}
+    # the function launched is the one HIP resolved in the module, on device 0
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 0
+    s = rt.stats()
+    assert s["module_hits"] == 4 and s["module_misses"] == 1 and s["launches"] == 4
+    for m in mods:
+        rt.mgpuModuleUnload(m)
+    assert rt.fake.count("hipModuleUnload") == 0  # cached: kept loaded
+
+
+def test_launch_hot_path_makes_one_device_query(hip_rt):
+    rt = hip_rt
+    f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0), b"k")
+    rt.launch(f)
+    rt.fake.fake_reset()
+    rt.launch(f, grid=(3, 2, 1), block=(64, 1, 1))
+    assert rt.fake.log() == ["hipGetDevice", "hipModuleLaunchKernel"]
+    assert [rt.fake.fake_last_launch(i) for i in range(6)] == [3, 2, 1, 64, 1, 1]
+
+
+def test_replaced_blob_at_same_address_is_reloaded(hip_rt):
+    rt = hip_rt
+    buf = blob_buffer(ptx("old"), 256)
+    m1 = rt.mgpuModuleLoad(buf, 0)
+    overwrite(buf, ptx("new"))
+    m2 = rt.mgpuModuleLoad(buf, 0)
+    assert m1 != m2
+    assert rt.mgpuModuleGetFunction(m2, b"new")
+    assert rt.fake.count("hipModuleLoadData") == 2
+    assert rt.stats()["module_stale"] == 1
+
+
+def test_offload_bundles_are_never_served_from_the_cache(hip_rt):
+    """A clang offload bundle starts with a text magic but is binary: it must not be taken for
+    NUL-terminated text (a comparison up to its first NUL would accept a different bundle)."""
+    rt = hip_rt
+    bundle = b"__CLANG_OFFLOAD_BUNDLE__" + (1).to_bytes(8, "little") + b"\0" * 8
+    buf = blob_buffer(bundle + b".entry k\0", 256)
+    m1 = rt.mgpuModuleLoad(buf, 0)
+    overwrite(buf, bundle + b".entry j\0")
+    m2 = rt.mgpuModuleLoad(buf, 0)
+    assert m1 and m2 and m1 != m2
+    assert rt.mgpuModuleGetFunction(m2, b"j")
+    assert rt.fake.count("hipModuleLoadData") == 2
+
+
+def test_errors_read_like_the_stock_rocm_wrapper(hip_rt, capfd):
+    rt = hip_rt
+    assert rt.mgpuModuleLoad(blob_buffer(b"BAD blob\0"), 0) is None
+    err = capfd.readouterr().err
+    assert "'hipModuleLoadData' failed with 'hipErrorInvalidImage'" in err
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    assert rt.mgpuModuleGetFunction(m, b"nope") is None
+    assert "'hipModuleGetFunction' failed with 'hipErrorNotFound'" in capfd.readouterr().err
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    rt.fake.fake_fail(b"hipModuleLaunchKernel", 400, 0)
+    rt.launch(f)
+    assert "'hipModuleLaunchKernel' failed with 'hipErrorInvalidHandle'" in capfd.readouterr().err
+    rt.fake.fake_fail(b"hipStreamCreateWithFlags", 2, 0)
+    assert rt.mgpuStreamCreate() is None
+    assert "'hipStreamCreateWithFlags' failed with 'hipErrorOutOfMemory'" in capfd.readouterr().err
+    assert rt.stats()["errors"] == 4
+
+
+def test_jit_is_reported_not_crashing(hip_rt, capfd):
+    assert hip_rt.mgpuModuleLoadJIT(blob_buffer(ptx("k")), 2, 0) is None
+    assert "failed with 'hipErrorNotSupported'" in capfd.readouterr().err
+    assert hip_rt.fake.count("hipModuleLoadData") == 0
+
+
+def test_default_device_selects_module_and_restores_callers_device(make_hip_runtime):
+    rt = make_hip_runtime(devices=2)
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    rt.mgpuSetDefaultDevice(1)
+    assert rt.fake.fake_current_device() == 1  # hipSetDevice, as the stock ROCm wrapper
+    rt.fake.fake_set_current_context(rt.fake.fake_primary_context(0))  # caller switches to 0
+    rt.launch(f)
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 1
+    assert rt.fake.fake_current_device() == 0  # the caller's device is untouched
+    assert rt.fake.count("hipModuleLoadData") == 2  # one module per device
+    s = rt.mgpuStreamCreate()
+    assert rt.fake.fake_stream_device(s) == 1 and rt.fake.fake_current_device() == 0
+
+
+@pytest.mark.parametrize("nonblocking", [False, True])
+def test_stream_pool_and_flags(make_hip_runtime, nonblocking):
+    env = {"MGPU_CACHED_HIP_NONBLOCKING_STREAMS": "1"} if nonblocking else {}
+    rt = make_hip_runtime(env=env)
+    first = rt.mgpuStreamCreate()
+    rt.mgpuStreamDestroy(first)
+    for _ in range(5):
+        s = rt.mgpuStreamCreate()
+        assert s == first
+        rt.mgpuStreamDestroy(s)
+    assert rt.fake.count("hipStreamCreateWithFlags") == 1
+    assert rt.fake.count("hipStreamCreate") == 0 and rt.fake.count("hipStreamDestroy") == 0
+    assert rt.fake.fake_stream_flags(first) == (1 if nonblocking else 0)
+
+
+def test_busy_stream_is_not_handed_out(hip_rt):
+    rt = hip_rt
+    f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0), b"k")
+    rt.fake.fake_set_busy_launches(1)
+    a = rt.mgpuStreamCreate()
+    rt.launch(f, stream=a)
+    rt.mgpuStreamDestroy(a)  # work still pending
+    b = rt.mgpuStreamCreate()
+    assert b != a
+    assert rt.fake.count("hipStreamQuery") >= 1
+    rt.fake.fake_complete(a)
+    rt.mgpuStreamDestroy(b)
+    c, d = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
+    assert {c, d} == {a, b}
+
+
+def test_event_pool(hip_rt):
+    rt = hip_rt
+    s = rt.mgpuStreamCreate()
+    for _ in range(3):
+        e = rt.mgpuEventCreate()
+        rt.mgpuEventRecord(e, s)
+        rt.mgpuStreamWaitEvent(s, e)
+        rt.mgpuEventDestroy(e)
+    assert rt.fake.count("hipEventCreateWithFlags") == 1
+    assert rt.fake.count("hipEventRecord") == 3 and rt.fake.count("hipStreamWaitEvent") == 3
+
+
+def test_memory(make_hip_runtime):
+    rt = make_hip_runtime()
+    s = rt.mgpuStreamCreate()
+    p = rt.mgpuMemAlloc(256, None, True)
+    q = rt.mgpuMemAlloc(256, None, False)
+    assert rt.mgpuMemAlloc(0, None, False) is None
+    rt.mgpuMemset32(p, 0x01020304, 64, s)
+    rt.mgpuMemcpy(q, p, 256, s)
+    assert ctypes.cast(q, ctypes.POINTER(ctypes.c_uint32))[63] == 0x01020304
+    rt.mgpuMemset16(q, 0xABCD, 2, s)
+    assert ctypes.cast(q, ctypes.POINTER(ctypes.c_uint16))[1] == 0xABCD
+    rt.mgpuMemFree(p, None)
+    rt.mgpuMemFree(q, None)
+    assert rt.fake.counts("hipMallocManaged", "hipMalloc", "hipFree", "hipMemcpyAsync") == {
+        "hipMallocManaged": 1, "hipMalloc": 1, "hipFree": 2, "hipMemcpyAsync": 1}
+
+
+def test_host_shared_falls_back_where_managed_memory_is_unsupported(make_hip_runtime, capfd):
+    rt = make_hip_runtime(env={"FAKEHIP_NO_MANAGED": "1"})
+    assert rt.mgpuMemAlloc(64, None, True)
+    assert rt.fake.counts("hipMallocManaged", "hipMalloc") == {"hipMallocManaged": 1,
+                                                                "hipMalloc": 1}
+    assert capfd.readouterr().err == ""
+
+
+class MemRef1D(ctypes.Structure):
+    _fields_ = [("allocated", vp), ("aligned", vp), ("offset", ctypes.c_int64),
+                ("size", ctypes.c_int64), ("stride", ctypes.c_int64)]
+
+
+@pytest.mark.parametrize("name", ["mgpuMemGetDeviceMemRef1dFloat", "mgpuMemGetDeviceMemRef1dInt32"])
+@pytest.mark.parametrize("disable", [False, True])
+def test_device_memref_of_host_memory(make_hip_runtime, name, disable):
+    rt = make_hip_runtime(disable=disable)
+    fn = getattr(rt.lib, name)
+    fn.restype = MemRef1D
+    fn.argtypes = [vp, vp, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
+    host = (ctypes.c_float * 16)()
+    addr = ctypes.addressof(host)
+    r = fn(addr, addr, 3, 16, 1)
+    assert r.allocated == r.aligned == addr + (1 << 20)  # the fake's device address
+    assert (r.offset, r.size, r.stride) == (3, 16, 1)
+    log = rt.fake.log()
+    assert "hipHostGetDevicePointer" in log
+    if disable:  # the stock ROCm wrapper's calls
+        assert log == ["hipSetDevice", "hipHostGetDevicePointer"]
+
+
+def test_module_get_global(hip_rt, capfd):
+    rt = hip_rt
+    fn = rt.lib.mgpuModuleGetGlobal
+    fn.restype, fn.argtypes = None, [ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_size_t), vp,
+                                     ctypes.c_char_p]
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    p, n = vp(), ctypes.c_size_t()
+    fn(ctypes.byref(p), ctypes.byref(n), m, b"gdata")
+    assert p.value and n.value == 64
+    fn(ctypes.byref(p), ctypes.byref(n), m, b"missing")
+    assert "'hipModuleGetGlobal' failed with 'hipErrorNotFound'" in capfd.readouterr().err
+    fn(ctypes.byref(p), ctypes.byref(n), 12345, b"gdata")
+    assert "'mgpuModuleGetGlobal' failed with 'MGPU_CACHED_UNKNOWN_HANDLE'" in capfd.readouterr().err
+
+
+# ---- stock ROCm behaviour --------------------------------------------------------------------
+
+def test_stock_llvm19_launch_sequence(make_hip_runtime):
+    rt = make_hip_runtime(disable=True)
+    buf = blob_buffer(ptx("k"))
+    for _ in range(3):
+        m = rt.mgpuModuleLoad(buf, 0)
+        f = rt.mgpuModuleGetFunction(m, b"k")
+        s = rt.mgpuStreamCreate()
+        rt.launch(f, stream=s, smem=128)
+        rt.mgpuStreamSynchronize(s)
+        rt.mgpuStreamDestroy(s)
+        rt.mgpuModuleUnload(m)
+    per_launch = ["hipModuleLoadData", "hipModuleGetFunction", "hipStreamCreate",
+                  "hipModuleLaunchKernel", "hipStreamSynchronize", "hipStreamDestroy",
+                  "hipModuleUnload"]
+    assert rt.fake.log() == per_launch * 3  # no init, no device calls, no attribute calls
+    assert rt.fake.fake_stream_flags(s) == 0  # blocking, as hipStreamCreate makes them
+    assert rt.stats()["module_loads"] == 0
+
+
+def test_stock_memory_and_events(make_hip_runtime):
+    rt = make_hip_runtime(disable=True)
+    s = rt.mgpuStreamCreate()
+    p = rt.mgpuMemAlloc(256, s, True)  # isHostShared ignored: hipMalloc
+    rt.mgpuMemAlloc(0, s, False)  # no size-0 check
+    rt.mgpuMemset32(p, 7, 64, s)
+    rt.mgpuMemcpy(p, p, 4, s)
+    e = rt.mgpuEventCreate()
+    rt.mgpuEventRecord(e, s)
+    rt.mgpuStreamWaitEvent(s, e)
+    rt.mgpuEventSynchronize(e)
+    rt.mgpuEventDestroy(e)
+    rt.mgpuMemFree(p, s)
+    rt.mgpuSetDefaultDevice(0)
+    assert rt.fake.log() == [
+        "hipStreamCreate", "hipMalloc", "hipMalloc", "hipMemsetD32Async", "hipMemcpyAsync",
+        "hipEventCreateWithFlags", "hipEventRecord", "hipStreamWaitEvent", "hipEventSynchronize",
+        "hipEventDestroy", "hipFree", "hipSetDevice"]
+
+
+def test_stock_errors_print_the_call_text(make_hip_runtime, capfd):
+    rt = make_hip_runtime(disable=True)
+    assert rt.mgpuModuleLoad(blob_buffer(b"BAD\0"), 0) is None
+    assert capfd.readouterr().err == (
+        "'hipModuleLoadData(&module, data)' failed with 'hipErrorInvalidImage'\n")
+    assert rt.mgpuModuleLoadJIT(blob_buffer(ptx("k")), 2, 0) is None
+    assert "not available in HIP" in capfd.readouterr().err
+
+
+# ---- backend choice ------------------------------------------------------------------------------
+
+def _choose(tmp_path, fake_driver_build, fake_hip_build, cuda_devices, cuda_path=None,
+            hip_path=None, backend=None):
+    """Run a fresh process that loads the library and prints its backend and driver path."""
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=cuda_path or str(fake_driver_build),
+               MGPU_CACHED_HIP_RUNTIME=hip_path or str(fake_hip_build),
+               FAKECUDA_DEVICES=str(cuda_devices), MGPU_CACHED_STATS_FILE=str(tmp_path / "s.json"))
+    env.pop("MGPU_CACHED_BACKEND")
+    if backend:
+        env["MGPU_CACHED_BACKEND"] = backend
+    code = ("import mgpu_cached; rt = mgpu_cached.runtime(); "
+            "print(rt.backend); print(rt.driver_error())")
+    out = subprocess.run([os.sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout.splitlines()
+    return out[0], out[1], json.loads((tmp_path / "s.json").read_text())["backend"]
+
+
+def test_automatic_choice(tmp_path, fake_driver_build, fake_hip_build):
+    # CUDA with a device wins; CUDA without one gives way to HIP; no CUDA driver: HIP
+    assert _choose(tmp_path, fake_driver_build, fake_hip_build, 1)[::2] == ("cuda", "cuda")
+    assert _choose(tmp_path, fake_driver_build, fake_hip_build, 0)[::2] == ("hip", "hip")
+    assert _choose(tmp_path, fake_driver_build, fake_hip_build, 1,
+                   cuda_path="/nonexistent/libcuda.so.1")[::2] == ("hip", "hip")
+    backend, err, _ = _choose(tmp_path, fake_driver_build, fake_hip_build, 1,
+                              cuda_path="/nonexistent/libcuda.so.1",
+                              hip_path="/nonexistent/libamdhip64.so")
+    assert backend == "none"
+    assert "cannot load the CUDA driver '/nonexistent/libcuda.so.1'" in err
+    assert "cannot load the HIP runtime '/nonexistent/libamdhip64.so'" in err
+
+
+def test_forced_choice(tmp_path, fake_driver_build, fake_hip_build):
+    assert _choose(tmp_path, fake_driver_build, fake_hip_build, 1, backend="hip")[::2] == (
+        "hip", "hip")
+    assert _choose(tmp_path, fake_driver_build, fake_hip_build, 0, backend="cuda")[::2] == (
+        "cuda", "cuda")
+    backend, err, _ = _choose(tmp_path, fake_driver_build, fake_hip_build, 1, backend="hip",
+                              hip_path="/nonexistent/libamdhip64.so")
+    assert backend == "hip" and "cannot load the HIP runtime" in err
+
+
+def test_no_hip_runtime_is_reported_once(make_hip_runtime, capfd):
+    rt = make_hip_runtime(runtime="/nonexistent/libamdhip64.so")
+    assert rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0) is None
+    assert rt.mgpuStreamCreate() is None
+    assert capfd.readouterr().err.count("cannot load the HIP runtime") == 1
+
+
+# ---- MLIR programs lowered for ROCm (tests/data/mlir/*_rocm_llvm*.o) ---------------------------
+
+COUNTED = ["hipModuleLoadData", "hipModuleUnload", "hipModuleGetFunction", "hipStreamCreate",
+           "hipStreamCreateWithFlags", "hipStreamDestroy", "hipModuleLaunchKernel"]
+
+
+def build_rocm(tmp_path, program, llvm):
+    if CC is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path / f"{program}_rocm_llvm{llvm}"
+    cmd = [CC, "-std=c11", "-o", str(exe), str(DATA / "mlir_harness.c"),
+           str(DATA / "mlir" / f"{program}_rocm_llvm{llvm}.o"), *mgpu_cached.ldflags().split(),
+           "-Wl,--no-undefined", "-ldl"]
+    if program == "saxpy":
+        cmd.insert(2, "-DSAXPY")
+    subprocess.run(cmd, check=True)  # fails on any undefined mgpu* symbol
+    return exe
+
+
+def run_rocm(exe, fake_hip_build, n, disable=False):
+    # the harness reads the fake's counters from the library named by MGPU_CACHED_CUDA_DRIVER
+    env = dict(os.environ, MGPU_CACHED_BACKEND="hip", MGPU_CACHED_HIP_RUNTIME=str(fake_hip_build),
+               MGPU_CACHED_CUDA_DRIVER=str(fake_hip_build), HARNESS_FAKE_COUNTS=",".join(COUNTED),
+               HARNESS_NO_CHECK="1")
+    env.pop("MGPU_CACHED_DISABLE", None)
+    if disable:
+        env["MGPU_CACHED_DISABLE"] = "1"
+    p = subprocess.run([str(exe), str(n)], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stderr == ""
+    assert p.stdout.strip().endswith("ok")
+    return {l.split()[1]: int(l.split()[2]) for l in p.stdout.splitlines() if l.startswith("count")}
+
+
+@pytest.mark.parametrize("llvm", [19, 22])
+@pytest.mark.parametrize("program", ["empty_loop", "saxpy"])
+def test_rocm_program_links_and_runs_cached(tmp_path, fake_hip_build, program, llvm):
+    exe = build_rocm(tmp_path, program, llvm)
+    c = run_rocm(exe, fake_hip_build, 50)
+    held = 1 if program == "saxpy" else 0  # the saxpy harness keeps a stream of its own live
+    assert c == {"hipModuleLoadData": 1, "hipModuleUnload": 0, "hipModuleGetFunction": 1,
+                 "hipStreamCreate": 0, "hipStreamCreateWithFlags": 1 + held,
+                 "hipStreamDestroy": 0, "hipModuleLaunchKernel": 50}
+
+
+@pytest.mark.parametrize("llvm", [19, 22])
+def test_rocm_program_stock_behaviour(tmp_path, fake_hip_build, llvm):
+    exe = build_rocm(tmp_path, "empty_loop", llvm)
+    c = run_rocm(exe, fake_hip_build, 50, disable=True)
+    loads = 50 if llvm == 19 else 1  # per launch in LLVM 19 code, in a constructor in LLVM 22
+    assert c == {"hipModuleLoadData": loads, "hipModuleUnload": 50 if llvm == 19 else 0,
+                 "hipModuleGetFunction": 50, "hipStreamCreate": 50,
+                 "hipStreamCreateWithFlags": 0, "hipStreamDestroy": 50,
+                 "hipModuleLaunchKernel": 50}
+
+
+def test_rocm_code_object_is_a_gfx942_elf():
+    data = (DATA / "rocm" / "saxpy_gfx942.hsaco").read_bytes()
+    assert data[:4] == b"\x7fELF" and int.from_bytes(data[18:20], "little") == 224  # EM_AMDGPU
+    assert b"saxpy_kernel" in data
+    for llvm in (19, 22):  # the same kind of code object is embedded in the program objects
+        obj = (DATA / "mlir" / f"saxpy_rocm_llvm{llvm}.o").read_bytes()
+        inner = obj.find(b"\x7fELF", 4)
+        assert inner > 0 and int.from_bytes(obj[inner + 18:inner + 20], "little") == 224
