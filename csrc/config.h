@@ -6,6 +6,10 @@
  *   MGPU_CACHED_STATS=1          print the statistics to stderr at exit
  *   MGPU_CACHED_STATS_FILE=path  write the statistics as JSON to path at exit
  *   MLIR_CUDA_DEBUG              (stock mode) the stock wrapper's debug prints
+ *   MGPU_CACHED_ALLOCATOR=0      mgpuMemAlloc/mgpuMemFree make the stock driver calls (cuMemAlloc,
+ *                                cuMemAllocManaged, cuMemFree) while the rest stays cached
+ *   MGPU_CACHED_ALLOCATOR_CACHE_BYTES=n  bytes the caching allocator keeps per device for reuse
+ *                                (default 2 GiB; suffixes K, M, G; 0 keeps nothing)
  *
  * The structure is filled on first use and never changes afterwards, so readers need no lock.
  */
@@ -19,6 +23,8 @@ typedef struct mc_config_t {
   const char *stats_file;  /* MGPU_CACHED_STATS_FILE or NULL (points into the environment) */
   const char *driver_path; /* MGPU_CACHED_CUDA_DRIVER or "libcuda.so.1" */
   int stock_debug;         /* MLIR_CUDA_DEBUG set */
+  int allocator;           /* MGPU_CACHED_ALLOCATOR (default 1): the caching allocator is on */
+  unsigned long long allocator_cache_bytes; /* MGPU_CACHED_ALLOCATOR_CACHE_BYTES */
 } mc_config_t;
 
 /* The configuration; the first call reads the environment (thread-safe). */
