@@ -228,12 +228,13 @@ static mc_status driver_free(int device, CUdeviceptr p) {
   return r ? MC_FAIL("cuMemFree", r) : MC_OK;
 }
 
-/* Give detached blocks back to the driver, waiting for their events first. */
+/* Give detached blocks back to the driver, once the work that may use them has finished. */
 static mc_status release_list(mc_block *list) {
   mc_status first = MC_OK;
+  for (mc_block *b = list; b; b = b->lnext)
+    if (b->event) mc_cu.cuEventSynchronize(b->event); /* a failure shows again in cuMemFree */
   for (mc_block *b = list, *next; b; b = next) {
     next = b->lnext;
-    if (b->event) mc_cu.cuEventSynchronize(b->event); /* a failure shows again in cuMemFree */
     mc_status st = driver_free(b->device, b->ptr);
     if (MC_FAILED(st) && !MC_FAILED(first)) first = st;
     MC_STAT_INC(alloc_releases);
