@@ -297,7 +297,7 @@ mc_status mc_alloc_get(uint64_t bytes, CUstream stream, int host_shared, void **
     pthread_mutex_unlock(&g_alloc.lock);
     if (b) {
       MC_STAT_INC(alloc_hits);
-      if (ordered) MC_STAT_INC(alloc_stream_ordered_hits);
+      if (ordered) MC_STAT_INC(alloc_ordered_hits);
       mc_stat_add(MC_STAT_alloc_bytes_in_use, (int64_t)b->bytes);
       *out = (void *)(uintptr_t)b->ptr;
       return MC_OK;

@@ -100,7 +100,7 @@ def test_stream_ordered_reuse_without_host_sync(make_gpu_runtime, gpu):
     for i in range(30):
         np.testing.assert_array_equal(outs[i], i + 20 * hx)
     assert rt.count("cuMemAlloc") == 2
-    assert rt.info.stats()["alloc_stream_ordered_hits"] > 0
+    assert rt.info.stats()["alloc_ordered_hits"] > 0
     ok(cu.cuCtxPushCurrent(gpu))
     ok(cu.cuMemFreeHost(pinned))
     ok(cu.cuCtxPopCurrent())
