@@ -386,6 +386,7 @@ static CUresult a_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned in
   return r;
 }
 static CUresult a_cuMemFree(CUdeviceptr p) { return mc_hip.hipFree(DPTR(p)); }
+static CUresult a_cuCtxSynchronize(void) { return mc_hip.hipDeviceSynchronize(); }
 static CUresult a_cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) {
   return mc_hip.hipMemcpy(DPTR(dst), DPTR(src), n, MC_HIP_hipMemcpyDefault);
 }
@@ -441,6 +442,7 @@ void mc_hip_install_adapters(void) {
   mc_cu.cuMemAlloc = a_cuMemAlloc;
   mc_cu.cuMemAllocManaged = a_cuMemAllocManaged;
   mc_cu.cuMemFree = a_cuMemFree;
+  mc_cu.cuCtxSynchronize = a_cuCtxSynchronize;
   mc_cu.cuMemcpy = a_cuMemcpy;
   mc_cu.cuMemcpyAsync = a_cuMemcpyAsync;
   mc_cu.cuMemsetD32Async = a_cuMemsetD32Async;
@@ -492,6 +494,7 @@ static const char *const k_call_names[][2] = {
     {"cuMemAllocManaged", "hipMallocManaged"},
     {"cuMemAlloc", "hipMalloc"},
     {"cuMemFree", "hipFree"},
+    {"cuCtxSynchronize", "hipDeviceSynchronize"},
     {"cuMemcpyAsync", "hipMemcpyAsync"},
     {"cuMemcpy", "hipMemcpy"},
     {"cuMemsetD32Async", "hipMemsetD32Async"},

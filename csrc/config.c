@@ -16,6 +16,22 @@ static int env_flag(const char *name) {
            strcmp(v, "no") == 0);
 }
 
+/* A byte count with an optional K/M/G suffix (powers of 1024); `dflt` if unset or malformed. */
+static unsigned long long env_bytes(const char *name, unsigned long long dflt) {
+  const char *v = getenv(name);
+  if (!v || !*v) return dflt;
+  char *end = NULL;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (end == v) return dflt;
+  int shift = 0;
+  if (*end == 'k' || *end == 'K') shift = 10;
+  else if (*end == 'm' || *end == 'M') shift = 20;
+  else if (*end == 'g' || *end == 'G') shift = 30;
+  else if (*end) return dflt;
+  if (shift && end[1] && strcmp(end + 1, "B") != 0 && strcmp(end + 1, "iB") != 0) return dflt;
+  return n << shift;
+}
+
 static void read_environment(void) {
   g_config.disabled = env_flag("MGPU_CACHED_DISABLE");
   g_config.verbose = env_flag("MGPU_CACHED_VERBOSE");
@@ -30,6 +46,9 @@ static void read_environment(void) {
   const char *h = getenv("MGPU_CACHED_HIP_RUNTIME");
   g_config.hip_path = (h && *h) ? h : "libamdhip64.so";
   g_config.hip_nonblocking = env_flag("MGPU_CACHED_HIP_NONBLOCKING_STREAMS");
+  const char *a = getenv("MGPU_CACHED_ALLOCATOR");
+  g_config.allocator = !(a && *a && !env_flag("MGPU_CACHED_ALLOCATOR"));
+  g_config.allocator_cache_bytes = env_bytes("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", 2ULL << 30);
   __atomic_store_n(&g_disabled_cached, g_config.disabled, __ATOMIC_RELEASE);
 }
 

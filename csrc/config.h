@@ -10,6 +10,10 @@
  *   MGPU_CACHED_HIP_RUNTIME=path the HIP runtime library to load (default libamdhip64.so)
  *   MGPU_CACHED_HIP_NONBLOCKING_STREAMS=1  pooled HIP streams are non-blocking (default: blocking,
  *                                as the stock ROCm wrapper's; see README "ROCm")
+ *   MGPU_CACHED_ALLOCATOR=0      mgpuMemAlloc/mgpuMemFree make the stock driver calls (cuMemAlloc,
+ *                                cuMemAllocManaged, cuMemFree) while the rest stays cached
+ *   MGPU_CACHED_ALLOCATOR_CACHE_BYTES=n  bytes the caching allocator keeps per device for reuse
+ *                                (default 2 GiB; suffixes K, M, G; 0 keeps nothing)
  *
  * The structure is filled on first use and never changes afterwards, so readers need no lock.
  */
@@ -26,6 +30,8 @@ typedef struct mc_config_t {
   int backend;             /* MGPU_CACHED_BACKEND: mc_backend_id (0 = automatic) */
   const char *hip_path;    /* MGPU_CACHED_HIP_RUNTIME or "libamdhip64.so" */
   int hip_nonblocking;     /* MGPU_CACHED_HIP_NONBLOCKING_STREAMS */
+  int allocator;           /* MGPU_CACHED_ALLOCATOR (default 1): the caching allocator is on */
+  unsigned long long allocator_cache_bytes; /* MGPU_CACHED_ALLOCATOR_CACHE_BYTES */
 } mc_config_t;
 
 /* The configuration; the first call reads the environment (thread-safe). */

@@ -76,6 +76,7 @@ typedef struct CUlaunchConfig_st {
 /* Constants (values from cuda.h; checked by the conformance test). */
 #define MC_CUDA_SUCCESS 0
 #define MC_CUDA_ERROR_INVALID_VALUE 1
+#define MC_CUDA_ERROR_OUT_OF_MEMORY 2
 #define MC_CUDA_ERROR_NOT_INITIALIZED 3
 #define MC_CUDA_ERROR_DEINITIALIZED 4
 #define MC_CUDA_ERROR_NO_DEVICE 100
@@ -115,6 +116,7 @@ typedef struct CUlaunchConfig_st {
   X(cuCtxGetCurrent, cuCtxGetCurrent, CUresult, (CUcontext * pctx), (pctx), 1)                     \
   X(cuCtxPushCurrent, cuCtxPushCurrent_v2, CUresult, (CUcontext ctx), (ctx), 1)                    \
   X(cuCtxPopCurrent, cuCtxPopCurrent_v2, CUresult, (CUcontext * pctx), (pctx), 1)                  \
+  X(cuCtxSynchronize, cuCtxSynchronize, CUresult, (void), (), 1)                                  \
   X(cuModuleLoadData, cuModuleLoadData, CUresult, (CUmodule * module, const void *image), (module, \
     image), 1)                                                                                     \
   X(cuModuleLoadDataEx, cuModuleLoadDataEx, CUresult, (CUmodule * module, const void *image,       \

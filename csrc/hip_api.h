@@ -108,7 +108,8 @@ typedef struct ihipEvent_t *hipEvent_t;
     sizeBytes, flags), 1, MC_HIP_V5)                                                               \
   X(hipHostUnregister, hipError_t, (void *hostPtr), (hostPtr), 1, MC_HIP_V5)                       \
   X(hipHostGetDevicePointer, hipError_t, (void **devPtr, void *hstPtr, unsigned int flags),        \
-    (devPtr, hstPtr, flags), 1, MC_HIP_V5)
+    (devPtr, hstPtr, flags), 1, MC_HIP_V5)                                                         \
+  X(hipDeviceSynchronize, hipError_t, (void), (), 1, MC_HIP_V5)
 
 #define MC_HIP_FIELD(name, ret, params, args, required, since) ret(*name) params;
 typedef struct mc_hip_fns {

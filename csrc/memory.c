@@ -1,6 +1,8 @@
 /* memory.c - memory operations in the cached mode (see memory.h). No state, no lock. */
 #include "memory.h"
 
+#include "allocator.h"
+#include "config.h"
 #include "context.h"
 #include "driver.h"
 #include "memref.h"
@@ -32,6 +34,7 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
   (void)stream; /* allocation is synchronous, as in the stock wrapper */
   *out = NULL;
   if (bytes == 0) return MC_OK;
+  if (mc_config()->allocator) return mc_alloc_get(bytes, stream, host_shared, out);
   CUdeviceptr p = 0;
   if (host_shared)
     IN_DEVICE_CONTEXT("cuMemAllocManaged", mc_cu.cuMemAllocManaged(&p, bytes, MC_CU_MEM_ATTACH_GLOBAL));
@@ -42,7 +45,7 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
 }
 
 mc_status mc_mem_free(void *ptr, CUstream stream) {
-  (void)stream;
+  if (mc_config()->allocator) return mc_alloc_put(ptr, stream);
   IN_DEVICE_CONTEXT("cuMemFree", mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));
   return MC_OK;
 }

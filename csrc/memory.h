@@ -1,6 +1,8 @@
 /* memory.h - memory operations in the cached mode: the stock wrapper's driver calls, made in the
  * calling thread's default device's context (the caller's current context is restored after).
- * Operations on a stream the caller gave need no context; the NULL stream gets the device's. */
+ * Operations on a stream the caller gave need no context; the NULL stream gets the device's.
+ * mgpuMemAlloc / mgpuMemFree go through the caching allocator (allocator.h) unless
+ * MGPU_CACHED_ALLOCATOR=0. */
 #ifndef MGPU_CACHED_MEMORY_H
 #define MGPU_CACHED_MEMORY_H
 

@@ -8,8 +8,10 @@
 #include <stdio.h>
 
 #include "backend.h"
+#include "allocator.h"
 #include "config.h"
 #include "driver.h"
+#include "report.h"
 #include "include/mgpu_cached.h"
 
 #define MC_EXPORT __attribute__((visibility("default")))
@@ -53,6 +55,12 @@ MC_EXPORT int mgpu_cached_stats_read(uint64_t *values, int n) {
   int count = n < MC_STAT_COUNT ? n : MC_STAT_COUNT;
   for (int i = 0; i < count; ++i) values[i] = __atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED);
   return count;
+}
+
+MC_EXPORT uint64_t mgpu_cached_allocator_release(void) {
+  uint64_t n = 0;
+  mc_report("mgpu_cached_allocator_release", mc_alloc_release_all(&n), NULL);
+  return n;
 }
 
 static void write_json(FILE *f) {

@@ -155,8 +155,9 @@ def test_event_pool(hip_rt):
     assert rt.fake.count("hipEventRecord") == 3 and rt.fake.count("hipStreamWaitEvent") == 3
 
 
-def test_memory(make_hip_runtime):
-    rt = make_hip_runtime()
+@pytest.mark.parametrize("allocator", ["1", "0"], ids=["caching-allocator", "allocator-off"])
+def test_memory(make_hip_runtime, allocator):
+    rt = make_hip_runtime(env={"MGPU_CACHED_ALLOCATOR": allocator})
     s = rt.mgpuStreamCreate()
     p = rt.mgpuMemAlloc(256, None, True)
     q = rt.mgpuMemAlloc(256, None, False)
@@ -168,8 +169,20 @@ def test_memory(make_hip_runtime):
     assert ctypes.cast(q, ctypes.POINTER(ctypes.c_uint16))[1] == 0xABCD
     rt.mgpuMemFree(p, None)
     rt.mgpuMemFree(q, None)
-    assert rt.fake.counts("hipMallocManaged", "hipMalloc", "hipFree", "hipMemcpyAsync") == {
-        "hipMallocManaged": 1, "hipMalloc": 1, "hipFree": 2, "hipMemcpyAsync": 1}
+    assert rt.fake.counts("hipMallocManaged", "hipMalloc", "hipMemcpyAsync") == {
+        "hipMallocManaged": 1, "hipMalloc": 1, "hipMemcpyAsync": 1}
+    if allocator == "0":  # the stock calls: a synchronous hipFree per free
+        assert rt.fake.counts("hipFree", "hipDeviceSynchronize") == {
+            "hipFree": 2, "hipDeviceSynchronize": 0}
+        return
+    # Cached: a NULL-stream free waits for the device (hipDeviceSynchronize, as hipFree would)
+    # and keeps the block; the same sizes come back without a runtime call.
+    assert rt.fake.counts("hipFree", "hipDeviceSynchronize") == {
+        "hipFree": 0, "hipDeviceSynchronize": 2}
+    assert rt.mgpuMemAlloc(256, None, True) == p
+    assert rt.mgpuMemAlloc(256, None, False) == q
+    assert rt.fake.counts("hipMallocManaged", "hipMalloc") == {"hipMallocManaged": 1,
+                                                                "hipMalloc": 1}
 
 
 def test_host_shared_falls_back_where_managed_memory_is_unsupported(make_hip_runtime, capfd):

@@ -31,6 +31,10 @@ const char *mgpu_cached_stats_name(int i);
 const char *mgpu_cached_stats_description(int i);
 int mgpu_cached_stats_read(uint64_t *values, int n);
 
+/* Give every block the caching allocator keeps for reuse back to the driver (waiting for the work
+ * that may still use it); returns how many blocks were released. */
+uint64_t mgpu_cached_allocator_release(void);
+
 #ifdef __cplusplus
 }
 #endif

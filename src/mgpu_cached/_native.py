@@ -23,6 +23,7 @@ int mgpu_cached_stats_count(void);
 const char *mgpu_cached_stats_name(int i);
 const char *mgpu_cached_stats_description(int i);
 int mgpu_cached_stats_read(uint64_t *values, int n);
+uint64_t mgpu_cached_allocator_release(void);
 """
 
 
@@ -63,6 +64,10 @@ class Runtime:
         n = self._lib.mgpu_cached_stats_count()
         return {self._str(self._lib.mgpu_cached_stats_name(i)) or "":
                 self._str(self._lib.mgpu_cached_stats_description(i)) or "" for i in range(n)}
+
+    def allocator_release(self) -> int:
+        """Give the caching allocator's kept blocks back to the driver; returns how many."""
+        return int(self._lib.mgpu_cached_allocator_release())
 
     def stats(self) -> Dict[str, int]:
         """Counters of this process: cache hits and misses, loads, live and pooled objects..."""

@@ -197,6 +197,82 @@ EXPORT int fake_function_smem_limit(void *f) {
 EXPORT int fake_stream_flags(void *s) { return s ? (int)((CUstream)s)->flags : -1; }
 EXPORT int fake_stream_device(void *s) { return s ? ((CUstream)s)->ctx->device : -1; }
 
+/* ---- caching allocator support (branch alloc): device memory capacity, cuCtxSynchronize ----
+ * Allocations are tracked with their sizes; fake_set_memory_limit(n) makes cuMemAlloc and
+ * cuMemAllocManaged fail with CUDA_ERROR_OUT_OF_MEMORY (2) when the live bytes would exceed n
+ * (0: no limit). cuMemFree of an address the fake did not hand out fails with INVALID_VALUE. */
+static struct { void *p; size_t n; } *g_mem;
+static size_t g_nmem, g_capmem, g_mem_used, g_mem_limit;
+static long g_mem_frees_pending; /* cuMemFree calls made while some stream had pending work */
+static int any_pending(void);
+/* Allocate n bytes for the driver; 0 on success, 2 (out of memory). Lock held. */
+static int mem_take(CUdeviceptr *p, size_t n) {
+  if (g_mem_limit && g_mem_used + n > g_mem_limit) return 2;
+  if (g_nmem == g_capmem) {
+    size_t c = g_capmem ? g_capmem * 2 : 64;
+    void *a = realloc(g_mem, c * sizeof *g_mem);
+    if (!a) return 2;
+    g_mem = a;
+    g_capmem = c;
+  }
+  void *m = calloc(1, n ? n : 1);
+  if (!m) return 2;
+  g_mem[g_nmem].p = m;
+  g_mem[g_nmem++].n = n;
+  g_mem_used += n;
+  *p = (CUdeviceptr)(uintptr_t)m;
+  return 0;
+}
+/* Free an address mem_take handed out; INVALID_VALUE if unknown (0 is accepted). Lock held. */
+static int mem_give(CUdeviceptr p) {
+  if (!p) return 0;
+  for (size_t i = 0; i < g_nmem; ++i)
+    if (g_mem[i].p == (void *)(uintptr_t)p) {
+      if (any_pending()) g_mem_frees_pending++;
+      free(g_mem[i].p);
+      g_mem_used -= g_mem[i].n;
+      g_mem[i] = g_mem[--g_nmem];
+      return 0;
+    }
+  return INVALID_VALUE;
+}
+EXPORT void fake_set_memory_limit(size_t bytes) {
+  pthread_mutex_lock(&g_lock);
+  g_mem_limit = bytes;
+  pthread_mutex_unlock(&g_lock);
+}
+EXPORT size_t fake_memory_used(void) {
+  pthread_mutex_lock(&g_lock);
+  size_t n = g_mem_used;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+EXPORT long fake_frees_while_pending(void) {
+  pthread_mutex_lock(&g_lock);
+  long n = g_mem_frees_pending;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+/* Whether any stream has pending work (the GPU is busy). Lock held. */
+static int any_pending(void) {
+  for (int i = 0; i < g_nobjs; ++i) {
+    CUstream s = g_objs[i];
+    if (s->magic == 0x57 && !s->destroyed && s->pending) return 1;
+  }
+  return 0;
+}
+/* Finish the work of every stream of the current context. */
+EXPORT CUresult cuCtxSynchronize(void) {
+  BEGIN(cuCtxSynchronize);
+  if (!current()) RETURN(INVALID_CONTEXT);
+  for (int i = 0; i < g_nobjs; ++i) {
+    CUstream s = g_objs[i];
+    if (s->magic == 0x57 && s->ctx == current()) s->pending = 0;
+  }
+  RETURN(0);
+}
+/* ---- end of the caching allocator section ---- */
+
 /* ---- driver entry points ---- */
 EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr) {
   switch (error) {
@@ -568,20 +644,17 @@ EXPORT CUresult cuEventQuery(CUevent e) {
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   BEGIN(cuMemAlloc);
   if (!current()) RETURN(INVALID_CONTEXT);
-  *p = (CUdeviceptr)(uintptr_t)calloc(1, n);
-  RETURN(0);
+  RETURN(mem_take(p, n));
 }
 EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags) {
   BEGIN(cuMemAllocManaged);
   (void)flags;
   if (!current()) RETURN(INVALID_CONTEXT);
-  *p = (CUdeviceptr)(uintptr_t)calloc(1, n);
-  RETURN(0);
+  RETURN(mem_take(p, n));
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
   BEGIN(cuMemFree);
-  free((void *)(uintptr_t)p);
-  RETURN(0);
+  RETURN(mem_give(p));
 }
 EXPORT CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) {
   BEGIN(cuMemcpy);

@@ -1,0 +1,214 @@
+/* alloc_bench.c - mgpuMemAlloc/mgpuMemFree cost, caching allocator vs stock calls, side by side.
+ *
+ * Usage: alloc_bench LIB_CACHED LIB_ALLOC0 LIB_STOCK FATBIN [rounds]
+ *   Three copies of libmgpu_cached.so (each copy is its own instance), configured before first
+ *   use as: default (caching allocator on), MGPU_CACHED_ALLOCATOR=0, MGPU_CACHED_DISABLE=1.
+ *   FATBIN: tests/data/alloc_kernels.fatbin (kernel axpy).
+ * Modes are interleaved round by round; each line reports the median over rounds of the mean
+ * time of one unit (µs), and ratios. Built and run by benchmarks/alloc_bench.py.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct lib {
+  const char *name;
+  int (*enabled)(void);
+  void *(*alloc)(uint64_t, void *, _Bool);
+  void (*free)(void *, void *);
+  void *(*stream_create)(void);
+  void (*stream_sync)(void *);
+  void *(*load)(void *, size_t);
+  void *(*get_function)(void *, const char *);
+  void (*launch)(void *, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t, int32_t,
+                 void *, void **, void **, size_t);
+  void (*memset32)(void *, unsigned, size_t, void *);
+  uint64_t (*release)(void);
+  void *s1, *s2, *axpy;
+} lib;
+
+static void *sym(void *h, const char *n) {
+  void *p = dlsym(h, n);
+  if (!p) {
+    fprintf(stderr, "missing %s\n", n);
+    exit(1);
+  }
+  return p;
+}
+
+static void open_lib(lib *L, const char *path, const char *name, const char *env, const char *val,
+                     void *blob, size_t blob_size) {
+  unsetenv("MGPU_CACHED_ALLOCATOR");
+  unsetenv("MGPU_CACHED_DISABLE");
+  if (env) setenv(env, val, 1);
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    fprintf(stderr, "%s\n", dlerror());
+    exit(1);
+  }
+  L->name = name;
+  L->enabled = sym(h, "mgpu_cached_enabled");
+  L->alloc = sym(h, "mgpuMemAlloc");
+  L->free = sym(h, "mgpuMemFree");
+  L->stream_create = sym(h, "mgpuStreamCreate");
+  L->stream_sync = sym(h, "mgpuStreamSynchronize");
+  L->load = sym(h, "mgpuModuleLoad");
+  L->get_function = sym(h, "mgpuModuleGetFunction");
+  L->launch = sym(h, "mgpuLaunchKernel");
+  L->memset32 = sym(h, "mgpuMemset32");
+  L->release = sym(h, "mgpu_cached_allocator_release");
+  L->enabled(); /* reads the environment now */
+  L->s1 = L->stream_create();
+  L->s2 = L->stream_create();
+  L->axpy = L->get_function(L->load(blob, blob_size), "axpy");
+  unsetenv(env ? env : "MGPU_CACHED_ALLOCATOR");
+}
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static void axpy(lib *L, float a, void *x, void *y, int n, void *s) {
+  void *args[4] = {&a, &x, &y, &n};
+  L->launch(L->axpy, 132, 1, 1, 256, 1, 1, 0, s, args, NULL, 4);
+}
+
+/* Patterns; each returns the time of `iters` units in µs. */
+enum { P_DEV_STREAM, P_SHARED_FREE_STREAM, P_SHARED_NULL, P_SHARED_TOUCH, P_STEP, P_STEP_ONCE };
+static const char *const k_pattern[] = {
+    "device: alloc(s) + free(s)", "host_shared: alloc + free(s)", "host_shared: alloc + free(NULL)",
+    "host_shared: alloc + kernel + sync + free(s)", "step: 3 host_shared allocs, 3 kernels, 2 streams",
+    "step, buffers made once"};
+
+static double run(lib *L, int pattern, uint64_t bytes, int iters) {
+  int n = (int)(bytes / 4);
+  double t0 = now_us();
+  if (pattern == P_STEP_ONCE) {
+    void *x = L->alloc(bytes, NULL, 1), *y = L->alloc(bytes, NULL, 1), *z = L->alloc(bytes, NULL, 1);
+    t0 = now_us();
+    for (int i = 0; i < iters; ++i) {
+      axpy(L, 2.0f, x, y, n, L->s1);
+      axpy(L, 3.0f, x, z, n, L->s2);
+      L->stream_sync(L->s1);
+      L->stream_sync(L->s2);
+      axpy(L, 1.0f, y, z, n, L->s1);
+      L->stream_sync(L->s1);
+      volatile float v = ((float *)z)[0];
+      (void)v;
+    }
+    double t = now_us() - t0;
+    L->free(x, L->s1), L->free(y, L->s1), L->free(z, L->s1);
+    L->stream_sync(L->s1);
+    return t;
+  }
+  for (int i = 0; i < iters; ++i) {
+    switch (pattern) {
+    case P_DEV_STREAM: {
+      void *p = L->alloc(bytes, L->s1, 0);
+      L->free(p, L->s1);
+      break;
+    }
+    case P_SHARED_FREE_STREAM: {
+      void *p = L->alloc(bytes, NULL, 1);
+      L->free(p, L->s1);
+      break;
+    }
+    case P_SHARED_NULL: {
+      void *p = L->alloc(bytes, NULL, 1);
+      L->free(p, NULL);
+      break;
+    }
+    case P_SHARED_TOUCH: {
+      void *p = L->alloc(bytes, NULL, 1);
+      L->memset32(p, 0, (size_t)n, L->s1);
+      axpy(L, 1.0f, p, p, n, L->s1);
+      L->stream_sync(L->s1);
+      L->free(p, L->s1);
+      break;
+    }
+    case P_STEP: {
+      void *x = L->alloc(bytes, NULL, 1), *y = L->alloc(bytes, NULL, 1);
+      void *z = L->alloc(bytes, NULL, 1);
+      axpy(L, 2.0f, x, y, n, L->s1);
+      axpy(L, 3.0f, x, z, n, L->s2);
+      L->stream_sync(L->s1);
+      L->stream_sync(L->s2);
+      axpy(L, 1.0f, y, z, n, L->s1);
+      L->stream_sync(L->s1);
+      volatile float v = ((float *)z)[0];
+      (void)v;
+      L->free(x, L->s1), L->free(y, L->s1), L->free(z, L->s1);
+      break;
+    }
+    }
+  }
+  L->stream_sync(L->s1);
+  return now_us() - t0;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 5) {
+    fprintf(stderr, "usage: %s LIB_CACHED LIB_ALLOC0 LIB_STOCK FATBIN [rounds]\n", argv[0]);
+    return 2;
+  }
+  int rounds = argc > 5 ? atoi(argv[5]) : 7;
+  FILE *f = fopen(argv[4], "rb");
+  if (!f) return perror(argv[4]), 1;
+  static char blob[1 << 20];
+  size_t blob_size = fread(blob, 1, sizeof blob, f);
+  fclose(f);
+  lib L[3];
+  open_lib(&L[0], argv[1], "cached", NULL, NULL, blob, blob_size);
+  open_lib(&L[1], argv[2], "ALLOCATOR=0", "MGPU_CACHED_ALLOCATOR", "0", blob, blob_size);
+  open_lib(&L[2], argv[3], "stock", "MGPU_CACHED_DISABLE", "1", blob, blob_size);
+  if (!L[0].enabled() || !L[1].enabled() || L[2].enabled()) {
+    fprintf(stderr, "configuration not as expected\n");
+    return 1;
+  }
+  static const uint64_t sizes[] = {256, 4096, 65536, 1 << 20, 16 << 20, 64 << 20};
+  printf("us per unit (median of %d rounds, modes interleaved); ratio = mode / cached\n", rounds);
+  printf("%-48s %10s %10s %12s %10s %10s %10s\n", "pattern", "bytes", "cached", "ALLOCATOR=0",
+         "stock", "A=0/cached", "stock/cached");
+  for (int pat = P_DEV_STREAM; pat <= P_STEP; ++pat) {
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
+      uint64_t bytes = sizes[si];
+      if (pat == P_STEP && bytes != (1 << 20)) continue;
+      if (pat == P_SHARED_TOUCH && (bytes < 65536 || bytes > (16 << 20))) continue;
+      int iters = bytes >= (16 << 20) ? 50 : pat >= P_SHARED_TOUCH ? 100 : 400;
+      double t[4][64];
+      int modes = pat == P_STEP ? 4 : 3;
+      for (int m = 0; m < modes; ++m) run(&L[m < 3 ? m : 0], m == 3 ? P_STEP_ONCE : pat, bytes, 5);
+      for (int r = 0; r < rounds && r < 64; ++r)
+        for (int m = 0; m < modes; ++m)
+          t[m][r] = run(&L[m < 3 ? m : 0], m == 3 ? P_STEP_ONCE : pat, bytes, iters) / iters;
+      double med[4];
+      for (int m = 0; m < modes; ++m) med[m] = median(t[m], rounds < 64 ? rounds : 64);
+      printf("%-48s %10llu %10.2f %12.2f %10.2f %10.2f %10.2f\n", k_pattern[pat],
+             (unsigned long long)bytes, med[0], med[1], med[2], med[1] / med[0], med[2] / med[0]);
+      if (pat == P_STEP)
+        printf("%-48s %10llu %10.2f   (cached / made once = %.3f; stock / made once = %.3f)\n",
+               k_pattern[P_STEP_ONCE], (unsigned long long)bytes, med[3], med[0] / med[3],
+               med[2] / med[3]);
+      fflush(stdout);
+    }
+  }
+  uint64_t n = L[0].release();
+  printf("cached blocks released at the end: %llu\n", (unsigned long long)n);
+  return 0;
+}
