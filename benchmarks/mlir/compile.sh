@@ -29,7 +29,7 @@ OPT=$(tool mlir-opt); TRANSLATE=$(tool mlir-translate); LLC=$(tool llc)
 export CUDA_ROOT="$CUDA" PATH="$CUDA/bin:$PATH"
 
 PIPE="cubin-chip=$CHIP cubin-features=$FEAT cubin-format=fatbin"
-for name in empty_loop saxpy; do
+for name in ${PROGRAMS:-empty_loop saxpy stencil async_step}; do
   o="$OUT/${name}_llvm$V.o"
   # intermediates kept for inspection: *_llvmN.llvm.mlir (LLVM dialect), *_llvmN.ll (LLVM IR)
   "$OPT" "$HERE/$name.mlir" --gpu-lower-to-nvvm-pipeline="$PIPE" -o "$OUT/${name}_llvm$V.llvm.mlir"
