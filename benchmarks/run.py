@@ -93,6 +93,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     ap.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"),
                     help="CUDA toolkit folder (for include/cuda.h)")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per process")
+    ap.add_argument("--callcost", action="store_true",
+                    help="also time each mgpu* call, cached and stock (DIR/callcost.txt)")
     args = ap.parse_args(argv)
     args.programs = _list(args.programs, PROGRAMS, "--programs")
     args.llvm = [int(v) for v in _list(args.llvm, ("19", "22"), "--llvm")]
@@ -161,9 +163,17 @@ def build(build: Path, programs: Sequence[str], llvms: Sequence[int], cuda: str
     lib = str(mgpu_cached.libdir())
     stock = str(mgpu_cached.stock_libdir())
     floor = build / "floor"
+    cuda_link = [f"-L{cuda}/lib64/stubs", f"-L{cuda}/targets/x86_64-linux/lib/stubs", "-lcuda"]
     _sh(["gcc", *cflags, f"-I{cuda}/include", "-o", str(floor), str(HARNESS / "floor.c"),
-         "-lcuda", "-lm"])
+         *cuda_link, "-lm"])
     out["floor"] = floor
+    callcost = build / "callcost"
+    _sh(["gcc", *cflags, f"-I{cuda}/include", "-o", str(callcost), str(HARNESS / "callcost.c"),
+         f"-L{lib}", "-lmgpu_cached", f"-Wl,-rpath,{lib}", *cuda_link, "-lm"])
+    out["callcost"] = callcost
+    blob = build / "empty_loop.fatbin"
+    blob.write_bytes(extract_blob((OBJECTS / "empty_loop_llvm22.o").read_bytes()))
+    out["blob:callcost"] = blob
     for prog in programs:
         stem, macro, _, _ = PROGRAMS[prog]
         for v in llvms:
@@ -202,8 +212,9 @@ def runtime_env(runtime: str, configs: Dict[str, Config], stats_file: Optional[P
     runtime's)."""
     import mgpu_cached
 
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("MGPU_CACHED_") and k != "LD_PRELOAD"}
+    env = {k: v for k, v in os.environ.items()  # the driver choice passes, no other switch
+           if (not k.startswith("MGPU_CACHED_") or k == "MGPU_CACHED_CUDA_DRIVER")
+           and k != "LD_PRELOAD"}
     if runtime in ("stock", "stock-named"):
         env["MGPU_CACHED_DISABLE"] = "1"
     elif runtime == "preload":
@@ -243,11 +254,16 @@ def run_all(args: argparse.Namespace, exes: Dict[str, Path], build_dir: Path
                     cmd = command_for(runtime, prog, v, exes, n, args.reps, warm)
                     print(f"[{done}/{total}] round {rnd + 1} {prog} LLVM {v} {runtime}",
                           file=sys.stderr, flush=True)
-                    proc = subprocess.run(cmd, env=runtime_env(runtime, configs, stats),
-                                          capture_output=True, text=True, timeout=args.timeout)
+                    cell = cells.setdefault((prog, v, runtime), Cell())
+                    try:
+                        proc = subprocess.run(cmd, env=runtime_env(runtime, configs, stats),
+                                              capture_output=True, text=True,
+                                              timeout=args.timeout)
+                    except subprocess.TimeoutExpired:
+                        cell.checks.append(f"FAIL timed out after {args.timeout} s")
+                        continue
                     if proc.stderr.strip():
                         print(proc.stderr.rstrip(), file=sys.stderr)
-                    cell = cells.setdefault((prog, v, runtime), Cell())
                     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("{")),
                                 None)
                     if line is None:
@@ -282,7 +298,7 @@ def consistency(cells: Dict[Tuple[str, int, str], Cell]) -> List[str]:
         if len(distinct) > 1:
             detail = "; ".join(f"{rt}={sorted(set(hs))}" for rt, hs in by_rt.items())
             problems.append(f"{prog} LLVM {v}: results differ across runtimes: {detail}")
-    return problems
+    return list(dict.fromkeys(problems))  # once each, in order
 
 
 def _fmt(x: float) -> str:
@@ -371,6 +387,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     build_dir = args.out / "build"
     exes = build(build_dir, args.programs, args.llvm, args.cuda)
     cells = run_all(args, exes, build_dir)
+    if args.callcost:
+        text = []
+        for runtime in ("cached", "stock", "cached"):
+            cmd = [str(exes["callcost"]), str(exes["blob:callcost"]), "4000"]
+            proc = subprocess.run(cmd, env=runtime_env(runtime, {}, None), capture_output=True,
+                                  text=True, timeout=args.timeout)
+            text.append(proc.stdout + proc.stderr)
+        (args.out / "callcost.txt").write_text("\n".join(text))
+        print("\n".join(text))
     extra = [c.name for c in args.config]
     problems = consistency(cells)
     md = ["# MLIR programs under each runtime, µs per iteration (medians)", "",
@@ -386,7 +411,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
                  if k != "config"},
         "configs": {c.name: dict(c.env) for c in args.config},
-        "cells": [{"program": p, "llvm": v, "runtime": rt, "median_us": c.median,
+        "cells": [{"program": p, "llvm": v, "runtime": rt,
+                   "median_us": c.median if c.samples else None,
                    "samples_us": c.samples, "hashes": c.hashes, "checks": c.checks, **c.extra}
                   for (p, v, rt), c in cells.items()],
         "problems": problems}, indent=1))
