@@ -163,7 +163,11 @@ def build(build: Path, programs: Sequence[str], llvms: Sequence[int], cuda: str
     lib = str(mgpu_cached.libdir())
     stock = str(mgpu_cached.stock_libdir())
     floor = build / "floor"
-    cuda_link = [f"-L{cuda}/lib64/stubs", f"-L{cuda}/targets/x86_64-linux/lib/stubs", "-lcuda"]
+    stubs = [d for d in (f"{cuda}/lib64/stubs", f"{cuda}/targets/x86_64-linux/lib/stubs")
+             if Path(d, "libcuda.so").exists()]
+    # the toolkit's stub (its SONAME is libcuda.so.1: the driver's library at run time), or the
+    # driver's library itself
+    cuda_link = [f"-L{stubs[0]}", "-lcuda"] if stubs else ["-l:libcuda.so.1"]
     _sh(["gcc", *cflags, f"-I{cuda}/include", "-o", str(floor), str(HARNESS / "floor.c"),
          *cuda_link, "-lm"])
     out["floor"] = floor
