@@ -34,7 +34,9 @@
   X(event_destroys, "mgpuEventDestroy calls")                                                 \
   X(live_events, "events handed out and not yet destroyed (gauge)")                          \
   X(pooled_events, "events idle or draining in the pool (gauge)")                            \
-  X(errors, "errors reported")
+  X(errors, "errors reported")                                                              \
+  /* bench: */                                                                               \
+  X(stream_query_skips, "streams given back without cuStreamQuery (synchronized just before)")
 
 typedef enum {
 #define MC_STATS_ENUM(name, desc) MC_STAT_##name,
