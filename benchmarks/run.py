@@ -371,9 +371,9 @@ def plot(cells: Dict[Tuple[str, int, str], Cell], path: Path, programs: Sequence
         import matplotlib.pyplot as plt
     except ImportError:
         return "matplotlib is not installed: no plot (pip install matplotlib)"
-    panels = [(p, v) for p in programs for v in llvms]
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.2 * len(panels), 3.6), squeeze=False)
-    for ax, (p, v) in zip(axes[0], panels):
+    fig, axes = plt.subplots(len(llvms), len(programs), squeeze=False,
+                             figsize=(3.4 * len(programs), 3.4 * len(llvms)))
+    for ax, (p, v) in zip(axes.T.flat, [(p, v) for p in programs for v in llvms]):
         names = [rt for rt in runtimes if (p, v, rt) in cells and cells[(p, v, rt)].samples]
         ax.boxplot([cells[(p, v, rt)].samples for rt in names], showfliers=False)
         ax.set_xticks(range(1, len(names) + 1), names, rotation=60, fontsize=7)
