@@ -105,6 +105,7 @@ MC_EXPORT void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
   mc_status st = mc_driver_load();
   if (!MC_FAILED(st)) {
     CUresult r = mc_cu.cuStreamWaitEvent(stream, event, /*flags=*/0);
+    mc_pool_note_launch(stream); /* a wait can block the stream: no longer known idle */
     if (r) st = MC_FAIL("cuStreamWaitEvent(stream, event, /*flags=*/0)", r);
   }
   FAILED_REPORT("mgpuStreamWaitEvent", st);

@@ -49,6 +49,7 @@ static void read_environment(void) {
   const char *a = getenv("MGPU_CACHED_ALLOCATOR");
   g_config.allocator = !(a && *a && !env_flag("MGPU_CACHED_ALLOCATOR"));
   g_config.allocator_cache_bytes = env_bytes("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", 2ULL << 30);
+  g_config.stream_query = env_flag("MGPU_CACHED_STREAM_QUERY");
   __atomic_store_n(&g_disabled_cached, g_config.disabled, __ATOMIC_RELEASE);
 }
 

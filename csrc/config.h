@@ -14,6 +14,8 @@
  *                                cuMemAllocManaged, cuMemFree) while the rest stays cached
  *   MGPU_CACHED_ALLOCATOR_CACHE_BYTES=n  bytes the caching allocator keeps per device for reuse
  *                                (default 2 GiB; suffixes K, M, G; 0 keeps nothing)
+ *   MGPU_CACHED_STREAM_QUERY=1   a destroyed stream is always queried (cuStreamQuery) before reuse,
+ *                                also right after mgpuStreamSynchronize (see "known idle", pool.c)
  *
  * The structure is filled on first use and never changes afterwards, so readers need no lock.
  */
@@ -32,6 +34,7 @@ typedef struct mc_config_t {
   int hip_nonblocking;     /* MGPU_CACHED_HIP_NONBLOCKING_STREAMS */
   int allocator;           /* MGPU_CACHED_ALLOCATOR (default 1): the caching allocator is on */
   unsigned long long allocator_cache_bytes; /* MGPU_CACHED_ALLOCATOR_CACHE_BYTES */
+  int stream_query;        /* MGPU_CACHED_STREAM_QUERY: always cuStreamQuery before reusing */
 } mc_config_t;
 
 /* The configuration; the first call reads the environment (thread-safe). */

@@ -3,6 +3,7 @@
 
 #include "context.h"
 #include "driver.h"
+#include "pool.h"
 #include "stats.h"
 
 mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, void **params,
@@ -62,6 +63,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     r = mc_cu.cuLaunchKernelEx(&cfg, cf, params, extra);
   }
   mc_ctx_leave(&scope);
+  mc_pool_note_launch(stream); /* after the enqueue: see "known idle" in pool.c */
   if (MC_FAILED(st)) return st;
   if (r != 0) return MC_FAIL(call, r);
   MC_STAT_INC(launches);

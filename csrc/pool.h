@@ -24,6 +24,10 @@ mc_status mc_stream_destroy(CUstream stream);
 mc_status mc_event_create(CUevent *out);
 mc_status mc_event_destroy(CUevent event);
 
+/* A kernel was just enqueued on `stream` (called by launch.c after each launch): the stream is
+ * no longer known to be idle (see "known idle" in pool.c). */
+void mc_pool_note_launch(CUstream stream);
+
 /* Synchronise a stream (the NULL stream in the default device's context). */
 mc_status mc_stream_synchronize(CUstream stream);
 

@@ -38,10 +38,12 @@
   X(alloc_bytes_in_use, "bytes mgpuMemAlloc handed out, not yet freed (gauge)")              \
   X(alloc_bytes_cached, "bytes the allocator keeps for reuse (gauge)")                       \
   X(alloc_hits, "allocations served from the allocator's cache")                             \
-  X(alloc_ordered_hits, "hits reused stream-ordered on the freeing stream")           \
+  X(alloc_ordered_hits, "hits reused stream-ordered on the freeing stream")                  \
   X(alloc_misses, "allocations that called the driver")                                      \
   X(alloc_releases, "cached blocks given back to the driver (cap, out of memory, release)")  \
-  X(alloc_oom_retries, "allocations retried after out of memory released the cache")
+  X(alloc_oom_retries, "allocations retried after out of memory released the cache")        \
+  /* stream reuse without a query: */                                                         \
+  X(stream_query_skips, "streams given back without cuStreamQuery (synchronized just before)")
 
 typedef enum {
 #define MC_STATS_ENUM(name, desc) MC_STAT_##name,

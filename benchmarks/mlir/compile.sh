@@ -9,7 +9,7 @@
 #                              falls back to PATH if not found there
 #   CUDA_PATH_DIR              CUDA toolkit with bin/ptxas and bin/fatbinary (default /usr/local/cuda)
 #   GPU_CHIP / GPU_FEATURES    default sm_90 / +ptx80
-# Outputs: BUILD_DIR/<name>_llvmN.o for each <name>.mlir listed below (plus .llvm.mlir/.ll intermediates).
+# Outputs: BUILD_DIR/<name>_llvmN.o for each <name>.mlir in $PROGRAMS (default: all four) (plus .llvm.mlir/.ll intermediates).
 set -eu
 V=${1:?usage: compile.sh 19|22 [build_dir]}
 case "$V" in 19|22) ;; *) echo "compile.sh: version must be 19 or 22" >&2; exit 2;; esac
@@ -29,7 +29,7 @@ OPT=$(tool mlir-opt); TRANSLATE=$(tool mlir-translate); LLC=$(tool llc)
 export CUDA_ROOT="$CUDA" PATH="$CUDA/bin:$PATH"
 
 PIPE="cubin-chip=$CHIP cubin-features=$FEAT cubin-format=fatbin"
-for name in empty_loop saxpy; do
+for name in ${PROGRAMS:-empty_loop saxpy stencil async_step}; do
   o="$OUT/${name}_llvm$V.o"
   # intermediates kept for inspection: *_llvmN.llvm.mlir (LLVM dialect), *_llvmN.ll (LLVM IR)
   "$OPT" "$HERE/$name.mlir" --gpu-lower-to-nvvm-pipeline="$PIPE" -o "$OUT/${name}_llvm$V.llvm.mlir"

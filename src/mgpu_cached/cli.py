@@ -9,6 +9,9 @@
     mgpu-cached stats [--json] [-- COMMAND ...]
                                  statistics of COMMAND run with the library preloaded
                                  (or of this process when no command is given)
+    mgpu-cached bench [--iterations N] [--rounds R] [--plot FILE.png]
+                                 time MLIR's per-launch call sequences, cached vs stock
+                                 (needs a GPU; exit status 2 without one)
 """
 
 from __future__ import annotations
@@ -84,6 +87,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     p_stats.add_argument("--json", action="store_true", help="print JSON")
     p_stats.add_argument("cmd", nargs=argparse.REMAINDER,
                          help="-- COMMAND ARGS: run it with the library preloaded and report")
+    p_bench = sub.add_parser("bench", help="per-launch cost, cached vs stock behaviour (GPU)")
+    p_bench.add_argument("--iterations", type=int, default=3000, help="per worker (default 3000)")
+    p_bench.add_argument("--rounds", type=int, default=3, help="workers per row (default 3)")
+    p_bench.add_argument("--plot", metavar="FILE.png", help="draw the distributions (matplotlib)")
     args = parser.parse_args(argv)
 
     if args.libdir:
@@ -104,6 +111,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not args.json:
             print(f"backend  {backend}")
         _print_stats(values, args.json, runtime().descriptions())
+    elif args.command == "bench":
+        from .bench import run as run_bench
+        if args.iterations < 1 or args.rounds < 1:
+            parser.error("bench: --iterations and --rounds must be at least 1")
+        return run_bench(iterations=args.iterations, rounds=args.rounds, plot=args.plot)
     else:
         print(_summary())
     return 0

@@ -1,0 +1,129 @@
+/* callcost.c - host time of each mgpu* call of a synchronous MLIR launch, next to the driver
+ * calls it stands for: where the runtime's per-launch time goes. Links libmgpu_cached (or the
+ * stock-named copy); MGPU_CACHED_DISABLE=1 gives the stock behaviour.
+ *
+ *   callcost FATBIN [N]      FATBIN: blob with a kernel `empty` (run.py extracts one)
+ *
+ * Prints "name  ns-per-call" lines: medians of 7 batches of N calls.
+ * Build: cc -O2 -I$CUDA/include callcost.c -lmgpu_cached -lcuda
+ */
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "programs.h"
+
+void *mgpuModuleLoad(void *data, size_t size);
+void mgpuModuleUnload(void *m);
+void *mgpuModuleGetFunction(void *m, const char *name);
+void *mgpuStreamCreate(void);
+void mgpuStreamSynchronize(void *s);
+void mgpuStreamDestroy(void *s);
+void mgpuLaunchKernel(void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx, intptr_t by,
+                      intptr_t bz, int32_t smem, void *stream, void **params, void **extra,
+                      size_t n);
+
+static void *blob;
+static size_t blob_size;
+static void *mod, *fn, *kept;
+static CUfunction cfn;
+static CUstream cs;
+
+enum { OP_LOAD_UNLOAD, OP_GETFN, OP_STREAM, OP_LAUNCH, OP_SYNC_IDLE, OP_SEQ22, OP_SEQ19,
+       OP_CU_LAUNCH, OP_CU_SYNC_IDLE, OP_CU_LAUNCH_SYNC, OP_CU_CTXGET, OP_COUNT };
+static const char *names[OP_COUNT] = {
+    "mgpuModuleLoad+mgpuModuleUnload", "mgpuModuleGetFunction", "mgpuStreamCreate+Destroy",
+    "mgpuLaunchKernel (enqueue only)", "mgpuStreamSynchronize (idle)",
+    "LLVM22 sequence (get, create, launch, sync, destroy)", "LLVM19 sequence (+load, unload)",
+    "cuLaunchKernel (enqueue only)", "cuStreamSynchronize (idle)",
+    "cuLaunchKernel+cuStreamSynchronize (floor)", "cuCtxGetCurrent"};
+
+static void seq22(void *m) {
+  void *f = mgpuModuleGetFunction(m, "empty");
+  void *s = mgpuStreamCreate();
+  mgpuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL, 0);
+  mgpuStreamSynchronize(s);
+  mgpuStreamDestroy(s);
+}
+
+static void op(int which, long n) {
+  for (long i = 0; i < n; ++i) switch (which) {
+    case OP_LOAD_UNLOAD: mgpuModuleUnload(mgpuModuleLoad(blob, blob_size)); break;
+    case OP_GETFN: fn = mgpuModuleGetFunction(mod, "empty"); break;
+    case OP_STREAM: mgpuStreamDestroy(mgpuStreamCreate()); break;
+    case OP_LAUNCH:
+      mgpuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, kept, NULL, NULL, 0);
+      if ((i & 255) == 255) mgpuStreamSynchronize(kept); /* keep the queue short */
+      break;
+    case OP_SYNC_IDLE: mgpuStreamSynchronize(kept); break;
+    case OP_SEQ22: seq22(mod); break;
+    case OP_SEQ19: {
+      void *m = mgpuModuleLoad(blob, blob_size);
+      seq22(m);
+      mgpuModuleUnload(m);
+      break;
+    }
+    case OP_CU_LAUNCH:
+      cuLaunchKernel(cfn, 1, 1, 1, 1, 1, 1, 0, cs, NULL, NULL);
+      if ((i & 255) == 255) cuStreamSynchronize(cs);
+      break;
+    case OP_CU_SYNC_IDLE: cuStreamSynchronize(cs); break;
+    case OP_CU_LAUNCH_SYNC:
+      cuLaunchKernel(cfn, 1, 1, 1, 1, 1, 1, 0, cs, NULL, NULL);
+      cuStreamSynchronize(cs);
+      break;
+    case OP_CU_CTXGET: {
+      CUcontext c;
+      cuCtxGetCurrent(&c);
+      break;
+    }
+  }
+  mgpuStreamSynchronize(kept);
+  cuStreamSynchronize(cs);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s FATBIN [N]\n", argv[0]);
+    return 2;
+  }
+  long n = argc > 2 ? atol(argv[2]) : 2000;
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) return perror(argv[1]), 2;
+  fseek(f, 0, SEEK_END);
+  blob_size = (size_t)ftell(f);
+  fseek(f, 0, SEEK_SET);
+  blob = malloc(blob_size);
+  if (fread(blob, 1, blob_size, f) != blob_size) return 2;
+  fclose(f);
+  mod = mgpuModuleLoad(blob, blob_size);
+  fn = mgpuModuleGetFunction(mod, "empty");
+  kept = mgpuStreamCreate();
+  if (!mod || !fn || !kept) return fprintf(stderr, "callcost: mgpu setup failed\n"), 2;
+  /* the driver-level side, in the primary context (current after the library's calls?) */
+  CUdevice dev;
+  CUcontext ctx;
+  CUmodule cm;
+  cuInit(0);
+  cuDeviceGet(&dev, 0);
+  cuDevicePrimaryCtxRetain(&ctx, dev);
+  cuCtxSetCurrent(ctx);
+  if (cuModuleLoadData(&cm, blob) || cuModuleGetFunction(&cfn, cm, "empty") ||
+      cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING))
+    return fprintf(stderr, "callcost: driver setup failed\n"), 2;
+  printf("# %s, N=%ld, ns per call (median of 7 batches)\n",
+         getenv("MGPU_CACHED_DISABLE") ? "stock behaviour" : "cached", n);
+  for (int w = 0; w < OP_COUNT; ++w) {
+    double t[7];
+    op(w, n / 4); /* warm-up */
+    for (int b = 0; b < 7; ++b) {
+      double t0 = now_us();
+      op(w, n);
+      t[b] = (now_us() - t0) * 1e3 / (double)n;
+    }
+    qsort(t, 7, sizeof(double), cmp_double);
+    printf("%-52s %9.1f\n", names[w], t[3]);
+  }
+  return 0;
+}

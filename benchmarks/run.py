@@ -1,0 +1,435 @@
+"""The benchmark suite: MLIR-compiled programs under every runtime, side by side in one run.
+
+    python3 benchmarks/run.py --out DIR [--rounds 3] [--reps 5] [--config NAME:VAR=VAL[,VAR=VAL]]...
+
+Needs an NVIDIA GPU, gcc and the CUDA toolkit's cuda.h (for the floor; ``--cuda`` or $CUDA_HOME,
+default /usr/local/cuda), and the installed ``mgpu_cached`` package. It links the committed objects
+``tests/data/mlir/<program>_llvm{19,22}.o`` (compiled by ``benchmarks/mlir/compile.sh``) with the
+harness ``benchmarks/harness/harness.c``, builds the driver-level floor
+``benchmarks/harness/floor.c`` on the kernels extracted from those same objects, and runs each
+program under each runtime, interleaved: every round runs every (program, LLVM, runtime) once, in
+an order rotated from round to round, so drift hits all runtimes alike. Runtimes:
+
+    floor        the same kernels straight through the CUDA driver, module and streams made once
+    cached       linked against libmgpu_cached.so
+    stock        the same binary with MGPU_CACHED_DISABLE=1 (the stock wrapper's behaviour)
+    stock-named  linked against lib/stock-name/libmlir_cuda_runtime.so, MGPU_CACHED_DISABLE=1
+    preload      that binary with LD_PRELOAD=libmgpu_cached.so (and no MGPU_CACHED_DISABLE)
+    NAME         from --config NAME:VAR=VAL,...: the cached binary with those variables added
+
+Each run prints one JSON line (µs per iteration of each timed repetition, a hash of the final
+results, a CPU-reference check). Results must be identical across runtimes: the suite exits 1
+if a check fails or a hash differs. Writes DIR/results.md, DIR/results.json, DIR/command.txt and,
+with matplotlib, DIR/suite.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import statistics
+import struct
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+ROOT = Path(__file__).resolve().parent.parent
+HARNESS = ROOT / "benchmarks" / "harness"
+OBJECTS = ROOT / "tests" / "data" / "mlir"
+
+# program -> (object stem, harness macro, floor program, default n)
+PROGRAMS: Dict[str, Tuple[str, str, str, int]] = {
+    "empty": ("empty_loop", "PROG_EMPTY", "empty", 20000),
+    "stencil": ("stencil", "PROG_STENCIL", "stencil", 20000),
+    "async": ("async_step", "PROG_ASYNC", "async_alloc", 2000),
+    "async_prealloc": ("async_step", "PROG_ASYNC_PREALLOC", "async_prealloc", 2000),
+}
+BUILTIN_RUNTIMES = ("floor", "cached", "stock", "stock-named", "preload")
+BLOB_SYMBOLS = (b"kernels_binary", b"kernels_bin_cst")  # LLVM 22 / LLVM 19 names of the blob
+
+
+@dataclass(frozen=True)
+class Config:
+    """An extra runtime: the cached binary with environment variables added."""
+    name: str
+    env: Tuple[Tuple[str, str], ...]
+
+
+def parse_config(text: str) -> Config:
+    """``NAME:VAR=VAL[,VAR=VAL...]`` -> Config. Raises ValueError on a malformed spec."""
+    name, sep, rest = text.partition(":")
+    name = name.strip()
+    if not sep or not name or not rest.strip():
+        raise ValueError(f"--config {text!r}: expected NAME:VAR=VAL[,VAR=VAL]")
+    if name in BUILTIN_RUNTIMES:
+        raise ValueError(f"--config {text!r}: {name!r} is a built-in runtime name")
+    pairs = []
+    for item in rest.split(","):
+        var, eq, val = item.partition("=")
+        if not eq or not var.strip() or not var.strip().replace("_", "").isalnum():
+            raise ValueError(f"--config {text!r}: {item!r} is not VAR=VAL")
+        pairs.append((var.strip(), val))
+    return Config(name, tuple(pairs))
+
+
+def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, type=Path, help="folder for the results")
+    ap.add_argument("--rounds", type=int, default=3, help="processes per runtime (interleaved)")
+    ap.add_argument("--reps", type=int, default=5, help="timed repetitions inside each process")
+    ap.add_argument("--warmup", type=int, default=200, help="untimed iterations first")
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply every program's N")
+    ap.add_argument("--programs", default=",".join(PROGRAMS),
+                    help=f"comma list of {', '.join(PROGRAMS)}")
+    ap.add_argument("--llvm", default="19,22", help="comma list of 19, 22")
+    ap.add_argument("--config", action="append", default=[], type=_config_arg,
+                    metavar="NAME:VAR=VAL[,VAR=VAL]",
+                    help="an extra runtime: the cached binary with these variables (repeatable)")
+    ap.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"),
+                    help="CUDA toolkit folder (for include/cuda.h)")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per process")
+    ap.add_argument("--callcost", action="store_true",
+                    help="also time each mgpu* call, cached and stock (DIR/callcost.txt)")
+    args = ap.parse_args(argv)
+    args.programs = _list(args.programs, PROGRAMS, "--programs")
+    args.llvm = [int(v) for v in _list(args.llvm, ("19", "22"), "--llvm")]
+    names = [c.name for c in args.config]
+    if len(set(names)) != len(names):
+        ap.error("--config names must be distinct")
+    if args.rounds < 1 or args.reps < 1 or args.reps > 64 or args.scale <= 0:
+        ap.error("need --rounds >= 1, 1 <= --reps <= 64, --scale > 0")
+    return args
+
+
+def _config_arg(text: str) -> Config:
+    try:
+        return parse_config(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _list(text: str, allowed: Sequence[str], flag: str) -> List[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in items if t not in allowed]
+    if bad or not items:
+        raise SystemExit(f"{flag}: unknown {bad or 'empty list'}; choose from {', '.join(allowed)}")
+    return items
+
+
+# ---- the kernel blob inside an MLIR object ------------------------------------------------------
+
+def extract_blob(obj: bytes) -> bytes:
+    """The gpu.binary blob (a fatbin) embedded in an x86-64 ELF relocatable object compiled
+    by MLIR: the bytes of the symbol kernels_binary (LLVM 22) or kernels_bin_cst (LLVM 19)."""
+    if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1:
+        raise ValueError("not a 64-bit little-endian ELF object")
+    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", obj, shoff + i * shentsize) for i in range(shnum)]
+    for sh in sections:
+        if sh[1] != 2:  # SHT_SYMTAB
+            continue
+        strtab = sections[sh[6]]
+        for off in range(sh[4], sh[4] + sh[5], 24):
+            st_name, _info, _other, shndx, value, size = struct.unpack_from("<IBBHQQ", obj, off)
+            start = strtab[4] + st_name
+            name = obj[start:obj.index(b"\0", start)]
+            if name in BLOB_SYMBOLS and 0 < shndx < len(sections):
+                base = sections[shndx][4]
+                return obj[base + value:base + value + size]
+    raise ValueError("no kernels_binary / kernels_bin_cst symbol")
+
+
+# ---- building ---------------------------------------------------------------------------------
+
+def _sh(cmd: List[str]) -> None:
+    print("+ " + " ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
+    subprocess.run(cmd, check=True)
+
+
+def build(build: Path, programs: Sequence[str], llvms: Sequence[int], cuda: str
+          ) -> Dict[str, Path]:
+    """Compile everything; returns {key: executable or blob path}."""
+    import mgpu_cached
+
+    build.mkdir(parents=True, exist_ok=True)
+    out: Dict[str, Path] = {}
+    cflags = ["-std=c11", "-D_GNU_SOURCE", "-O2", f"-I{HARNESS}"]
+    lib = str(mgpu_cached.libdir())
+    stock = str(mgpu_cached.stock_libdir())
+    floor = build / "floor"
+    stubs = [d for d in (f"{cuda}/lib64/stubs", f"{cuda}/targets/x86_64-linux/lib/stubs")
+             if Path(d, "libcuda.so").exists()]
+    # the toolkit's stub (its SONAME is libcuda.so.1: the driver's library at run time), or the
+    # driver's library itself
+    cuda_link = [f"-L{stubs[0]}", "-lcuda"] if stubs else ["-l:libcuda.so.1"]
+    _sh(["gcc", *cflags, f"-I{cuda}/include", "-o", str(floor), str(HARNESS / "floor.c"),
+         *cuda_link, "-lm"])
+    out["floor"] = floor
+    callcost = build / "callcost"
+    _sh(["gcc", *cflags, f"-I{cuda}/include", "-o", str(callcost), str(HARNESS / "callcost.c"),
+         f"-L{lib}", "-lmgpu_cached", f"-Wl,-rpath,{lib}", *cuda_link, "-lm"])
+    out["callcost"] = callcost
+    blob = build / "empty_loop.fatbin"
+    blob.write_bytes(extract_blob((OBJECTS / "empty_loop_llvm22.o").read_bytes()))
+    out["blob:callcost"] = blob
+    for prog in programs:
+        stem, macro, _, _ = PROGRAMS[prog]
+        for v in llvms:
+            obj = OBJECTS / f"{stem}_llvm{v}.o"
+            blob = build / f"{stem}_llvm{v}.fatbin"
+            blob.write_bytes(extract_blob(obj.read_bytes()))
+            out[f"blob:{prog}:{v}"] = blob
+            for kind, libflags in (("cached", [f"-L{lib}", "-lmgpu_cached", f"-Wl,-rpath,{lib}"]),
+                                   ("stock-named", [f"-L{stock}", "-lmlir_cuda_runtime",
+                                                    f"-Wl,-rpath,{stock}"])):
+                exe = build / f"{prog}_llvm{v}_{kind}"
+                _sh(["gcc", *cflags, f"-D{macro}", "-o", str(exe), str(HARNESS / "harness.c"),
+                     str(obj), *libflags, "-lm"])
+                out[f"{kind}:{prog}:{v}"] = exe
+    return out
+
+
+# ---- running ----------------------------------------------------------------------------------
+
+@dataclass
+class Cell:
+    """All runs of one (program, LLVM, runtime)."""
+    samples: List[float] = field(default_factory=list)
+    hashes: List[str] = field(default_factory=list)
+    checks: List[str] = field(default_factory=list)
+    extra: Dict[str, object] = field(default_factory=dict)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples) if self.samples else float("nan")
+
+
+def runtime_env(runtime: str, configs: Dict[str, Config], stats_file: Optional[Path]
+                ) -> Dict[str, str]:
+    """The environment of one run (the parent's, minus the library's switches, plus the
+    runtime's)."""
+    import mgpu_cached
+
+    env = {k: v for k, v in os.environ.items()  # the driver choice passes, no other switch
+           if (not k.startswith("MGPU_CACHED_") or k == "MGPU_CACHED_CUDA_DRIVER")
+           and k != "LD_PRELOAD"}
+    if runtime in ("stock", "stock-named"):
+        env["MGPU_CACHED_DISABLE"] = "1"
+    elif runtime == "preload":
+        env["LD_PRELOAD"] = str(mgpu_cached.library_path())
+    elif runtime in configs:
+        env.update(dict(configs[runtime].env))
+    if stats_file is not None and runtime != "floor":
+        env["MGPU_CACHED_STATS_FILE"] = str(stats_file)
+    return env
+
+
+def command_for(runtime: str, prog: str, v: int, exes: Dict[str, Path], n: int, reps: int,
+                warm: int) -> List[str]:
+    counts = [str(n), str(reps), str(warm)]
+    if runtime == "floor":
+        return [str(exes["floor"]), PROGRAMS[prog][2], str(exes[f"blob:{prog}:{v}"]), *counts]
+    kind = "stock-named" if runtime in ("stock-named", "preload") else "cached"
+    return [str(exes[f"{kind}:{prog}:{v}"]), *counts]
+
+
+def run_all(args: argparse.Namespace, exes: Dict[str, Path], build_dir: Path
+            ) -> Dict[Tuple[str, int, str], Cell]:
+    configs = {c.name: c for c in args.config}
+    runtimes = list(BUILTIN_RUNTIMES) + list(configs)
+    cells: Dict[Tuple[str, int, str], Cell] = {}
+    total = args.rounds * len(args.programs) * len(args.llvm) * len(runtimes)
+    done = 0
+    for rnd in range(args.rounds):
+        for prog in args.programs:
+            n = max(2, int(PROGRAMS[prog][3] * args.scale))
+            warm = min(args.warmup, n)
+            for v in args.llvm:
+                shift = rnd % len(runtimes)
+                for runtime in runtimes[shift:] + runtimes[:shift]:
+                    done += 1
+                    stats = build_dir / f"stats-{prog}-{v}-{runtime}.json"
+                    cmd = command_for(runtime, prog, v, exes, n, args.reps, warm)
+                    print(f"[{done}/{total}] round {rnd + 1} {prog} LLVM {v} {runtime}",
+                          file=sys.stderr, flush=True)
+                    cell = cells.setdefault((prog, v, runtime), Cell())
+                    try:
+                        proc = subprocess.run(cmd, env=runtime_env(runtime, configs, stats),
+                                              capture_output=True, text=True,
+                                              timeout=args.timeout)
+                    except subprocess.TimeoutExpired:
+                        cell.checks.append(f"FAIL timed out after {args.timeout} s")
+                        continue
+                    if proc.stderr.strip():
+                        print(proc.stderr.rstrip(), file=sys.stderr)
+                    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("{")),
+                                None)
+                    if line is None:
+                        cell.checks.append(f"FAIL exit {proc.returncode}, no result")
+                        continue
+                    res = json.loads(line)
+                    cell.samples.extend(res["us"])
+                    cell.hashes.append(res["hash"])
+                    cell.checks.append(res["check"] if proc.returncode == 0
+                                       else f"FAIL exit {proc.returncode}: {res['check']}")
+                    if "kernel_us" in res:
+                        cell.extra.setdefault("kernel_us", []).append(res["kernel_us"])
+                    if stats.exists():
+                        cell.extra["stats"] = json.loads(stats.read_text()).get("stats", {})
+                        stats.unlink()
+    return cells
+
+
+# ---- reporting ------------------------------------------------------------------------------
+
+def consistency(cells: Dict[Tuple[str, int, str], Cell]) -> List[str]:
+    """Problems: failed checks, and hashes that differ across runs of one (program, LLVM)."""
+    problems = []
+    groups: Dict[Tuple[str, int], Dict[str, List[str]]] = {}
+    for (prog, v, runtime), cell in cells.items():
+        for c in cell.checks:
+            if c not in ("ok", "none"):
+                problems.append(f"{prog} LLVM {v} {runtime}: check {c}")
+        groups.setdefault((prog, v), {})[runtime] = cell.hashes
+    for (prog, v), by_rt in sorted(groups.items()):
+        distinct = {h for hs in by_rt.values() for h in hs}
+        if len(distinct) > 1:
+            detail = "; ".join(f"{rt}={sorted(set(hs))}" for rt, hs in by_rt.items())
+            problems.append(f"{prog} LLVM {v}: results differ across runtimes: {detail}")
+    return list(dict.fromkeys(problems))  # once each, in order
+
+
+def _fmt(x: float) -> str:
+    return "–" if x != x else f"{x:.2f}"
+
+
+def _ratio(a: float, b: float) -> str:
+    return "–" if a != a or b != b or b == 0 else f"{a / b:.2f}×"
+
+
+def table(cells: Dict[Tuple[str, int, str], Cell], programs: Sequence[str], llvms: Sequence[int],
+          extra: Sequence[str]) -> str:
+    """Markdown: medians (µs per iteration) per runtime and the headline ratios."""
+    runtimes = list(BUILTIN_RUNTIMES) + list(extra)
+    head = (["program", "LLVM"] + runtimes +
+            ["cached/floor", "stock/cached", "preload/cached"] + [f"{e}/cached" for e in extra])
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for prog in programs:
+        for v in llvms:
+            med = {rt: cells[(prog, v, rt)].median if (prog, v, rt) in cells else float("nan")
+                   for rt in runtimes}
+            row = [prog, str(v)] + [_fmt(med[rt]) for rt in runtimes]
+            row += [_ratio(med["cached"], med["floor"]), _ratio(med["stock"], med["cached"]),
+                    _ratio(med["preload"], med["cached"])]
+            row += [_ratio(med[e], med["cached"]) for e in extra]
+            lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def async_breakdown(cells: Dict[Tuple[str, int, str], Cell], llvms: Sequence[int]) -> str:
+    """Where the time of one async step goes: GPU kernel time (events, floor), the driver-level
+    step with and without the allocations, the MLIR step under each runtime."""
+    out = []
+    for v in llvms:
+        pre, alloc = cells.get(("async_prealloc", v, "floor")), cells.get(("async", v, "floor"))
+        if pre is None or "kernel_us" not in pre.extra:
+            continue
+        ks = pre.extra["kernel_us"]
+        span = statistics.median(k["step_span"] for k in ks)
+        kern = {name: statistics.median(k[name] for k in ks)
+                for name in ("produce_a", "produce_b", "combine")}
+        rows = [("GPU: produce_a / produce_b / combine (events)",
+                 " / ".join(f"{kern[k]:.2f}" for k in kern)),
+                ("GPU: one step, first producer start to combine end", f"{span:.2f}")]
+        for label, key in (("driver floor, buffers made once", ("async_prealloc", v, "floor")),
+                           ("driver floor, 3 cuMemAllocManaged+cuMemFree per step",
+                            ("async", v, "floor")),
+                           ("MLIR, buffers made once, cached", ("async_prealloc", v, "cached")),
+                           ("MLIR, buffers made once, stock", ("async_prealloc", v, "stock")),
+                           ("MLIR, alloc+free per step, cached", ("async", v, "cached")),
+                           ("MLIR, alloc+free per step, stock", ("async", v, "stock"))):
+            c = cells.get(key)
+            if c is not None:
+                rows.append((label, f"{c.median:.2f} (kernel share {span / c.median:.0%})"))
+        out.append(f"async step, LLVM {v} (µs per step, medians)\n\n| | µs |\n| --- | --- |\n" +
+                   "\n".join(f"| {a} | {b} |" for a, b in rows))
+        del alloc
+    return "\n\n".join(out)
+
+
+def plot(cells: Dict[Tuple[str, int, str], Cell], path: Path, programs: Sequence[str],
+         llvms: Sequence[int], runtimes: Sequence[str]) -> Optional[str]:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed: no plot (pip install matplotlib)"
+    fig, axes = plt.subplots(len(llvms), len(programs), squeeze=False,
+                             figsize=(3.4 * len(programs), 3.4 * len(llvms)))
+    for ax, (p, v) in zip(axes.T.flat, [(p, v) for p in programs for v in llvms]):
+        names = [rt for rt in runtimes if (p, v, rt) in cells and cells[(p, v, rt)].samples]
+        ax.boxplot([cells[(p, v, rt)].samples for rt in names], showfliers=False)
+        ax.set_xticks(range(1, len(names) + 1), names, rotation=60, fontsize=7)
+        ax.set_title(f"{p}, LLVM {v}", fontsize=9)
+        ax.set_ylabel("µs per iteration", fontsize=8)
+        ax.set_ylim(bottom=0)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return None
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    build_dir = args.out / "build"
+    exes = build(build_dir, args.programs, args.llvm, args.cuda)
+    cells = run_all(args, exes, build_dir)
+    if args.callcost:
+        text = []
+        for runtime in ("cached", "stock", "cached"):
+            cmd = [str(exes["callcost"]), str(exes["blob:callcost"]), "4000"]
+            proc = subprocess.run(cmd, env=runtime_env(runtime, {}, None), capture_output=True,
+                                  text=True, timeout=args.timeout)
+            text.append(proc.stdout + proc.stderr)
+        (args.out / "callcost.txt").write_text("\n".join(text))
+        print("\n".join(text))
+    extra = [c.name for c in args.config]
+    problems = consistency(cells)
+    md = ["# MLIR programs under each runtime, µs per iteration (medians)", "",
+          f"rounds {args.rounds} x reps {args.reps}, interleaved; floor = the same kernels "
+          "through the CUDA driver with module and streams made once.", "",
+          table(cells, args.programs, args.llvm, extra), ""]
+    if "async" in args.programs or "async_prealloc" in args.programs:
+        md += [async_breakdown(cells, args.llvm), ""]
+    md += ["Results identical across runtimes and checked against the CPU: " +
+           ("yes" if not problems else "NO"), ""] + [f"- {p}" for p in problems]
+    (args.out / "results.md").write_text("\n".join(md) + "\n")
+    (args.out / "results.json").write_text(json.dumps({
+        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
+                 if k != "config"},
+        "configs": {c.name: dict(c.env) for c in args.config},
+        "cells": [{"program": p, "llvm": v, "runtime": rt,
+                   "median_us": c.median if c.samples else None,
+                   "samples_us": c.samples, "hashes": c.hashes, "checks": c.checks, **c.extra}
+                  for (p, v, rt), c in cells.items()],
+        "problems": problems}, indent=1))
+    (args.out / "command.txt").write_text(
+        "python3 " + " ".join(shlex.quote(a) for a in [sys.argv[0], *(argv or sys.argv[1:])]) +
+        f"\n{platform.platform()} python {platform.python_version()}\n")
+    note = plot(cells, args.out / "suite.png", args.programs, args.llvm,
+                list(BUILTIN_RUNTIMES) + extra)
+    if note:
+        print(note, file=sys.stderr)
+    print("\n".join(md))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
