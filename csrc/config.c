@@ -25,6 +25,10 @@ static void read_environment(void) {
   const char *d = getenv("MGPU_CACHED_CUDA_DRIVER");
   g_config.driver_path = (d && *d) ? d : "libcuda.so.1";
   g_config.stock_debug = getenv("MLIR_CUDA_DEBUG") != NULL;
+  const char *cap = getenv("MGPU_CACHED_STREAM_CAP");
+  char *end = NULL;
+  unsigned long c = (cap && *cap) ? strtoul(cap, &end, 10) : 64;
+  g_config.stream_cap = (cap && *cap && (!end || *end)) ? 64 : c; /* unparsable: the default */
   __atomic_store_n(&g_disabled_cached, g_config.disabled, __ATOMIC_RELEASE);
 }
 

@@ -6,6 +6,8 @@
  *   MGPU_CACHED_STATS=1          print the statistics to stderr at exit
  *   MGPU_CACHED_STATS_FILE=path  write the statistics as JSON to path at exit
  *   MLIR_CUDA_DEBUG              (stock mode) the stock wrapper's debug prints
+ *   MGPU_CACHED_STREAM_CAP=n     driver streams per device above which idle joined streams are
+ *                                shared (pool.c; default 64, 0 = never share)
  *
  * The structure is filled on first use and never changes afterwards, so readers need no lock.
  */
@@ -19,6 +21,7 @@ typedef struct mc_config_t {
   const char *stats_file;  /* MGPU_CACHED_STATS_FILE or NULL (points into the environment) */
   const char *driver_path; /* MGPU_CACHED_CUDA_DRIVER or "libcuda.so.1" */
   int stock_debug;         /* MLIR_CUDA_DEBUG set */
+  unsigned long stream_cap; /* MGPU_CACHED_STREAM_CAP (default 64; 0 = no cap) */
 } mc_config_t;
 
 /* The configuration; the first call reads the environment (thread-safe). */

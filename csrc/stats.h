@@ -34,7 +34,10 @@
   X(event_destroys, "mgpuEventDestroy calls")                                                 \
   X(live_events, "events handed out and not yet destroyed (gauge)")                          \
   X(pooled_events, "events idle or draining in the pool (gauge)")                            \
-  X(errors, "errors reported")
+  X(errors, "errors reported")                                                                \
+  /* concurrency (issue 4) */                                                                 \
+  X(stream_shares, "stream handles given an idle joined stream at the stream cap")           \
+  X(stream_cap_exceeded, "driver streams made above the stream cap (nothing to share)")
 
 typedef enum {
 #define MC_STATS_ENUM(name, desc) MC_STAT_##name,
