@@ -7,7 +7,7 @@
 * long: wall time of two long kernels on two chains over one such kernel (median of --reps):
   1.0 means full overlap, 2.0 none.
 
-    python3 benchmarks/conc/overlap.py [--limit 4194304] [--steps 50000000] [--reps 5]
+    python3 benchmarks/conc/overlap.py [--limit 2097152] [--steps 20000000] [--reps 3]
 """
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ DATA = Path(__file__).resolve().parent.parent.parent / "tests" / "data" / "conc"
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--limit", type=int, default=1 << 22)
-    ap.add_argument("--steps", type=int, default=50_000_000)
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--limit", type=int, default=1 << 21)
+    ap.add_argument("--steps", type=int, default=20_000_000)
+    ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         for llvm in (19, 22):

@@ -3,7 +3,7 @@ in one run (issue 4). Builds launch_threads.c, runs each mode as its own process
 --reps times; prints the median launches/s per mode and thread count and each mode's ratio to the
 driver-level loop with the same threads. Needs a GPU and a C compiler.
 
-    python3 benchmarks/conc/throughput.py [--launches 20000] [--reps 3]
+    python3 benchmarks/conc/throughput.py [--launches 5000] [--reps 3]
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ MODES = [("driver", "driver", False), ("cached", "mgpu", False), ("stock", "mgpu
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--launches", type=int, default=20000, help="launches per thread")
+    ap.add_argument("--launches", type=int, default=5000, help="launches per thread")
     ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
