@@ -102,7 +102,8 @@ def test_module_loaded_before_main_runs_on_each_chosen_gpu(gpu, tmp_path, mode):
         p.stdout + p.stderr
     for d in range(n):  # the buffer each device's kernels wrote lives on that device
         assert f"device {d}: values" in p.stdout and f"buffer on device {d};" in p.stdout
-    assert st["driver_module_loads"] == 1 and st["function_resolves"] == 6 * n
+    # conc.mlir has 5 kernels; the real driver enumerates them all at load, each resolved per device
+    assert st["driver_module_loads"] == 1 and st["function_resolves"] == 5 * n
     assert st["driver_stream_creates"] == 64 * n
 
 
