@@ -133,6 +133,7 @@ MC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
   if (!MC_FAILED(st)) {
     CUresult r = mc_cu.cuEventRecord(event, stream);
     if (r) st = MC_FAIL("cuEventRecord(event, stream)", r);
+    else mc_pool_note_event_record(stream); /* stream cap: its work is joined elsewhere */
   }
   FAILED_REPORT("mgpuEventRecord", st);
 }

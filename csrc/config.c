@@ -50,6 +50,10 @@ static void read_environment(void) {
   g_config.allocator = !(a && *a && !env_flag("MGPU_CACHED_ALLOCATOR"));
   g_config.allocator_cache_bytes = env_bytes("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", 2ULL << 30);
   g_config.stream_query = env_flag("MGPU_CACHED_STREAM_QUERY");
+  const char *cap = getenv("MGPU_CACHED_STREAM_CAP");
+  char *end = NULL;
+  unsigned long c = (cap && *cap) ? strtoul(cap, &end, 10) : 64;
+  g_config.stream_cap = (cap && *cap && (!end || *end)) ? 64 : c; /* unparsable: the default */
   __atomic_store_n(&g_disabled_cached, g_config.disabled, __ATOMIC_RELEASE);
 }
 

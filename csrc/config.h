@@ -16,6 +16,8 @@
  *                                (default 2 GiB; suffixes K, M, G; 0 keeps nothing)
  *   MGPU_CACHED_STREAM_QUERY=1   a destroyed stream is always queried (cuStreamQuery) before reuse,
  *                                also right after mgpuStreamSynchronize (see "known idle", pool.c)
+ *   MGPU_CACHED_STREAM_CAP=n     driver streams per device above which idle joined streams are
+ *                                shared (pool.c; default 64, 0 = never share)
  *
  * The structure is filled on first use and never changes afterwards, so readers need no lock.
  */
@@ -35,6 +37,7 @@ typedef struct mc_config_t {
   int allocator;           /* MGPU_CACHED_ALLOCATOR (default 1): the caching allocator is on */
   unsigned long long allocator_cache_bytes; /* MGPU_CACHED_ALLOCATOR_CACHE_BYTES */
   int stream_query;        /* MGPU_CACHED_STREAM_QUERY: always cuStreamQuery before reusing */
+  unsigned long stream_cap; /* MGPU_CACHED_STREAM_CAP (default 64; 0 = no cap) */
 } mc_config_t;
 
 /* The configuration; the first call reads the environment (thread-safe). */

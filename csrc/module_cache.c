@@ -4,6 +4,10 @@
  * resolved[] flags, and all driver calls that load, unload or resolve. Fields marked immutable are
  * written before the object is published (inserted in a handle set, which uses release stores) and
  * never change, so lock-free readers (mgpuModuleGetFunction's first scan, launches) may read them.
+ * A cache hit holds the lock only to find the module and take a reference (which keeps it from
+ * being retired); the byte comparison with the private copy (immutable) runs outside the lock, so
+ * threads that load modules per launch (LLVM <= 20 code) do not serialise on it. resolved[d] is set
+ * once, under the lock, with a release store, and may be read without the lock (acquire).
  * fn[] and smem[] of a function are atomics: fn[d] is written once, under the lock; smem[d] only
  * grows and may be raised twice by racing launches, which is harmless.
  */
@@ -43,7 +47,7 @@ struct mc_module {
   size_t nfuncs;         /* kernels enumerated at load; immutable */
   mc_function **funcs;   /* [nfuncs]; immutable */
   mc_function *extra;    /* kernels found later by name (old drivers); under the lock */
-  unsigned char *resolved; /* [ndev] all kernels resolved on that device; under the lock */
+  unsigned char *resolved; /* [ndev] all kernels resolved on that device; set under the lock */
   int refs;              /* loads minus unloads; under the lock */
   int in_table;          /* reachable through the hash table; under the lock */
   int dead;              /* atomic: unloaded from the driver; handles to it now fail */
@@ -108,7 +112,7 @@ static mc_status resolve_function_locked(mc_function *f, int device) {
 
 /* Resolve every kernel of `m` on `device` (its context current). Lock held. */
 static mc_status resolve_module_locked(mc_module *m, int device) {
-  if (m->resolved[device]) return MC_OK;
+  if (__atomic_load_n(&m->resolved[device], __ATOMIC_ACQUIRE)) return MC_OK;
   for (size_t i = 0; i < m->nfuncs; ++i) {
     mc_status st = resolve_function_locked(m->funcs[i], device);
     if (MC_FAILED(st)) return st;
@@ -117,7 +121,7 @@ static mc_status resolve_module_locked(mc_module *m, int device) {
     mc_status st = resolve_function_locked(f, device);
     if (MC_FAILED(st)) return st;
   }
-  m->resolved[device] = 1;
+  __atomic_store_n(&m->resolved[device], 1, __ATOMIC_RELEASE);
   return MC_OK;
 }
 
@@ -241,7 +245,8 @@ static mc_status load_locked(const void *blob, mc_blob_kind kind, size_t len, in
  * fatal here: the first launch resolves again and reports. Lock held. */
 static void resolve_for_thread_device_locked(mc_module *m) {
   int device = mc_thread_device();
-  if (device < 0 || device >= mc_device_count() || m->resolved[device]) return;
+  if (device < 0 || device >= mc_device_count() || __atomic_load_n(&m->resolved[device], __ATOMIC_ACQUIRE))
+    return;
   mc_ctx_scope scope;
   mc_status st = mc_ctx_enter(device, &scope);
   if (!MC_FAILED(st)) {
@@ -266,28 +271,39 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
   mc_blob_kind kind = mc_blob_identify(blob, &len);
 
   pthread_mutex_lock(&g_cache.lock);
+rescan:
   if (kind != MC_BLOB_UNKNOWN) {
-    for (mc_module *m = g_cache.buckets[bucket_of(blob)], *next; m; m = next) {
-      next = m->next;
+    for (mc_module *m = g_cache.buckets[bucket_of(blob)]; m; m = m->next) {
       if (m->key != blob || m->jit != jit || m->opt_level != opt_level) continue;
+      m->refs++; /* held while the bytes are compared outside the lock: never retired meanwhile */
+      pthread_mutex_unlock(&g_cache.lock);
       int same = m->len == len;
       if (same) {
         mc_stat_add(MC_STAT_verify_bytes, (int64_t)len);
         same = memcmp(m->copy, blob, len) == 0;
       }
       if (same) {
-        m->refs++;
-        resolve_for_thread_device_locked(m);
-        pthread_mutex_unlock(&g_cache.lock);
+        int device = mc_thread_device();
+        if (device >= 0 && device < mc_device_count() &&
+            !__atomic_load_n(&m->resolved[device], __ATOMIC_ACQUIRE)) {
+          pthread_mutex_lock(&g_cache.lock);
+          resolve_for_thread_device_locked(m);
+          pthread_mutex_unlock(&g_cache.lock);
+        }
         MC_STAT_INC(module_hits);
         *out = m;
         return MC_OK;
       }
       /* A different blob now lives at this address: the old module must never be returned. */
-      MC_STAT_INC(module_stale);
-      mc_debug("blob at %p changed (%zu -> %zu bytes): replacing its module", blob, m->len, len);
-      unlink_locked(m);
+      pthread_mutex_lock(&g_cache.lock);
+      m->refs--;
+      if (m->in_table) {
+        MC_STAT_INC(module_stale);
+        mc_debug("blob at %p changed (%zu -> %zu bytes): replacing its module", blob, m->len, len);
+        unlink_locked(m);
+      }
       if (m->refs == 0) retire_locked(m);
+      goto rescan; /* the table may have changed while the lock was released */
     }
   }
   mc_module *m = NULL;

@@ -7,6 +7,10 @@
  * while busy waits in a draining list, so a new owner never inherits a dependency on old work.
  * Objects are never destroyed (they are reused, and none is torn down at exit).
  *
+ * Stream cap: above MGPU_CACHED_STREAM_CAP driver streams on a device, a new stream handle may share
+ * the driver stream of a live handle that was joined through an event and is idle (streams the
+ * generated code leaks); pool.c explains the rule and why it cannot deadlock a correct program.
+ *
  * Handles are the driver's own CUstream / CUevent values, so callers may pass them to the driver
  * directly. Handles this library did not make (streams created elsewhere, the NULL stream) are
  * passed through to the driver as the stock wrapper does.
@@ -37,6 +41,9 @@ mc_status mc_event_synchronize(CUevent event);
 
 /* Destroy an event; a live stream of ours passed here (same confusion) is given back as a stream. */
 mc_status mc_event_destroy_any(CUevent event);
+
+/* mgpuEventRecord(event, stream) succeeded: mark a live stream of ours as joined (stream cap). */
+void mc_pool_note_event_record(CUstream stream);
 
 /* What `handle` is if this library handed it out and it is live: MC_OBJ_STREAM, MC_OBJ_EVENT,
  * or MC_OBJ_NONE (foreign, or given back). */

@@ -43,7 +43,10 @@
   X(alloc_releases, "cached blocks given back to the driver (cap, out of memory, release)")  \
   X(alloc_oom_retries, "allocations retried after out of memory released the cache")        \
   /* stream reuse without a query: */                                                         \
-  X(stream_query_skips, "streams given back without cuStreamQuery (synchronized just before)")
+  X(stream_query_skips, "streams given back without cuStreamQuery (synchronized just before)") \
+  /* concurrency (issue 4) */                                                                 \
+  X(stream_shares, "stream handles given an idle joined stream at the stream cap")           \
+  X(stream_cap_exceeded, "driver streams made above the stream cap (nothing to share)")
 
 typedef enum {
 #define MC_STATS_ENUM(name, desc) MC_STAT_##name,

@@ -85,8 +85,35 @@ static int ndevices(void) {
   return n < 0 ? 0 : n > MAXDEV ? MAXDEV : n;
 }
 
+/* ---- conc (issue 4): the driver torn down at exit ----
+ * With FAKECUDA_DEINIT_AT_EXIT=1, cuInit registers an exit handler that marks the driver torn
+ * down, as the real libcuda does (its exit handler runs before the program's global destructors,
+ * where LLVM >= 21 code unloads its modules). Every call after that fails with
+ * CUDA_ERROR_DEINITIALIZED and is counted; the fake's destructor prints the count to stdout. */
+static int g_conc_torn_down;      /* under g_lock */
+static long g_conc_calls_after;   /* under g_lock */
+static void conc_tear_down(void) {
+  pthread_mutex_lock(&g_lock);
+  g_conc_torn_down = 1;
+  pthread_mutex_unlock(&g_lock);
+}
+static void conc_register_exit(void) { /* from cuInit, lock held */
+  static int done;
+  const char *v = getenv("FAKECUDA_DEINIT_AT_EXIT");
+  if (!done && v && *v == '1') {
+    done = 1;
+    atexit(conc_tear_down);
+  }
+}
+__attribute__((destructor)) static void conc_report_after_exit(void) {
+  const char *v = getenv("FAKECUDA_DEINIT_AT_EXIT");
+  if (v && *v == '1') printf("fakecuda: %ld calls after the driver was torn down\n", g_conc_calls_after);
+}
+/* ---- end of conc section ---- */
+
 /* Count and log a call; returns an injected failure result or 0. Lock held. */
 static int enter_call(int idx) {
+  if (g_conc_torn_down) return ++g_conc_calls_after, 4; /* conc: CUDA_ERROR_DEINITIALIZED */
   g_counts[idx]++;
   size_t n = strlen(k_fields[idx]);
   if (g_loglen + n + 2 < sizeof g_log) {
@@ -298,6 +325,7 @@ EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr) {
 EXPORT CUresult cuInit(unsigned int flags) {
   BEGIN(cuInit);
   (void)flags;
+  conc_register_exit(); /* conc */
   for (int i = 0; i < MAXDEV; ++i) g_ctx[i].device = i;
   g_initialized = 1;
   RETURN(0);

@@ -1,0 +1,150 @@
+/* launch_threads.c - kernel launch throughput from 1..16 host threads (issue 4).
+ *
+ *   launch_threads MODE BLOB LAUNCHES THREADS...
+ *
+ * Each thread takes its own stream, waits at a barrier, launches the empty kernel `empty` of BLOB
+ * LAUNCHES times (asynchronously) and synchronises its stream; the time from the barrier to the
+ * last thread's end gives launches per second. Prints "MODE THREADS launches_per_s" per count.
+ *   driver     the CUDA driver directly (cuLaunchKernel on a module loaded once): the reference
+ *   mgpu       mgpuLaunchKernel with a function resolved once (what any caller pays per launch)
+ *   mgpu-load  per launch what LLVM <= 20 code does: mgpuModuleLoad, mgpuModuleGetFunction,
+ *              mgpuLaunchKernel, mgpuModuleUnload (the module cache's hit path under threads)
+ * The mgpu modes use whatever libmgpu_cached does (MGPU_CACHED_DISABLE=1: the stock behaviour).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void *mgpuModuleLoad(void *data, size_t size);
+void mgpuModuleUnload(void *m);
+void *mgpuModuleGetFunction(void *m, const char *name);
+void mgpuLaunchKernel(void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx, intptr_t by,
+                      intptr_t bz, int32_t smem, void *stream, void **params, void **extra,
+                      size_t nparams);
+void *mgpuStreamCreate(void);
+void mgpuStreamDestroy(void *s);
+void mgpuStreamSynchronize(void *s);
+
+typedef int (*fn_t)();
+static fn_t cuInit_, cuDeviceGet_, cuDevicePrimaryCtxRetain_, cuCtxSetCurrent_, cuModuleLoadData_,
+    cuModuleGetFunction_, cuStreamCreate_, cuStreamSynchronize_, cuStreamDestroy_;
+static int (*cuLaunchKernel_)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, void *, void **, void **);
+
+static const char *g_mode;
+static unsigned char *g_blob;
+static size_t g_len;
+static long g_launches;
+static void *g_ctx, *g_dfunc, *g_mfunc;
+static pthread_barrier_t g_start;
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+#define CK(x)                                                                                     \
+  do {                                                                                            \
+    int r_ = (x);                                                                                 \
+    if (r_) {                                                                                     \
+      fprintf(stderr, "%s failed: %d\n", #x, r_);                                                 \
+      exit(1);                                                                                    \
+    }                                                                                             \
+  } while (0)
+
+static void *worker(void *arg) {
+  (void)arg;
+  void *s = NULL;
+  int driver = !strcmp(g_mode, "driver"), load = !strcmp(g_mode, "mgpu-load");
+  if (driver) {
+    CK(cuCtxSetCurrent_(g_ctx));
+    CK(cuStreamCreate_(&s, 1));
+  } else {
+    s = mgpuStreamCreate();
+  }
+  pthread_barrier_wait(&g_start);
+  for (long i = 0; i < g_launches; ++i) {
+    if (driver) {
+      CK(cuLaunchKernel_(g_dfunc, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+    } else if (load) {
+      void *m = mgpuModuleLoad(g_blob, g_len);
+      void *f = mgpuModuleGetFunction(m, "empty");
+      mgpuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL, 0);
+      mgpuModuleUnload(m);
+    } else {
+      mgpuLaunchKernel(g_mfunc, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL, 0);
+    }
+  }
+  if (driver) {
+    CK(cuStreamSynchronize_(s));
+    CK(cuStreamDestroy_(s));
+  } else {
+    mgpuStreamSynchronize(s);
+    mgpuStreamDestroy(s);
+  }
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 5) {
+    fprintf(stderr, "usage: %s driver|mgpu|mgpu-load BLOB LAUNCHES THREADS...\n", argv[0]);
+    return 2;
+  }
+  g_mode = argv[1];
+  FILE *fp = fopen(argv[2], "rb");
+  if (!fp) return 2;
+  fseek(fp, 0, SEEK_END);
+  g_len = (size_t)ftell(fp);
+  fseek(fp, 0, SEEK_SET);
+  g_blob = aligned_alloc(64, (g_len + 64) & ~(size_t)63);
+  if (fread(g_blob, 1, g_len, fp) != g_len) return 2;
+  fclose(fp);
+  g_launches = atol(argv[3]);
+  if (!strcmp(g_mode, "driver")) {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!h) return 3;
+#define SYM(v, n) v = (fn_t)dlsym(h, n)
+    SYM(cuInit_, "cuInit");
+    SYM(cuDeviceGet_, "cuDeviceGet");
+    SYM(cuDevicePrimaryCtxRetain_, "cuDevicePrimaryCtxRetain");
+    SYM(cuCtxSetCurrent_, "cuCtxSetCurrent");
+    SYM(cuModuleLoadData_, "cuModuleLoadData");
+    SYM(cuModuleGetFunction_, "cuModuleGetFunction");
+    SYM(cuStreamCreate_, "cuStreamCreate");
+    SYM(cuStreamSynchronize_, "cuStreamSynchronize");
+    SYM(cuStreamDestroy_, "cuStreamDestroy_v2");
+    cuLaunchKernel_ = (int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                               unsigned, void *, void **, void **))dlsym(h, "cuLaunchKernel");
+    int dev = 0;
+    void *mod = NULL;
+    CK(cuInit_(0));
+    CK(cuDeviceGet_(&dev, 0));
+    CK(cuDevicePrimaryCtxRetain_(&g_ctx, dev));
+    CK(cuCtxSetCurrent_(g_ctx));
+    CK(cuModuleLoadData_(&mod, g_blob));
+    CK(cuModuleGetFunction_(&g_dfunc, mod, "empty"));
+  } else {
+    g_mfunc = mgpuModuleGetFunction(mgpuModuleLoad(g_blob, g_len), "empty");
+  }
+  for (int a = 4; a < argc; ++a) {
+    int t = atoi(argv[a]);
+    pthread_t th[64];
+    if (t < 1 || t > 64) continue;
+    pthread_barrier_init(&g_start, NULL, (unsigned)t + 1);
+    for (int i = 0; i < t; ++i) pthread_create(&th[i], NULL, worker, NULL);
+    pthread_barrier_wait(&g_start);
+    double t0 = now();
+    for (int i = 0; i < t; ++i) pthread_join(th[i], NULL);
+    double dt = now() - t0;
+    pthread_barrier_destroy(&g_start);
+    printf("%s %d %.0f\n", g_mode, t, (double)t * (double)g_launches / dt);
+    fflush(stdout);
+  }
+  return 0;
+}

@@ -1,0 +1,72 @@
+"""Launch throughput from 1 to 16 host threads: mgpu-cached against the driver itself, side by side
+in one run (issue 4). Builds launch_threads.c, runs each mode as its own process, modes interleaved,
+--reps times; prints the median launches/s per mode and thread count and each mode's ratio to the
+driver-level loop with the same threads. Needs a GPU and a C compiler.
+
+    python3 benchmarks/conc/throughput.py [--launches 5000] [--reps 3] [--before LIB]
+
+--before LIB adds the two cached modes run with another build of the library preloaded
+(LD_PRELOAD=LIB), e.g. the build before a change, for a before/after comparison in the same run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+
+import mgpu_cached
+
+HERE = Path(__file__).resolve().parent
+BLOB = HERE.parent.parent / "tests" / "data" / "kernels.fatbin"
+THREADS = [1, 2, 4, 8, 16]
+# (label, launch_threads mode, MGPU_CACHED_DISABLE)
+MODES = [("driver", "driver", False), ("cached", "mgpu", False), ("stock", "mgpu", True),
+         ("cached llvm19-load", "mgpu-load", False), ("stock llvm19-load", "mgpu-load", True)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--launches", type=int, default=5000, help="launches per thread")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--before", help="another libmgpu_cached.so to compare (preloaded)")
+    a = ap.parse_args()
+    modes = list(MODES)
+    if a.before:
+        modes += [("before", "mgpu", False), ("before llvm19-load", "mgpu-load", False)]
+    with tempfile.TemporaryDirectory() as d:
+        exe = Path(d) / "launch_threads"
+        subprocess.run(["cc", "-std=c11", "-O2", "-pthread", "-o", str(exe),
+                        str(HERE / "launch_threads.c"), *mgpu_cached.ldflags().split(), "-ldl"],
+                       check=True)
+        res: dict = {}
+        for _ in range(a.reps):
+            for label, mode, disable in modes:
+                env = dict(os.environ)
+                env.pop("MGPU_CACHED_DISABLE", None)
+                if label.startswith("before"):
+                    env["LD_PRELOAD"] = str(Path(a.before).resolve())
+                if disable:
+                    env["MGPU_CACHED_DISABLE"] = "1"
+                out = subprocess.run([str(exe), mode, str(BLOB), str(a.launches),
+                                      *map(str, THREADS)], env=env, check=True,
+                                     capture_output=True, text=True).stdout
+                for line in out.splitlines():
+                    _, t, v = line.rsplit(" ", 2)
+                    res.setdefault((label, int(t)), []).append(float(v))
+    print(f"empty-kernel launches per second (thousands), {a.launches} async launches per thread "
+          f"on its own stream, median of {a.reps}; in brackets: ratio to the driver loop")
+    print(f"{'threads':>8} " + " ".join(f"{m[0]:>24}" for m in modes))
+    for t in THREADS:
+        drv = statistics.median(res[("driver", t)])
+        cells = []
+        for label, _, _ in modes:
+            v = statistics.median(res[(label, t)])
+            cells.append(f"{v / 1e3:>15.0f} ({v / drv:5.2f})")
+        print(f"{t:>8} " + " ".join(f"{c:>24}" for c in cells))
+
+
+if __name__ == "__main__":
+    main()
