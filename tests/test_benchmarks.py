@@ -201,6 +201,16 @@ def test_bench_without_a_gpu_says_so(tmp_path):
     assert "Traceback" not in out.stderr
 
 
+def test_bench_on_the_hip_backend_says_it_times_cuda_only(tmp_path, fake_hip_build):
+    env = dict(os.environ, MGPU_CACHED_BACKEND="hip", MGPU_CACHED_HIP_RUNTIME=str(fake_hip_build))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    out = subprocess.run([sys.executable, "-m", "mgpu_cached", "bench"], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == bench.NO_GPU_EXIT
+    assert out.stdout == ""
+    assert "chose its hip backend" in out.stderr and "Traceback" not in out.stderr
+
+
 def test_bench_plan_covers_both_modes_of_both_sequences():
     rows = bench.plan()
     for key, _ in bench.SEQUENCES:

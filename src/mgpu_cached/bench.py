@@ -119,6 +119,9 @@ def worker(sequence: str, iterations: int, warmup: int) -> Dict[str, object]:
     err = rt.driver_error()
     if err is not None:
         raise BenchError(f"no usable CUDA driver ({err})")
+    if rt.backend != "cuda":
+        raise BenchError(f"no NVIDIA driver here: the library chose its {rt.backend} backend "
+                         f"({rt.driver_path}), and this benchmark times the CUDA one")
     cu = _driver(rt.driver_path)
     cubin, device = compile_ptx(cu, PTX_PATH.read_bytes())
     image = ctypes.create_string_buffer(cubin, len(cubin))  # one address for the whole run
