@@ -1,6 +1,7 @@
 /* launch.c - kernel launches in the cached mode (see launch.h). No state of its own, no lock. */
 #include "launch.h"
 
+#include "backend.h"
 #include "context.h"
 #include "driver.h"
 #include "pool.h"
@@ -26,6 +27,10 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     r = mc_cu.cuLaunchKernel(cf, (unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2],
                              (unsigned)d->block[0], (unsigned)d->block[1], (unsigned)d->block[2],
                              (unsigned)d->smem, stream, params, extra);
+  } else if (has_cluster && mc_backend() == MC_BACKEND_HIP) { /* HIP has no clusters */
+    call = d->cooperative ? "mgpuLaunchKernelCooperative" : "mgpuLaunchClusterKernel";
+    r = 0;
+    st = MC_FAIL(call, MC_E_UNSUPPORTED);
   } else if (!mc_cu.cuLaunchKernelEx) {
     call = "cuLaunchKernelEx";
     r = 0;

@@ -97,6 +97,23 @@ def test_jit_is_reported_not_crashing(hip_rt, capfd):
     assert hip_rt.fake.count("hipModuleLoadData") == 0
 
 
+def test_cluster_launch_is_reported_as_unsupported_not_as_a_cooperative_launch(hip_rt, capfd):
+    """HIP has no thread-block clusters: the report must name the mgpu* call that asked for them,
+    not hipModuleLaunchCooperativeKernel (which is never called)."""
+    rt = hip_rt
+    f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0), b"k")
+    rt.mgpuLaunchClusterKernel(f, 2, 1, 1, 8, 1, 1, 128, 1, 1, 0, None, None, None, 0)
+    rt.mgpuLaunchKernelCooperative(f, 4, 1, 1, 2, 1, 1, 64, 1, 1, 0, None, None, None)
+    err = capfd.readouterr().err
+    assert "hipModuleLaunchCooperativeKernel" not in err
+    assert "'mgpuLaunchClusterKernel' failed with 'MGPU_CACHED_NOT_SUPPORTED_BY_HIP'" in err
+    assert "'mgpuLaunchKernelCooperative' failed with 'MGPU_CACHED_NOT_SUPPORTED_BY_HIP'" in err
+    assert rt.fake.counts("hipModuleLaunchKernel", "hipModuleLaunchCooperativeKernel") == {
+        "hipModuleLaunchKernel": 0, "hipModuleLaunchCooperativeKernel": 0}
+    rt.mgpuLaunchKernelCooperative(f, 4, 1, 1, 0, 0, 0, 64, 1, 1, 0, None, None, None)
+    assert rt.fake.count("hipModuleLaunchCooperativeKernel") == 1  # no cluster: launched
+
+
 def test_default_device_selects_module_and_restores_callers_device(make_hip_runtime):
     rt = make_hip_runtime(devices=2)
     m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
