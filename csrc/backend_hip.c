@@ -24,8 +24,11 @@
  * - Cluster launches and tensor maps do not exist in HIP: MC_HIP_hipErrorNotSupported / NULL.
  *
  * Locking: mc_hip and the adapters in mc_cu are written once under driver.c's pthread_once.
- * Each library's per-device modules and each kernel's per-device functions are written under
- * the library's mutex and published with release stores; readers load with acquire.
+ * Each library's per-device modules are written under the library's mutex (the first one before
+ * the library is published) and published with release stores; readers load with acquire. A
+ * kernel's per-device functions take no lock: fn[first device] is written before the kernel is
+ * published, the others with a release store (racing writers store the same function; the module
+ * cache calls cuKernelGetFunction only under its own lock anyway).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -58,7 +61,7 @@ typedef struct hip_lib {
 typedef struct hip_kernel {
   hip_lib *lib;                            /* owner; immutable */
   char *name;                              /* owned; immutable */
-  hipFunction_t fn[MC_HIP_MAX_DEVICES];    /* per device; written under lib->lock, release/acquire */
+  hipFunction_t fn[MC_HIP_MAX_DEVICES];    /* per device; no lock, release/acquire (see above) */
 } hip_kernel;
 
 /* ---- loading ---- */

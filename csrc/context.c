@@ -14,9 +14,10 @@ static _Thread_local int tl_device; /* this thread's default device; 0 unless se
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static mc_status g_init_status;            /* result of runtime_init, written under g_init_once */
 static int g_device_count;                 /* written under g_init_once */
-static pthread_mutex_t g_dev_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the writes below */
+static pthread_mutex_t g_dev_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the writes to g_ctx */
 static CUcontext g_ctx[MC_MAX_DEVICES];    /* retained primary contexts; published with release */
-static int g_smem_optin[MC_MAX_DEVICES];   /* 0 = not queried yet; published with release */
+static int g_smem_optin[MC_MAX_DEVICES];   /* 0 = not queried yet; no lock: racing queries store
+                                              the same value, with release */
 
 int mc_thread_device(void) { return tl_device; }
 void mc_set_thread_device(int device) { tl_device = device; }
