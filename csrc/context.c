@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "backend.h"
 #include "driver.h"
 
 #define MC_MAX_DEVICES 64
@@ -19,7 +20,16 @@ static CUcontext g_ctx[MC_MAX_DEVICES];    /* retained primary contexts; publish
 static int g_smem_optin[MC_MAX_DEVICES];   /* 0 = not queried yet; no lock: racing queries store
                                               the same value, with release */
 
-int mc_thread_device(void) { return tl_device; }
+int mc_thread_device(void) {
+  /* HIP: the stock ROCm wrapper has no default device of its own (mgpuSetDefaultDevice is
+   * hipSetDevice) and runs every call on the thread's current HIP device, so that is the device
+   * (a program that picks its GPU with hipSetDevice, e.g. one per MPI rank, keeps working). */
+  if (mc_backend_is_hip()) {
+    int d = 0;
+    if (mc_hip.hipGetDevice(&d) == 0) return d;
+  }
+  return tl_device;
+}
 void mc_set_thread_device(int device) { tl_device = device; }
 
 static void runtime_init(void) {

@@ -1,7 +1,8 @@
 /* context.h - devices and contexts for the cached mode.
  *
  * The device a call works on is the calling thread's default device (mgpuSetDefaultDevice, per
- * thread, 0 unless set) at the time of the call. Each device's primary context is retained once, on
+ * thread, 0 unless set) at the time of the call; on the HIP backend it is the thread's current HIP
+ * device, as in the stock ROCm wrapper (where mgpuSetDefaultDevice is hipSetDevice). Each device's primary context is retained once, on
  * first use, and never released (so nothing is torn down at exit). A context scope makes a device's
  * context current for one mgpu* call and restores whatever the caller had current, so the caller's
  * current context is the same after every call as before it.

@@ -43,7 +43,8 @@ def test_launch_hot_path_makes_one_device_query(hip_rt):
     rt.launch(f)
     rt.fake.fake_reset()
     rt.launch(f, grid=(3, 2, 1), block=(64, 1, 1))
-    assert rt.fake.log() == ["hipGetDevice", "hipModuleLaunchKernel"]
+    # the thread's current device (the device of the call), the context check, the launch
+    assert rt.fake.log() == ["hipGetDevice", "hipGetDevice", "hipModuleLaunchKernel"]
     assert [rt.fake.fake_last_launch(i) for i in range(6)] == [3, 2, 1, 64, 1, 1]
 
 
@@ -114,19 +115,36 @@ def test_cluster_launch_is_reported_as_unsupported_not_as_a_cooperative_launch(h
     assert rt.fake.count("hipModuleLaunchCooperativeKernel") == 1  # no cluster: launched
 
 
-def test_default_device_selects_module_and_restores_callers_device(make_hip_runtime):
+def test_calls_run_on_the_threads_current_hip_device(make_hip_runtime):
+    """As in the stock ROCm wrapper: mgpuSetDefaultDevice is hipSetDevice, and a program that picks
+    its GPU with hipSetDevice (one per MPI rank, say) gets its MLIR work on that GPU."""
     rt = make_hip_runtime(devices=2)
     m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
     f = rt.mgpuModuleGetFunction(m, b"k")
     rt.mgpuSetDefaultDevice(1)
     assert rt.fake.fake_current_device() == 1  # hipSetDevice, as the stock ROCm wrapper
-    rt.fake.fake_set_current_context(rt.fake.fake_primary_context(0))  # caller switches to 0
     rt.launch(f)
     assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 1
-    assert rt.fake.fake_current_device() == 0  # the caller's device is untouched
-    assert rt.fake.count("hipModuleLoadData") == 2  # one module per device
     s = rt.mgpuStreamCreate()
-    assert rt.fake.fake_stream_device(s) == 1 and rt.fake.fake_current_device() == 0
+    assert rt.fake.fake_stream_device(s) == 1
+    rt.fake.fake_set_current_context(rt.fake.fake_primary_context(0))  # the program: hipSetDevice(0)
+    rt.launch(f)
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 0
+    assert rt.fake.fake_stream_device(rt.mgpuStreamCreate()) == 0
+    assert rt.fake.fake_current_device() == 0  # unchanged by the calls
+    assert rt.fake.count("hipModuleLoadData") == 2  # one module per device
+
+
+def test_device_chosen_with_hip_set_device_only(make_hip_runtime):
+    rt = make_hip_runtime(devices=2)
+    rt.fake.fake_set_current_context(rt.fake.fake_primary_context(1))  # hipSetDevice(1), no mgpu call
+    f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0), b"k")
+    s = rt.mgpuStreamCreate()
+    rt.launch(f, stream=s)
+    assert rt.fake.fake_stream_device(s) == 1
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 1
+    assert rt.fake.count("hipModuleLoadData") == 1  # loaded on device 1 only
+    assert rt.fake.fake_current_device() == 1
 
 
 @pytest.mark.parametrize("nonblocking", [False, True])
