@@ -218,25 +218,23 @@ static CUresult a_cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_
   hip_lib *lib = calloc(1, sizeof *lib);
   if (!lib) return MC_HIP_hipErrorOutOfMemory;
   pthread_mutex_init(&lib->lock, NULL);
-  size_t len = 0;
-  if (mc_blob_identify(code, &len) != MC_BLOB_UNKNOWN && len) {
-    lib->image = malloc(len);
-    if (!lib->image) {
-      free(lib);
-      return MC_HIP_hipErrorOutOfMemory;
-    }
-    memcpy(lib->image, code, len);
-    lib->owns_image = 1;
-  } else {
-    lib->image = (unsigned char *)(uintptr_t)code; /* not recognised: used where it lies */
-  }
   lib->first_device = dev;
-  r = mc_hip.hipModuleLoadData(&lib->mod[dev], lib->image);
+  /* Loaded from the caller's bytes first: only a code object the runtime accepted is measured
+   * (mc_blob_identify trusts its header) and copied for the loads on other devices. */
+  r = mc_hip.hipModuleLoadData(&lib->mod[dev], code);
   if (r) {
-    if (lib->owns_image) free(lib->image);
     pthread_mutex_destroy(&lib->lock);
     free(lib);
     return r;
+  }
+  size_t len = 0;
+  unsigned char *copy = NULL;
+  if (mc_blob_identify(code, &len) != MC_BLOB_UNKNOWN && len && (copy = malloc(len)) != NULL) {
+    memcpy(copy, code, len);
+    lib->image = copy;
+    lib->owns_image = 1;
+  } else {
+    lib->image = (unsigned char *)(uintptr_t)code; /* not recognised: used where it lies */
   }
   *library = (CUlibrary)lib;
   return 0;

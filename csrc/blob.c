@@ -51,30 +51,31 @@ static size_t fatbin_length(const unsigned char *p) {
   return (size_t)header + (size_t)payload;
 }
 
-mc_blob_kind mc_blob_identify(const void *data, size_t *len) {
-  *len = 0;
+mc_blob_kind mc_blob_format(const void *data) {
   if (!data) return MC_BLOB_UNKNOWN;
   const unsigned char *p = (const unsigned char *)data;
-  if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') {
-    *len = elf64_length(p);
-    return *len ? MC_BLOB_CUBIN : MC_BLOB_UNKNOWN;
-  }
-  if (rd32(p) == FATBIN_MAGIC) {
-    *len = fatbin_length(p);
-    return *len ? MC_BLOB_FATBIN : MC_BLOB_UNKNOWN;
-  }
+  if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') return MC_BLOB_CUBIN;
+  if (rd32(p) == FATBIN_MAGIC) return MC_BLOB_FATBIN;
   /* Clang offload bundles (HIP fat binaries), plain or compressed, are binary data behind a text
    * magic: not PTX. Not recognised (so never cached on a partial comparison). */
   if (memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0 || memcmp(p, "CCOB", 4) == 0)
     return MC_BLOB_UNKNOWN;
   /* PTX: text. Anything whose first byte is printable or whitespace is taken as NUL-terminated
    * text, which is how the driver reads it too. */
-  if (p[0] == '\t' || p[0] == '\n' || p[0] == '\r' || (p[0] >= 0x20 && p[0] < 0x7f)) {
-    size_t n = strlen((const char *)p);
-    *len = n + 1;
+  if (p[0] == '\t' || p[0] == '\n' || p[0] == '\r' || (p[0] >= 0x20 && p[0] < 0x7f))
     return MC_BLOB_PTX;
-  }
   return MC_BLOB_UNKNOWN;
+}
+
+mc_blob_kind mc_blob_identify(const void *data, size_t *len) {
+  *len = 0;
+  const unsigned char *p = (const unsigned char *)data;
+  switch (mc_blob_format(data)) {
+  case MC_BLOB_CUBIN: *len = elf64_length(p); return *len ? MC_BLOB_CUBIN : MC_BLOB_UNKNOWN;
+  case MC_BLOB_FATBIN: *len = fatbin_length(p); return *len ? MC_BLOB_FATBIN : MC_BLOB_UNKNOWN;
+  case MC_BLOB_PTX: *len = strlen((const char *)p) + 1; return MC_BLOB_PTX;
+  default: return MC_BLOB_UNKNOWN;
+  }
 }
 
 const char *mc_blob_kind_name(mc_blob_kind kind) {

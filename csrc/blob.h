@@ -19,7 +19,12 @@ typedef enum {
 /* Largest blob length we accept from a header (larger values mean a corrupt header). */
 #define MC_BLOB_MAX_LEN ((size_t)1 << 31)
 
-/* Recognise `data` and compute its length in bytes (0 for MC_BLOB_UNKNOWN). */
+/* The format by its magic alone (reads at most the first 24 bytes; no length, no table). */
+mc_blob_kind mc_blob_format(const void *data);
+
+/* Recognise `data` and compute its length in bytes (0 for MC_BLOB_UNKNOWN). A cubin's length
+ * comes from its section and program header tables, which a corrupt header can place anywhere:
+ * call it only on a blob the driver has accepted (PTX aside, whose length is strlen + 1). */
 mc_blob_kind mc_blob_identify(const void *data, size_t *len);
 
 const char *mc_blob_kind_name(mc_blob_kind kind);

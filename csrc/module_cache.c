@@ -180,22 +180,16 @@ static mc_status enumerate_locked(mc_module *m) {
 }
 
 /* Load a blob into the driver as a new module. Lock held. */
-static mc_status load_locked(const void *blob, mc_blob_kind kind, size_t len, int jit,
-                             int opt_level, mc_module **out, char *log, size_t log_size) {
+static mc_status load_locked(const void *blob, mc_blob_kind kind, int jit, int opt_level,
+                             mc_module **out, char *log, size_t log_size) {
   mc_module *m = calloc(1, sizeof *m);
   if (!m) return MC_FAIL("mgpuModuleLoad", MC_E_NO_MEMORY);
   m->resolved = calloc((size_t)ndev(), 1);
-  m->copy = len ? malloc(len) : NULL;
-  if (!m->resolved || (len && !m->copy)) {
-    free(m->resolved);
-    free(m->copy);
+  if (!m->resolved) {
     free(m);
     return MC_FAIL("mgpuModuleLoad", MC_E_NO_MEMORY);
   }
-  if (len) memcpy(m->copy, blob, len);
   m->key = blob;
-  m->len = len;
-  m->kind = kind;
   m->jit = jit;
   m->opt_level = opt_level;
 
@@ -216,11 +210,19 @@ static mc_status load_locked(const void *blob, mc_blob_kind kind, size_t len, in
   }
   if (r != 0) {
     free(m->resolved);
-    free(m->copy);
     free(m);
     return MC_FAIL("cuLibraryLoadData", r);
   }
   MC_STAT_INC(driver_module_loads);
+  /* Measured and copied only now that the driver accepted the bytes: a corrupt header (a length
+   * or a section table far beyond the blob) is the driver's error to report, never read here.
+   * Without a copy the module is simply not cached. */
+  size_t len = 0;
+  if (kind != MC_BLOB_UNKNOWN) kind = mc_blob_identify(blob, &len);
+  if (len && (m->copy = malloc(len)) != NULL) memcpy(m->copy, blob, len);
+  else kind = MC_BLOB_UNKNOWN, len = 0;
+  m->len = len;
+  m->kind = kind;
   mc_status st = enumerate_locked(m);
   if (MC_FAILED(st) || mc_handle_set_insert(&g_modules, m) != 0) {
     /* Kernels already published stay valid memory; the module is marked dead. */
@@ -267,8 +269,9 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
       !mc_cu.cuLibraryGetKernel)
     return MC_FAIL("cuLibraryLoadData", MC_E_UNSUPPORTED);
 
-  size_t len = 0;
-  mc_blob_kind kind = mc_blob_identify(blob, &len);
+  /* The format by its magic only: lengths come from headers, which are trusted only once the
+   * driver has accepted the bytes (load_locked); a hit compares the cached copy's length. */
+  mc_blob_kind kind = mc_blob_format(blob);
 
   pthread_mutex_lock(&g_cache.lock);
 rescan:
@@ -277,10 +280,13 @@ rescan:
       if (m->key != blob || m->jit != jit || m->opt_level != opt_level) continue;
       m->refs++; /* held while the bytes are compared outside the lock: never retired meanwhile */
       pthread_mutex_unlock(&g_cache.lock);
-      int same = m->len == len;
+      /* The copy's header is compared first, so a different blob at this address stops the
+       * comparison at its first differing byte, within its own bytes (a shorter blob differs no
+       * later than its length field or, for PTX, its terminating NUL). */
+      int same = m->kind == kind;
       if (same) {
-        mc_stat_add(MC_STAT_verify_bytes, (int64_t)len);
-        same = memcmp(m->copy, blob, len) == 0;
+        mc_stat_add(MC_STAT_verify_bytes, (int64_t)m->len);
+        same = memcmp(m->copy, blob, m->len) == 0;
       }
       if (same) {
         int device = mc_thread_device();
@@ -299,7 +305,7 @@ rescan:
       m->refs--;
       if (m->in_table) {
         MC_STAT_INC(module_stale);
-        mc_debug("blob at %p changed (%zu -> %zu bytes): replacing its module", blob, m->len, len);
+        mc_debug("blob at %p changed (was %zu bytes): replacing its module", blob, m->len);
         unlink_locked(m);
       }
       if (m->refs == 0) retire_locked(m);
@@ -307,7 +313,7 @@ rescan:
     }
   }
   mc_module *m = NULL;
-  st = load_locked(blob, kind, len, jit, opt_level, &m, log, log_size);
+  st = load_locked(blob, kind, jit, opt_level, &m, log, log_size);
   if (!MC_FAILED(st)) resolve_for_thread_device_locked(m);
   pthread_mutex_unlock(&g_cache.lock);
   if (MC_FAILED(st)) return st;

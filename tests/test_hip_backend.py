@@ -429,3 +429,13 @@ def test_rocm_code_object_is_a_gfx942_elf():
         obj = (DATA / "mlir" / f"saxpy_rocm_llvm{llvm}.o").read_bytes()
         inner = obj.find(b"\x7fELF", 4)
         assert inner > 0 and int.from_bytes(obj[inner + 18:inner + 20], "little") == 224
+
+
+def test_corrupt_length_header_is_not_read_before_the_runtime_accepts_it(hip_rt, capfd):
+    import struct
+    ehdr = bytearray(64)
+    ehdr[0:4] = b"\x7fELF"
+    ehdr[4], ehdr[5], ehdr[6] = 2, 1, 1
+    struct.pack_into("<HHIQQQIHHHHHH", ehdr, 16, 2, 224, 1, 0, 0, 1 << 30, 0, 64, 0, 0, 64, 3, 0)
+    assert hip_rt.mgpuModuleLoad(blob_buffer(bytes(ehdr)), 0) is None
+    assert "'hipModuleLoadData' failed" in capfd.readouterr().err

@@ -179,3 +179,32 @@ def test_cluster_and_cooperative_launch(rt):
     last = [rt.fake.fake_last_launch(i) for i in range(10)]
     assert last[7] == 1 and (last[8], last[9]) == (2, 1)  # only COOPERATIVE=1
     assert rt.fake.count("cuLaunchKernelEx") == 2
+
+
+def _elf_header_pointing_far_away() -> bytes:
+    """A 64-bit ELF header whose section header table is said to start 1 GiB away: reading it
+    would fault. Only the driver may judge it (and rejects it here)."""
+    import struct
+    ehdr = bytearray(64)
+    ehdr[0:4] = b"\x7fELF"
+    ehdr[4], ehdr[5], ehdr[6] = 2, 1, 1
+    struct.pack_into("<HHIQQQIHHHHHH", ehdr, 16, 2, 190, 1, 0, 0, 1 << 30, 0, 64, 0, 0, 64, 3, 0)
+    return bytes(ehdr)
+
+
+@pytest.mark.parametrize("fmt", ["elf", "fatbin"])
+def test_corrupt_length_header_is_not_read_before_the_driver_accepts_it(rt, capfd, fmt):
+    import struct
+    if fmt == "elf":
+        data = _elf_header_pointing_far_away()
+    else:  # a fatbin header claiming a 1 GiB payload
+        data = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 1 << 30)
+    buf = blob_buffer(data)
+    assert rt.mgpuModuleLoad(buf, 0) is None
+    assert "'cuLibraryLoadData' failed with 'CUDA_ERROR_INVALID_IMAGE'" in capfd.readouterr().err
+    assert rt.stats()["verify_bytes"] == 0
+    # a valid blob at the same address afterwards loads and is cached as usual
+    good = ptx("k")
+    buf2 = blob_buffer(good, 4096)
+    m = rt.mgpuModuleLoad(buf2, 0)
+    assert m and rt.mgpuModuleLoad(buf2, 0) == m

@@ -406,6 +406,7 @@ static int parse_blob(const void *data, struct fake_lib *lib, int magic) {
   if (!p) return INVALID_VALUE;
   if (p[0] == 'B' && p[1] == 'A' && p[2] == 'D') return INVALID_IMAGE;
   size_t n = blob_extent(p);
+  if (n > ((size_t)1 << 24)) return INVALID_IMAGE; /* a header pointing far away: rejected unread */
   memset(lib, 0, sizeof *lib);
   lib->magic = magic;
   for (size_t i = 0; i + 7 < n && lib->nk < MAXK; ++i) {

@@ -238,6 +238,7 @@ EXPORT hipError_t hipModuleLoadData(hipModule_t *module, const void *image) {
   const unsigned char *p = image;
   if (!p || !module) RETURN(1);
   if (p[0] == 'B' && p[1] == 'A' && p[2] == 'D') RETURN(200);
+  if (blob_extent(p) > ((size_t)1 << 24)) RETURN(200); /* a header pointing far away: rejected unread */
   hipModule_t m = calloc(1, sizeof *m);
   m->magic = 0x30D;
   m->device = tl_device;
