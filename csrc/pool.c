@@ -28,6 +28,13 @@
  * streams of that device meanwhile, and then needs kernels on the two to run at the same time
  * (kernels that wait for each other across streams, which CUDA does not promise to run
  * concurrently in the first place). Below the cap nothing is ever shared.
+ * Known limit of counting owners: a destroy of a shared stream is taken to come from its fresh
+ * owner (in generated code the joined owners are the leaked ones, which never destroy). If instead
+ * a joined owner destroys it while the fresh owner still runs, that owner is taken for joined and
+ * the stream can be given to a third handle. Keeping such a stream fresh instead was tried: then
+ * every synchronous stream that shares a leaked one leaves it unshareable for ever, and the
+ * million-step generated loop grows without bound again. Telling owners apart would need a
+ * distinct handle per owner, translated on every launch.
  *
  * Known idle: a stream comes back into use only once its queued work has finished, which a
  * give-back checks with cuStreamQuery (about 1.5 us on the H100 VM: most of what a cached
