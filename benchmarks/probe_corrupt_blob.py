@@ -1,9 +1,9 @@
 """Probe: what mgpuModuleLoad does on the real driver with blobs whose headers point past their end
 (an ELF whose section header table is said to lie 1 GiB away; a fatbin claiming a 1 GiB payload).
 
-mgpu-cached reads a blob's length and copies it only after the driver accepted the bytes, so what
-happens is the driver's doing. Each case runs in its own process; the exit status and stderr are
-printed. Run on a GPU machine after `pip install .`:  python3 benchmarks/probe_corrupt_blob.py
+Cached mode checks that the header's tables and the blob's end lie in mapped memory before reading
+them, and reports MGPU_CACHED_INVALID_IMAGE; stock behaviour hands the bytes to cuModuleLoadData.
+Each case runs in its own process; the exit status and stderr are printed. Run on a GPU machine after `pip install .`:  python3 benchmarks/probe_corrupt_blob.py
 """
 
 import struct

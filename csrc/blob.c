@@ -3,6 +3,8 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define FATBIN_MAGIC 0xBA55ED50u
 
@@ -12,9 +14,29 @@ static uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); ret
 
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
+/* 1 if every page of [p, p + n) is mapped (mincore), so reading it cannot fault on an unmapped
+ * page. A header that places a table or the blob's end far beyond the blob is caught here instead
+ * of faulting; the driver may have accepted such bytes without reading them (cuLibraryLoadData
+ * loads lazily). */
+static int range_mapped(const void *p, size_t n) {
+  static long page;
+  if (!page) page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) return 1;
+  uintptr_t start = (uintptr_t)p & ~(uintptr_t)(page - 1), end = (uintptr_t)p + n;
+  if (end < (uintptr_t)p) return 0;
+  unsigned char vec[1024];
+  while (start < end) {
+    size_t len = end - start, max = sizeof vec * (size_t)page;
+    if (len > max) len = max;
+    if (mincore((void *)start, len, vec) != 0) return 0;
+    start += (len + (size_t)page - 1) & ~(size_t)(page - 1);
+  }
+  return 1;
+}
+
 /* 64-bit little-endian ELF: the file ends at the furthest of the section header table, the
  * program header table and every section's contents. */
-static size_t elf64_length(const unsigned char *p) {
+static size_t elf64_length(const unsigned char *p, int *corrupt) {
   if (p[4] != 2 /* ELFCLASS64 */ || p[5] != 1 /* little endian */) return 0;
   uint64_t phoff = rd64(p + 0x20), shoff = rd64(p + 0x28);
   uint16_t ehsize = rd16(p + 0x34), phentsize = rd16(p + 0x36), phnum = rd16(p + 0x38);
@@ -23,8 +45,12 @@ static size_t elf64_length(const unsigned char *p) {
   if ((shnum && shentsize < 64) || (phnum && phentsize < 56)) return 0;
   size_t end = ehsize;
   if (phnum) end = max_sz(end, (size_t)phoff + (size_t)phnum * phentsize);
+  if (shnum) end = max_sz(end, (size_t)shoff + (size_t)shnum * shentsize);
+  if (!range_mapped(p, end)) { /* the tables are not where the header says */
+    *corrupt = 1;
+    return 0;
+  }
   if (shnum) {
-    end = max_sz(end, (size_t)shoff + (size_t)shnum * shentsize);
     for (uint16_t i = 0; i < shnum; ++i) {
       const unsigned char *sh = p + shoff + (size_t)i * shentsize;
       uint32_t type = rd32(sh + 4);
@@ -70,12 +96,20 @@ mc_blob_kind mc_blob_format(const void *data) {
 mc_blob_kind mc_blob_identify(const void *data, size_t *len) {
   *len = 0;
   const unsigned char *p = (const unsigned char *)data;
-  switch (mc_blob_format(data)) {
-  case MC_BLOB_CUBIN: *len = elf64_length(p); return *len ? MC_BLOB_CUBIN : MC_BLOB_UNKNOWN;
-  case MC_BLOB_FATBIN: *len = fatbin_length(p); return *len ? MC_BLOB_FATBIN : MC_BLOB_UNKNOWN;
+  mc_blob_kind kind = mc_blob_format(data);
+  int corrupt = 0;
+  switch (kind) {
+  case MC_BLOB_CUBIN: *len = elf64_length(p, &corrupt); break;
+  case MC_BLOB_FATBIN: *len = fatbin_length(p); break;
   case MC_BLOB_PTX: *len = strlen((const char *)p) + 1; return MC_BLOB_PTX;
   default: return MC_BLOB_UNKNOWN;
   }
+  if (*len && !range_mapped(p, *len)) corrupt = 1; /* its end runs off the mapped memory */
+  if (corrupt || !*len) {
+    *len = 0;
+    return corrupt ? MC_BLOB_CORRUPT : MC_BLOB_UNKNOWN;
+  }
+  return kind;
 }
 
 const char *mc_blob_kind_name(mc_blob_kind kind) {
@@ -83,6 +117,7 @@ const char *mc_blob_kind_name(mc_blob_kind kind) {
   case MC_BLOB_CUBIN: return "cubin";
   case MC_BLOB_FATBIN: return "fatbin";
   case MC_BLOB_PTX: return "ptx";
+  case MC_BLOB_CORRUPT: return "corrupt";
   default: return "unknown";
   }
 }

@@ -14,6 +14,8 @@ typedef enum {
   MC_BLOB_CUBIN,       /* 64-bit ELF */
   MC_BLOB_FATBIN,      /* fatbin container (magic 0xBA55ED50) */
   MC_BLOB_PTX,         /* NUL-terminated text */
+  MC_BLOB_CORRUPT,     /* ELF/fatbin magic, but its header puts its tables or its end in
+                          unmapped memory (mc_blob_identify only) */
 } mc_blob_kind;
 
 /* Largest blob length we accept from a header (larger values mean a corrupt header). */
@@ -24,7 +26,9 @@ mc_blob_kind mc_blob_format(const void *data);
 
 /* Recognise `data` and compute its length in bytes (0 for MC_BLOB_UNKNOWN). A cubin's length
  * comes from its section and program header tables, which a corrupt header can place anywhere:
- * call it only on a blob the driver has accepted (PTX aside, whose length is strlen + 1). */
+ * the tables and the whole length are checked to lie in mapped memory (mincore) before they are
+ * read, and a blob that fails is MC_BLOB_UNKNOWN (never cached, never copied). It costs a system
+ * call or two, so it runs only when a blob is loaded into the driver, not on cache hits. */
 mc_blob_kind mc_blob_identify(const void *data, size_t *len);
 
 const char *mc_blob_kind_name(mc_blob_kind kind);

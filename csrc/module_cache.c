@@ -180,8 +180,8 @@ static mc_status enumerate_locked(mc_module *m) {
 }
 
 /* Load a blob into the driver as a new module. Lock held. */
-static mc_status load_locked(const void *blob, mc_blob_kind kind, int jit, int opt_level,
-                             mc_module **out, char *log, size_t log_size) {
+static mc_status load_locked(const void *blob, mc_blob_kind kind, size_t len, int jit,
+                             int opt_level, mc_module **out, char *log, size_t log_size) {
   mc_module *m = calloc(1, sizeof *m);
   if (!m) return MC_FAIL("mgpuModuleLoad", MC_E_NO_MEMORY);
   m->resolved = calloc((size_t)ndev(), 1);
@@ -214,13 +214,14 @@ static mc_status load_locked(const void *blob, mc_blob_kind kind, int jit, int o
     return MC_FAIL("cuLibraryLoadData", r);
   }
   MC_STAT_INC(driver_module_loads);
-  /* Measured and copied only now that the driver accepted the bytes: a corrupt header (a length
-   * or a section table far beyond the blob) is the driver's error to report, never read here.
+  /* Copied once the driver accepted the bytes (their extent was checked by mc_blob_identify).
    * Without a copy the module is simply not cached. */
-  size_t len = 0;
-  if (kind != MC_BLOB_UNKNOWN) kind = mc_blob_identify(blob, &len);
-  if (len && (m->copy = malloc(len)) != NULL) memcpy(m->copy, blob, len);
-  else kind = MC_BLOB_UNKNOWN, len = 0;
+  if (kind != MC_BLOB_UNKNOWN && len && (m->copy = malloc(len)) != NULL) {
+    memcpy(m->copy, blob, len);
+  } else {
+    kind = MC_BLOB_UNKNOWN;
+    len = 0;
+  }
   m->len = len;
   m->kind = kind;
   mc_status st = enumerate_locked(m);
@@ -312,8 +313,15 @@ rescan:
       goto rescan; /* the table may have changed while the lock was released */
     }
   }
+  /* A miss: the blob's length from its header, checked to lie in mapped memory. */
+  size_t len = 0;
+  if (kind != MC_BLOB_UNKNOWN) kind = mc_blob_identify(blob, &len);
+  if (kind == MC_BLOB_CORRUPT) {
+    pthread_mutex_unlock(&g_cache.lock);
+    return MC_FAIL(jit ? "mgpuModuleLoadJIT" : "mgpuModuleLoad", MC_E_BAD_IMAGE);
+  }
   mc_module *m = NULL;
-  st = load_locked(blob, kind, jit, opt_level, &m, log, log_size);
+  st = load_locked(blob, kind, len, jit, opt_level, &m, log, log_size);
   if (!MC_FAILED(st)) resolve_for_thread_device_locked(m);
   pthread_mutex_unlock(&g_cache.lock);
   if (MC_FAILED(st)) return st;

@@ -22,6 +22,7 @@ static const char *own_error_name(int result) {
     return mc_backend() == MC_BACKEND_HIP ? "MGPU_CACHED_NOT_SUPPORTED_BY_HIP"
                                           : "MGPU_CACHED_DRIVER_TOO_OLD";
   case MC_E_BAD_ARGUMENT: return "MGPU_CACHED_INVALID_ARGUMENT";
+  case MC_E_BAD_IMAGE: return "MGPU_CACHED_INVALID_IMAGE";
   default: return "<unknown>";
   }
 }

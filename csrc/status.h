@@ -22,6 +22,7 @@ enum {
   MC_E_NO_MEMORY = -7,      /* host memory allocation failed */
   MC_E_UNSUPPORTED = -8,    /* the loaded driver lacks an entry point this call needs */
   MC_E_BAD_ARGUMENT = -9,   /* an argument outside what the call accepts */
+  MC_E_BAD_IMAGE = -10,     /* a blob whose header puts its tables or its end outside memory */
 };
 
 #define MC_OK ((mc_status){0, 0})

@@ -431,11 +431,12 @@ def test_rocm_code_object_is_a_gfx942_elf():
         assert inner > 0 and int.from_bytes(obj[inner + 18:inner + 20], "little") == 224
 
 
-def test_corrupt_length_header_is_not_read_before_the_runtime_accepts_it(hip_rt, capfd):
+def test_header_pointing_past_mapped_memory_is_rejected_unread(hip_rt, capfd):
     import struct
     ehdr = bytearray(64)
     ehdr[0:4] = b"\x7fELF"
     ehdr[4], ehdr[5], ehdr[6] = 2, 1, 1
     struct.pack_into("<HHIQQQIHHHHHH", ehdr, 16, 2, 224, 1, 0, 0, 1 << 30, 0, 64, 0, 0, 64, 3, 0)
     assert hip_rt.mgpuModuleLoad(blob_buffer(bytes(ehdr)), 0) is None
-    assert "'hipModuleLoadData' failed" in capfd.readouterr().err
+    assert "'mgpuModuleLoad' failed with 'MGPU_CACHED_INVALID_IMAGE'" in capfd.readouterr().err
+    assert hip_rt.fake.count("hipModuleLoadData") == 0

@@ -75,3 +75,13 @@ def test_errors_read_like_the_stock_ones(make_runtime, capfd):
     assert err == ["'cuModuleLoadData(&module, data)' failed with 'CUDA_ERROR_INVALID_IMAGE'",
                    "'cuMemsetD32Async(dst, value, count, stream)' failed with "
                    "'CUDA_ERROR_INVALID_CONTEXT'"]
+
+
+def test_corrupt_header_goes_to_the_driver_in_stock_mode(make_runtime, capfd):
+    """Stock behaviour hands any bytes to cuModuleLoadData, whose verdict is reported."""
+    import struct
+    rt = make_runtime(disable=True)
+    data = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 1 << 30)  # a fatbin claiming 1 GiB
+    assert rt.mgpuModuleLoad(blob_buffer(data), 0) is None
+    assert "'cuModuleLoadData(&module, data)' failed with 'CUDA_ERROR_INVALID_IMAGE'" in \
+        capfd.readouterr().err
