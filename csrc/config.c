@@ -50,6 +50,10 @@ static void read_environment(void) {
   g_config.allocator = !(a && *a && !env_flag("MGPU_CACHED_ALLOCATOR"));
   g_config.allocator_cache_bytes = env_bytes("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", 2ULL << 30);
   g_config.stream_query = env_flag("MGPU_CACHED_STREAM_QUERY");
+  const char *mcache = getenv("MGPU_CACHED_MODULE_CACHE");
+  char *mend = NULL;
+  unsigned long long mc = (mcache && *mcache) ? strtoull(mcache, &mend, 10) : 256;
+  g_config.module_cache = (mcache && *mcache && (!mend || *mend)) ? 256 : mc; /* unparsable: 256 */
   const char *cap = getenv("MGPU_CACHED_STREAM_CAP");
   char *end = NULL;
   unsigned long c = (cap && *cap) ? strtoul(cap, &end, 10) : 64;

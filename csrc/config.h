@@ -14,6 +14,8 @@
  *                                cuMemAllocManaged, cuMemFree) while the rest stays cached
  *   MGPU_CACHED_ALLOCATOR_CACHE_BYTES=n  bytes the caching allocator keeps per device for reuse
  *                                (default 2 GiB; suffixes K, M, G; 0 keeps nothing)
+ *   MGPU_CACHED_MODULE_CACHE=n   unreferenced modules kept loaded for their next load (default
+ *                                256; least recently released unloaded first; 0 keeps none)
  *   MGPU_CACHED_STREAM_QUERY=1   a destroyed stream is always queried (cuStreamQuery) before reuse,
  *                                also right after mgpuStreamSynchronize (see "known idle", pool.c)
  *   MGPU_CACHED_STREAM_CAP=n     driver streams per device above which idle joined streams are
@@ -37,6 +39,7 @@ typedef struct mc_config_t {
   int allocator;           /* MGPU_CACHED_ALLOCATOR (default 1): the caching allocator is on */
   unsigned long long allocator_cache_bytes; /* MGPU_CACHED_ALLOCATOR_CACHE_BYTES */
   int stream_query;        /* MGPU_CACHED_STREAM_QUERY: always cuStreamQuery before reusing */
+  unsigned long long module_cache; /* MGPU_CACHED_MODULE_CACHE: unreferenced modules kept */
   unsigned long stream_cap; /* MGPU_CACHED_STREAM_CAP (default 64; 0 = no cap) */
 } mc_config_t;
 

@@ -1,7 +1,8 @@
 /* module_cache.c - module cache and function resolution (see module_cache.h).
  *
- * Locking rule: g_cache.lock guards the hash table, every module's refs, in_table, extra list and
- * resolved[] flags, and all driver calls that load, unload or resolve. Fields marked immutable are
+ * Locking rule: g_cache.lock guards the hash table, the list of unreferenced modules, every
+ * module's refs, in_table, idle links, extra list and resolved[] flags, and all driver calls that
+ * load, unload or resolve. Fields marked immutable are
  * written before the object is published (inserted in a handle set, which uses release stores) and
  * never change, so lock-free readers (mgpuModuleGetFunction's first scan, launches) may read them.
  * A cache hit holds the lock only to find the module and take a reference (which keeps it from
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "blob.h"
+#include "config.h"
 #include "context.h"
 #include "driver.h"
 #include "handle_set.h"
@@ -50,6 +52,8 @@ struct mc_module {
   unsigned char *resolved; /* [ndev] all kernels resolved on that device; set under the lock */
   int refs;              /* loads minus unloads; under the lock */
   int in_table;          /* reachable through the hash table; under the lock */
+  int idle;              /* in the list of unreferenced modules; under the lock */
+  mc_module *idle_prev, *idle_next; /* that list, oldest first; under the lock */
   int dead;              /* atomic: unloaded from the driver; handles to it now fail */
   mc_module *next;       /* hash chain; under the lock */
 };
@@ -57,7 +61,9 @@ struct mc_module {
 static struct {
   pthread_mutex_t lock;               /* see the locking rule above */
   mc_module *buckets[MC_BUCKETS];     /* chains of modules in the table */
-} g_cache = {PTHREAD_MUTEX_INITIALIZER, {0}};
+  mc_module *idle_head, *idle_tail;   /* cached modules nobody references, oldest first */
+  size_t nidle;                       /* length of that list */
+} g_cache = {PTHREAD_MUTEX_INITIALIZER, {0}, NULL, NULL, 0};
 
 static mc_handle_set g_modules = MC_HANDLE_SET_INIT;   /* every mc_module made */
 static mc_handle_set g_functions = MC_HANDLE_SET_INIT; /* every mc_function made */
@@ -134,12 +140,47 @@ static void retire_locked(mc_module *m) {
   mc_debug("unloaded module of blob %p (%zu bytes)", m->key, m->len);
 }
 
+/* The list of cached modules nobody references (kept for the next load of their blob, which LLVM
+ * <= 20 code makes on every launch), oldest first, at most MGPU_CACHED_MODULE_CACHE long. */
+static void idle_remove_locked(mc_module *m) {
+  if (!m->idle) return;
+  if (m->idle_prev) m->idle_prev->idle_next = m->idle_next;
+  else g_cache.idle_head = m->idle_next;
+  if (m->idle_next) m->idle_next->idle_prev = m->idle_prev;
+  else g_cache.idle_tail = m->idle_prev;
+  m->idle_prev = m->idle_next = NULL;
+  m->idle = 0;
+  g_cache.nidle--;
+}
+
+static void idle_push_locked(mc_module *m) {
+  m->idle_prev = g_cache.idle_tail;
+  m->idle_next = NULL;
+  if (g_cache.idle_tail) g_cache.idle_tail->idle_next = m;
+  else g_cache.idle_head = m;
+  g_cache.idle_tail = m;
+  m->idle = 1;
+  g_cache.nidle++;
+}
+
 static void unlink_locked(mc_module *m) {
   mc_module **pp = &g_cache.buckets[bucket_of(m->key)];
   while (*pp && *pp != m) pp = &(*pp)->next;
   if (*pp) *pp = m->next;
   m->next = NULL;
   m->in_table = 0;
+}
+
+/* Unload the oldest unreferenced modules beyond the limit. Lock held. */
+static void evict_idle_locked(void) {
+  size_t cap = mc_config()->module_cache;
+  while (g_cache.nidle > cap) {
+    mc_module *m = g_cache.idle_head;
+    idle_remove_locked(m);
+    unlink_locked(m);
+    retire_locked(m);
+    MC_STAT_INC(module_evictions);
+  }
 }
 
 /* Enumerate the library's kernels into m->funcs. Drivers before 12.4 cannot enumerate; their
@@ -280,6 +321,7 @@ rescan:
     for (mc_module *m = g_cache.buckets[bucket_of(blob)]; m; m = m->next) {
       if (m->key != blob || m->jit != jit || m->opt_level != opt_level) continue;
       m->refs++; /* held while the bytes are compared outside the lock: never retired meanwhile */
+      idle_remove_locked(m);
       pthread_mutex_unlock(&g_cache.lock);
       /* The copy's header is compared first, so a different blob at this address stops the
        * comparison at its first differing byte, within its own bytes (a shorter blob differs no
@@ -341,6 +383,9 @@ mc_status mc_module_unload(mc_module *m) {
     st = MC_FAIL("mgpuModuleUnload", MC_E_STALE_HANDLE);
   } else if (--m->refs == 0 && !m->in_table) {
     retire_locked(m); /* replaced at its address, or never cacheable: really unload */
+  } else if (m->refs == 0) {
+    idle_push_locked(m); /* kept for the next load of its blob, within the limit */
+    evict_idle_locked();
   }
   pthread_mutex_unlock(&g_cache.lock);
   return st;

@@ -8,7 +8,9 @@
  * context) for the loading thread's default device at load, and for any other device on the
  * first launch there, all kernels of the module at once, so a later launch never triggers a lazy
  * load. mgpuModuleUnload releases a reference; the module stays cached at zero references and is
- * unloaded only when a different blob replaces it at its address.
+ * unloaded when a different blob replaces it at its address, or when more than
+ * MGPU_CACHED_MODULE_CACHE (default 256) unreferenced modules are kept (the least recently
+ * released first), so a JIT process that makes many modules does not keep them all loaded.
  *
  * Handles (mc_module*, mc_function*) are never freed, so a stale handle is detected, not a crash.
  * The locking rule is in module_cache.c.

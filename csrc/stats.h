@@ -46,7 +46,8 @@
   X(stream_query_skips, "streams given back without cuStreamQuery (synchronized just before)") \
   /* concurrency (issue 4) */                                                                 \
   X(stream_shares, "stream handles given an idle joined stream at the stream cap")           \
-  X(stream_cap_exceeded, "driver streams made above the stream cap (nothing to share)")
+  X(stream_cap_exceeded, "driver streams made above the stream cap (nothing to share)")      \
+  X(module_evictions, "unreferenced modules unloaded beyond MGPU_CACHED_MODULE_CACHE")
 
 typedef enum {
 #define MC_STATS_ENUM(name, desc) MC_STAT_##name,

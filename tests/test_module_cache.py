@@ -209,3 +209,42 @@ def test_header_pointing_past_mapped_memory_is_rejected_unread(rt, capfd, fmt):
     buf2 = blob_buffer(good, 4096)
     m = rt.mgpuModuleLoad(buf2, 0)
     assert m and rt.mgpuModuleLoad(buf2, 0) == m
+
+
+def test_unreferenced_modules_beyond_the_limit_are_unloaded_oldest_first(make_runtime):
+    rt = make_runtime(env={"MGPU_CACHED_MODULE_CACHE": "2"})
+    bufs = {n: blob_buffer(ptx(n)) for n in "abcd"}
+    mods = {}
+    for n in "ab":
+        mods[n] = rt.mgpuModuleLoad(bufs[n], 0)
+        rt.mgpuModuleUnload(mods[n])          # unreferenced, kept: [a, b]
+    assert rt.mgpuModuleLoad(bufs["a"], 0) == mods["a"]  # a hit takes a off the list: [b]
+    for n in "cd":
+        mods[n] = rt.mgpuModuleLoad(bufs[n], 0)
+        rt.mgpuModuleUnload(mods[n])          # [b, c], then [b, c, d]: b goes
+    assert rt.fake.count("cuLibraryUnload") == 1
+    assert rt.stats()["module_evictions"] == 1
+    assert rt.mgpuModuleGetFunction(mods["a"], b"a")  # still referenced: still loaded
+    loads = rt.fake.count("cuLibraryLoadData")
+    assert rt.mgpuModuleLoad(bufs["d"], 0) == mods["d"]  # kept: a hit
+    assert rt.fake.count("cuLibraryLoadData") == loads
+    assert rt.mgpuModuleLoad(bufs["b"], 0) != mods["b"]  # unloaded: loaded again
+    assert rt.fake.count("cuLibraryLoadData") == loads + 1
+
+
+def test_module_cache_zero_unloads_at_the_last_unload(make_runtime):
+    rt = make_runtime(env={"MGPU_CACHED_MODULE_CACHE": "0"})
+    buf = blob_buffer(ptx("k"))
+    for _ in range(3):
+        rt.mgpuModuleUnload(rt.mgpuModuleLoad(buf, 0))
+    assert rt.fake.count("cuLibraryLoadData") == 3 and rt.fake.count("cuLibraryUnload") == 3
+    assert rt.stats()["errors"] == 0
+
+
+def test_default_keeps_a_module_loaded_per_launch_cached(rt):
+    buf = blob_buffer(ptx("k"))
+    for _ in range(300):  # LLVM <= 20 code: load, get, launch, unload per launch
+        m = rt.mgpuModuleLoad(buf, 0)
+        rt.launch(rt.mgpuModuleGetFunction(m, b"k"))
+        rt.mgpuModuleUnload(m)
+    assert rt.fake.count("cuLibraryLoadData") == 1 and rt.fake.count("cuLibraryUnload") == 0
