@@ -181,24 +181,34 @@ class Rt:
         self.lib.mgpuLaunchKernel(fn, *grid, *block, smem, stream, None, None, 0)
 
 
+def _fresh_runtime(tmp_path: Path, monkeypatch, fake_build: Path, tag: str,
+                   driver_env: Dict[str, str], disable: bool,
+                   env: Optional[Dict[str, str]]) -> Rt:
+    """Fresh copies of the library and of a fake driver (new instances), and the environment:
+    driver_env may name "{fake}" for the copied fake driver's path."""
+    n = next(_counter)
+    lib = tmp_path / f"libmgpu_cached_{tag}{n}.so"
+    shutil.copyfile(mgpu_cached.library_path(), lib)
+    fake = tmp_path / f"{fake_build.stem}_{n}.so"
+    shutil.copyfile(fake_build, fake)
+    for k, v in driver_env.items():
+        monkeypatch.setenv(k, v.replace("{fake}", str(fake)))
+    if disable:
+        monkeypatch.setenv("MGPU_CACHED_DISABLE", "1")
+    else:
+        monkeypatch.delenv("MGPU_CACHED_DISABLE", raising=False)
+    for k, v in (env or {}).items():
+        monkeypatch.setenv(k, v)
+    return Rt(lib, fake)
+
+
 @pytest.fixture
 def make_runtime(tmp_path, monkeypatch, fake_driver_build):
     def make(devices: int = 1, disable: bool = False, driver: Optional[str] = None,
              env: Optional[Dict[str, str]] = None) -> Rt:
-        n = next(_counter)
-        lib = tmp_path / f"libmgpu_cached_{n}.so"
-        shutil.copyfile(mgpu_cached.library_path(), lib)
-        fake = tmp_path / f"libfakecuda_{n}.so"
-        shutil.copyfile(fake_driver_build, fake)
-        monkeypatch.setenv("MGPU_CACHED_CUDA_DRIVER", driver if driver is not None else str(fake))
-        monkeypatch.setenv("FAKECUDA_DEVICES", str(devices))
-        if disable:
-            monkeypatch.setenv("MGPU_CACHED_DISABLE", "1")
-        else:
-            monkeypatch.delenv("MGPU_CACHED_DISABLE", raising=False)
-        for k, v in (env or {}).items():
-            monkeypatch.setenv(k, v)
-        return Rt(lib, fake)
+        return _fresh_runtime(tmp_path, monkeypatch, fake_driver_build, "", {
+            "MGPU_CACHED_CUDA_DRIVER": driver if driver is not None else "{fake}",
+            "FAKECUDA_DEVICES": str(devices)}, disable, env)
 
     return make
 
@@ -232,21 +242,10 @@ def make_hip_runtime(tmp_path, monkeypatch, fake_hip_build):
     """Like make_runtime, on the HIP backend (MGPU_CACHED_BACKEND=hip, the fake HIP runtime)."""
     def make(devices: int = 1, disable: bool = False, runtime: Optional[str] = None,
              env: Optional[Dict[str, str]] = None) -> Rt:
-        n = next(_counter)
-        lib = tmp_path / f"libmgpu_cached_hip_{n}.so"
-        shutil.copyfile(mgpu_cached.library_path(), lib)
-        fake = tmp_path / f"libfakehip_{n}.so"
-        shutil.copyfile(fake_hip_build, fake)
-        monkeypatch.setenv("MGPU_CACHED_BACKEND", "hip")
-        monkeypatch.setenv("MGPU_CACHED_HIP_RUNTIME", runtime if runtime is not None else str(fake))
-        monkeypatch.setenv("FAKEHIP_DEVICES", str(devices))
-        if disable:
-            monkeypatch.setenv("MGPU_CACHED_DISABLE", "1")
-        else:
-            monkeypatch.delenv("MGPU_CACHED_DISABLE", raising=False)
-        for k, v in (env or {}).items():
-            monkeypatch.setenv(k, v)
-        return Rt(lib, fake)
+        return _fresh_runtime(tmp_path, monkeypatch, fake_hip_build, "hip_", {
+            "MGPU_CACHED_BACKEND": "hip",
+            "MGPU_CACHED_HIP_RUNTIME": runtime if runtime is not None else "{fake}",
+            "FAKEHIP_DEVICES": str(devices)}, disable, env)
 
     return make
 

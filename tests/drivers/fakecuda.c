@@ -18,8 +18,8 @@
 
 #include "../../csrc/cuda_api.h"
 #include "symbol_index.h"
+#include "fake_recording.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define MAXDEV 8
 #define MAXK 16
 #define NOT_READY 600
@@ -51,14 +51,9 @@ struct fake_func {
 struct CUstream_st { int magic; CUcontext ctx; unsigned flags; int pending; int destroyed; };
 struct CUevent_st { int magic; CUcontext ctx; CUstream waits_on; int destroyed; };
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct CUctx_st g_ctx[MAXDEV];
 static int g_initialized;
-static long g_counts[NSYM];
-static char g_log[1 << 16];
-static size_t g_loglen;
 static struct fake_func *g_funcs;
-static int g_fail_field = -1, g_fail_result, g_fail_after;
 static int g_busy_launches;      /* launches leave work pending on their stream */
 static long g_last_launch[16];   /* grid xyz, block xyz, smem, nattrs, attr ids.. */
 static CUstream g_last_stream;
@@ -67,17 +62,6 @@ static void *g_last_function;
 static _Thread_local CUcontext tl_stack[64];
 static _Thread_local int tl_depth;
 
-/* Handles the fake made, so a bogus pointer is rejected without being dereferenced. */
-static void *g_objs[1 << 14];
-static int g_nobjs;
-static int known(const void *p) {
-  for (int i = 0; i < g_nobjs; ++i)
-    if (g_objs[i] == p) return 1;
-  return 0;
-}
-static void remember(void *p) {
-  if (g_nobjs < (int)(sizeof g_objs / sizeof *g_objs)) g_objs[g_nobjs++] = p;
-}
 
 static int ndevices(void) {
   const char *v = getenv("FAKECUDA_DEVICES");
@@ -111,83 +95,15 @@ __attribute__((destructor)) static void conc_report_after_exit(void) {
 }
 /* ---- end of conc section ---- */
 
-/* Count and log a call; returns an injected failure result or 0. Lock held. */
-static int enter_call(int idx) {
+static int fake_before_call(void) { /* lock held */
   if (g_conc_torn_down) return ++g_conc_calls_after, 4; /* conc: CUDA_ERROR_DEINITIALIZED */
-  g_counts[idx]++;
-  size_t n = strlen(k_fields[idx]);
-  if (g_loglen + n + 2 < sizeof g_log) {
-    memcpy(g_log + g_loglen, k_fields[idx], n);
-    g_loglen += n;
-    g_log[g_loglen++] = ',';
-    g_log[g_loglen] = 0;
-  }
-  if (g_fail_field == idx) {
-    if (g_fail_after > 0) {
-      g_fail_after--;
-      return 0;
-    }
-    g_fail_field = -1;
-    return g_fail_result;
-  }
   return 0;
 }
 
-#define BEGIN(field)                                                                              \
-  pthread_mutex_lock(&g_lock);                                                                    \
-  int injected_ = enter_call(IDX_##field);                                                        \
-  if (injected_) {                                                                                \
-    pthread_mutex_unlock(&g_lock);                                                                \
-    return injected_;                                                                             \
-  }
-#define RETURN(v)                                                                                 \
-  do {                                                                                            \
-    int rv_ = (v);                                                                                \
-    pthread_mutex_unlock(&g_lock);                                                                \
-    return rv_;                                                                                   \
-  } while (0)
 
 static CUcontext current(void) { return tl_depth ? tl_stack[tl_depth - 1] : NULL; }
 
-/* ---- test control interface ---- */
-EXPORT long fake_count(const char *field) {
-  pthread_mutex_lock(&g_lock);
-  long v = -1;
-  for (int i = 0; i < NSYM; ++i)
-    if (strcmp(k_fields[i], field) == 0) v = g_counts[i];
-  pthread_mutex_unlock(&g_lock);
-  return v;
-}
-EXPORT void fake_reset(void) {
-  pthread_mutex_lock(&g_lock);
-  memset(g_counts, 0, sizeof g_counts);
-  g_loglen = 0;
-  g_log[0] = 0;
-  g_fail_field = -1;
-  pthread_mutex_unlock(&g_lock);
-}
-EXPORT size_t fake_log(char *buf, size_t size) {
-  pthread_mutex_lock(&g_lock);
-  size_t n = g_loglen < size - 1 ? g_loglen : size - 1;
-  memcpy(buf, g_log, n);
-  buf[n] = 0;
-  pthread_mutex_unlock(&g_lock);
-  return n;
-}
-/* Make the call `field` fail with `result` after `after` successful calls. */
-EXPORT int fake_fail(const char *field, int result, int after) {
-  pthread_mutex_lock(&g_lock);
-  int ok = -1;
-  for (int i = 0; i < NSYM; ++i)
-    if (strcmp(k_fields[i], field) == 0) {
-      g_fail_field = i;
-      g_fail_result = result;
-      g_fail_after = after;
-      ok = 0;
-    }
-  pthread_mutex_unlock(&g_lock);
-  return ok;
-}
+/* ---- test control interface (with fake_recording.h's) ---- */
 EXPORT void fake_set_busy_launches(int on) {
   pthread_mutex_lock(&g_lock);
   g_busy_launches = on;
@@ -381,14 +297,6 @@ EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
 
 /* Blob parsing shared by libraries and modules. */
 static size_t blob_extent(const unsigned char *p) {
-  if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') {
-    uint64_t shoff;
-    uint16_t shentsize, shnum;
-    memcpy(&shoff, p + 0x28, 8);
-    memcpy(&shentsize, p + 0x3A, 2);
-    memcpy(&shnum, p + 0x3C, 2);
-    return (size_t)(shoff + (uint64_t)shentsize * shnum);
-  }
   uint32_t magic;
   memcpy(&magic, p, 4);
   if (magic == 0xBA55ED50u) {
@@ -398,7 +306,7 @@ static size_t blob_extent(const unsigned char *p) {
     memcpy(&n, p + 8, 8);
     return h + (size_t)n;
   }
-  return strlen((const char *)p);
+  return elf_or_text_extent(p);
 }
 
 static int parse_blob(const void *data, struct fake_lib *lib, int magic) {

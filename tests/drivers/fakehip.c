@@ -17,7 +17,6 @@
 
 #include "../../csrc/hip_api.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define MAXDEV 8
 #define MAXK 16
 
@@ -32,6 +31,8 @@ static const char *const k_fields[] = {
     MC_HIP_SYMBOLS(NAME)
 #undef NAME
 };
+#include "fake_recording.h"
+static int fake_before_call(void) { return 0; }
 
 struct ihipModule_t {
   int magic; /* 0x30D */
@@ -43,11 +44,6 @@ struct ihipModuleSymbol_t { int magic; struct ihipModule_t *mod; int index; stru
 struct ihipStream_t { int magic; int device; unsigned flags; int pending; int destroyed; };
 struct ihipEvent_t { int magic; int device; unsigned flags; int destroyed; };
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static long g_counts[NSYM];
-static char g_log[1 << 16];
-static size_t g_loglen;
-static int g_fail_field = -1, g_fail_result, g_fail_after;
 static int g_busy_launches;
 static long g_last_launch[16];
 static void *g_last_stream, *g_last_function;
@@ -55,93 +51,14 @@ static struct ihipModuleSymbol_t *g_funcs;
 static _Thread_local int tl_device;
 static char g_global[MAXK][64]; /* storage behind hipModuleGetGlobal */
 
-static void *g_objs[1 << 14];
-static int g_nobjs;
-static int known(const void *p) {
-  for (int i = 0; i < g_nobjs; ++i)
-    if (g_objs[i] == p) return 1;
-  return 0;
-}
-static void remember(void *p) {
-  if (g_nobjs < (int)(sizeof g_objs / sizeof *g_objs)) g_objs[g_nobjs++] = p;
-}
 static int ndevices(void) {
   const char *v = getenv("FAKEHIP_DEVICES");
   int n = v ? atoi(v) : 1;
   return n < 0 ? 0 : n > MAXDEV ? MAXDEV : n;
 }
 
-static int enter_call(int idx) {
-  g_counts[idx]++;
-  size_t n = strlen(k_fields[idx]);
-  if (g_loglen + n + 2 < sizeof g_log) {
-    memcpy(g_log + g_loglen, k_fields[idx], n);
-    g_loglen += n;
-    g_log[g_loglen++] = ',';
-    g_log[g_loglen] = 0;
-  }
-  if (g_fail_field == idx) {
-    if (g_fail_after > 0) {
-      g_fail_after--;
-      return 0;
-    }
-    g_fail_field = -1;
-    return g_fail_result;
-  }
-  return 0;
-}
-#define BEGIN(name)                                                                               \
-  pthread_mutex_lock(&g_lock);                                                                    \
-  int injected_ = enter_call(IDX_##name);                                                         \
-  if (injected_) {                                                                                \
-    pthread_mutex_unlock(&g_lock);                                                                \
-    return injected_;                                                                             \
-  }
-#define RETURN(v)                                                                                 \
-  do {                                                                                            \
-    int rv_ = (v);                                                                                \
-    pthread_mutex_unlock(&g_lock);                                                                \
-    return rv_;                                                                                   \
-  } while (0)
 
-/* ---- test control interface (as fakecuda.c) ---- */
-EXPORT long fake_count(const char *field) {
-  pthread_mutex_lock(&g_lock);
-  long v = -1;
-  for (int i = 0; i < NSYM; ++i)
-    if (strcmp(k_fields[i], field) == 0) v = g_counts[i];
-  pthread_mutex_unlock(&g_lock);
-  return v;
-}
-EXPORT void fake_reset(void) {
-  pthread_mutex_lock(&g_lock);
-  memset(g_counts, 0, sizeof g_counts);
-  g_loglen = 0;
-  g_log[0] = 0;
-  g_fail_field = -1;
-  pthread_mutex_unlock(&g_lock);
-}
-EXPORT size_t fake_log(char *buf, size_t size) {
-  pthread_mutex_lock(&g_lock);
-  size_t n = g_loglen < size - 1 ? g_loglen : size - 1;
-  memcpy(buf, g_log, n);
-  buf[n] = 0;
-  pthread_mutex_unlock(&g_lock);
-  return n;
-}
-EXPORT int fake_fail(const char *field, int result, int after) {
-  pthread_mutex_lock(&g_lock);
-  int ok = -1;
-  for (int i = 0; i < NSYM; ++i)
-    if (strcmp(k_fields[i], field) == 0) {
-      g_fail_field = i;
-      g_fail_result = result;
-      g_fail_after = after;
-      ok = 0;
-    }
-  pthread_mutex_unlock(&g_lock);
-  return ok;
-}
+/* ---- test control interface (with fake_recording.h's) ---- */
 EXPORT void fake_set_busy_launches(int on) { g_busy_launches = on; }
 EXPORT void fake_complete(void *s) {
   pthread_mutex_lock(&g_lock);
@@ -220,17 +137,9 @@ EXPORT hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int 
 }
 
 static size_t blob_extent(const unsigned char *p) {
-  if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') {
-    uint64_t shoff;
-    uint16_t shentsize, shnum;
-    memcpy(&shoff, p + 0x28, 8);
-    memcpy(&shentsize, p + 0x3A, 2);
-    memcpy(&shnum, p + 0x3C, 2);
-    return (size_t)(shoff + (uint64_t)shentsize * shnum);
-  }
   /* the tests' stand-in for a clang offload bundle: 40 header bytes, then text */
   if (memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) return 40 + strlen((const char *)p + 40);
-  return strlen((const char *)p);
+  return elf_or_text_extent(p);
 }
 
 EXPORT hipError_t hipModuleLoadData(hipModule_t *module, const void *image) {
