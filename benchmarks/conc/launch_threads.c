@@ -20,15 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-void *mgpuModuleLoad(void *data, size_t size);
-void mgpuModuleUnload(void *m);
-void *mgpuModuleGetFunction(void *m, const char *name);
-void mgpuLaunchKernel(void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx, intptr_t by,
-                      intptr_t bz, int32_t smem, void *stream, void **params, void **extra,
-                      size_t nparams);
-void *mgpuStreamCreate(void);
-void mgpuStreamDestroy(void *s);
-void mgpuStreamSynchronize(void *s);
+#include "../../csrc/include/mgpu_abi.h"
 
 typedef int (*fn_t)();
 static fn_t cuInit_, cuDeviceGet_, cuDevicePrimaryCtxRetain_, cuCtxSetCurrent_, cuModuleLoadData_,

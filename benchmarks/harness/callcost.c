@@ -14,15 +14,7 @@
 
 #include "programs.h"
 
-void *mgpuModuleLoad(void *data, size_t size);
-void mgpuModuleUnload(void *m);
-void *mgpuModuleGetFunction(void *m, const char *name);
-void *mgpuStreamCreate(void);
-void mgpuStreamSynchronize(void *s);
-void mgpuStreamDestroy(void *s);
-void mgpuLaunchKernel(void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx, intptr_t by,
-                      intptr_t bz, int32_t smem, void *stream, void **params, void **extra,
-                      size_t n);
+#include "../../csrc/include/mgpu_abi.h"
 
 static void *blob;
 static size_t blob_size;

@@ -168,12 +168,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   double us[64];
-  if (warm) run(warm);
-  for (int r = 0; r < reps; ++r) {
-    double t0 = now_us();
-    run(n);
-    us[r] = (now_us() - t0) / (double)n;
-  }
+  time_reps(run, warm, n, reps, us);
   uint64_t hash = FNV_SEED;
   char check[96] = "none", extra[256] = "";
   if (!strcmp(program, "stencil")) {

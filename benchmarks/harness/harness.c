@@ -19,8 +19,7 @@
 
 #include "programs.h"
 
-void *mgpuMemAlloc(uint64_t bytes, void *stream, bool host_shared);
-void mgpuMemFree(void *p, void *stream);
+#include "../../csrc/include/mgpu_abi.h"
 
 typedef struct { float *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } MemRef1DF32;
 typedef struct { double *allocated, *aligned; int64_t offset, sizes[2], strides[2]; } MemRef2DF64;
@@ -100,12 +99,7 @@ int main(int argc, char **argv) {
   async_init(gx, gy, gacc);
 #endif
   double us[64];
-  if (warm) run(warm);
-  for (int r = 0; r < reps; ++r) {
-    double t0 = now_us();
-    run(n);
-    us[r] = (now_us() - t0) / (double)n;
-  }
+  time_reps(run, warm, n, reps, us);
   uint64_t hash = FNV_SEED;
   char check[96] = "none";
 #if defined(PROG_STENCIL)

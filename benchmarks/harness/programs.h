@@ -37,6 +37,16 @@ static inline uint64_t fnv1a(const void *p, size_t n, uint64_t h) {
 }
 #define FNV_SEED 14695981039346656037ull
 
+/* After `warm` untimed iterations, `reps` timed runs of `n` iterations: us[r] = µs per iteration. */
+static inline void time_reps(void (*run)(long), long warm, long n, int reps, double *us) {
+  if (warm) run(warm);
+  for (int r = 0; r < reps; ++r) {
+    double t0 = now_us();
+    run(n);
+    us[r] = (now_us() - t0) / (double)n;
+  }
+}
+
 /* ---- stencil ---------------------------------------------------------------------------------- */
 static inline void stencil_init(double *a, double *b) {
   for (int r = 0; r < ST_N; ++r)

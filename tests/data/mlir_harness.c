@@ -13,12 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *mgpuMemAlloc(uint64_t bytes, void *stream, bool host_shared);
-void mgpuMemFree(void *p, void *stream);
-void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
-void *mgpuStreamCreate(void);
-void mgpuStreamSynchronize(void *s);
-void mgpuStreamDestroy(void *s);
+#include "../../csrc/include/mgpu_abi.h"
 
 #ifdef SAXPY
 typedef struct { float *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } MemRef1DF32;

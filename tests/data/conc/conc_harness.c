@@ -19,13 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-void *mgpuMemAlloc(uint64_t bytes, void *stream, bool host_shared);
-void mgpuMemFree(void *p, void *stream);
-void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
-void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
-void *mgpuStreamCreate(void);
-void mgpuStreamSynchronize(void *s);
-void mgpuStreamDestroy(void *s);
+#include "../../../csrc/include/mgpu_abi.h"
 
 typedef struct { int32_t *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } MemRefI32;
 void _mlir_ciface_spin_pair(MemRefI32 *flags, MemRefI32 *out, int32_t limit);

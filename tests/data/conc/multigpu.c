@@ -21,14 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *mgpuMemAlloc(uint64_t bytes, void *stream, bool host_shared);
-void mgpuMemFree(void *p, void *stream);
-void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
-void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
-void *mgpuStreamCreate(void);
-void mgpuStreamSynchronize(void *s);
-void mgpuStreamDestroy(void *s);
-void mgpuSetDefaultDevice(int32_t device);
+#include "../../../csrc/include/mgpu_abi.h"
 
 typedef struct { int32_t *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } MemRefI32;
 void _mlir_ciface_fill(MemRefI32 *out, int32_t v);

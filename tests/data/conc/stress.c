@@ -22,23 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *mgpuModuleLoad(void *data, size_t size);
-void mgpuModuleUnload(void *m);
-void *mgpuModuleGetFunction(void *m, const char *name);
-void mgpuLaunchKernel(void *f, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx, intptr_t by,
-                      intptr_t bz, int32_t smem, void *stream, void **params, void **extra,
-                      size_t nparams);
-void *mgpuStreamCreate(void);
-void mgpuStreamDestroy(void *s);
-void mgpuStreamSynchronize(void *s);
-void mgpuStreamWaitEvent(void *s, void *e);
-void *mgpuEventCreate(void);
-void mgpuEventDestroy(void *e);
-void mgpuEventRecord(void *e, void *s);
-void *mgpuMemAlloc(uint64_t bytes, void *stream, bool host_shared);
-void mgpuMemFree(void *p, void *stream);
-void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
-void mgpuSetDefaultDevice(int32_t device);
+#include "../../../csrc/include/mgpu_abi.h"
 int mgpu_cached_stats_count(void);
 const char *mgpu_cached_stats_name(int i);
 int mgpu_cached_stats_read(uint64_t *values, int n);
