@@ -24,7 +24,8 @@ int mc_thread_device(void) {
   /* HIP: the stock ROCm wrapper has no default device of its own (mgpuSetDefaultDevice is
    * hipSetDevice) and runs every call on the thread's current HIP device, so that is the device
    * (a program that picks its GPU with hipSetDevice, e.g. one per MPI rank, keeps working). */
-  if (mc_backend_is_hip()) {
+  /* mc_backend() is one atomic load; only before the driver is loaded does this load it. */
+  if (mc_backend() == MC_BACKEND_HIP || (!mc_driver_loaded() && mc_backend_is_hip())) {
     int d = 0;
     if (mc_hip.hipGetDevice(&d) == 0) return d;
   }

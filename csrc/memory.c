@@ -31,10 +31,10 @@
   } while (0)
 
 mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **out) {
-  (void)stream; /* allocation is synchronous, as in the stock wrapper */
   *out = NULL;
   if (bytes == 0) return MC_OK;
   if (mc_config()->allocator) return mc_alloc_get(bytes, stream, host_shared, out);
+  /* the stock calls: synchronous, the stream is not used */
   CUdeviceptr p = 0;
   if (host_shared)
     IN_DEVICE_CONTEXT("cuMemAllocManaged", mc_cu.cuMemAllocManaged(&p, bytes, MC_CU_MEM_ATTACH_GLOBAL));

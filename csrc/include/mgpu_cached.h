@@ -18,7 +18,7 @@ const char *mgpu_cached_version(void);
 /* 1 when caching is on, 0 when MGPU_CACHED_DISABLE makes every call behave like the stock wrapper. */
 int mgpu_cached_enabled(void);
 
-/* The backend: "cuda". */
+/* The backend in use: "cuda" or "hip" ("none" while no driver could be loaded). */
 const char *mgpu_cached_backend(void);
 
 /* The driver library path, and NULL or the reason it could not be loaded (this loads it). */
