@@ -9,6 +9,9 @@
  * Blob model: the kernels of a blob are the names following ".entry " in its bytes (PTX text up to
  * its NUL; a fatbin up to headerSize+payloadSize; an ELF up to its section header table's end).
  * A blob starting with "BAD" or with no ".entry" fails with CUDA_ERROR_INVALID_IMAGE.
+ *
+ * With FAKECUDA_EXEC=1 it also executes the work it is given (fake_exec.h: deferred per-stream
+ * queues, a seeded random interleaving, the difftest kernels); the differential tester uses that.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -48,8 +51,14 @@ struct fake_func {
   int smem_limit;
   struct fake_func *next;
 };
-struct CUstream_st { int magic; CUcontext ctx; unsigned flags; int pending; int destroyed; };
-struct CUevent_st { int magic; CUcontext ctx; CUstream waits_on; int destroyed; };
+struct CUstream_st {
+  int magic; CUcontext ctx; unsigned flags; int pending; int destroyed;
+  struct x_queue *xq; /* executing mode: its queue of deferred work (fake_exec.h) */
+};
+struct CUevent_st {
+  int magic; CUcontext ctx; CUstream waits_on; int destroyed;
+  struct x_rec *xrec; /* executing mode: its latest record (fake_exec.h) */
+};
 
 static struct CUctx_st g_ctx[MAXDEV];
 static int g_initialized;
@@ -95,13 +104,16 @@ __attribute__((destructor)) static void conc_report_after_exit(void) {
 }
 /* ---- end of conc section ---- */
 
+
+
+static CUcontext current(void) { return tl_depth ? tl_stack[tl_depth - 1] : NULL; }
+
+#include "fake_exec.h"
+
 static int fake_before_call(void) { /* lock held */
   if (g_conc_torn_down) return ++g_conc_calls_after, 4; /* conc: CUDA_ERROR_DEINITIALIZED */
   return 0;
 }
-
-
-static CUcontext current(void) { return tl_depth ? tl_stack[tl_depth - 1] : NULL; }
 
 /* ---- test control interface (with fake_recording.h's) ---- */
 EXPORT void fake_set_busy_launches(int on) {
@@ -208,6 +220,7 @@ static int any_pending(void) {
 EXPORT CUresult cuCtxSynchronize(void) {
   BEGIN(cuCtxSynchronize);
   if (!current()) RETURN(INVALID_CONTEXT);
+  if (exec_on()) x_drain_ctx(current());
   for (int i = 0; i < g_nobjs; ++i) {
     CUstream s = g_objs[i];
     if (s->magic == 0x57 && s->ctx == current()) s->pending = 0;
@@ -482,6 +495,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
   (void)params, (void)extra;
   int r = launch_common((struct fake_func *)f, s);
   if (r) RETURN(r);
+  if (exec_on()) x_launch(((struct fake_func *)f)->lib->names[((struct fake_func *)f)->index], params, s, current());
   long v[8] = {gx, gy, gz, bx, by, bz, smem, 0};
   memset(g_last_launch, 0, sizeof g_last_launch);
   memcpy(g_last_launch, v, sizeof v);
@@ -493,6 +507,7 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p
   (void)params, (void)extra;
   int r = launch_common((struct fake_func *)f, c->hStream);
   if (r) RETURN(r);
+  if (exec_on()) x_launch(((struct fake_func *)f)->lib->names[((struct fake_func *)f)->index], params, c->hStream, current());
   memset(g_last_launch, 0, sizeof g_last_launch);
   long v[8] = {c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
                c->sharedMemBytes, c->numAttrs};
@@ -526,20 +541,24 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream s) {
 }
 EXPORT CUresult cuStreamSynchronize(CUstream s) {
   BEGIN(cuStreamSynchronize);
-  if (!s) RETURN(current() ? 0 : INVALID_CONTEXT);
-  if (!valid_stream(s)) RETURN(INVALID_HANDLE);
+  if (!s && !current()) RETURN(INVALID_CONTEXT);
+  if (s && !valid_stream(s)) RETURN(INVALID_HANDLE);
+  if (exec_on()) x_drain(x_queue_of(s, current()));
+  if (!s) RETURN(0);
   s->pending = 0;
   RETURN(0);
 }
 EXPORT CUresult cuStreamQuery(CUstream s) {
   BEGIN(cuStreamQuery);
   if (!valid_stream(s)) RETURN(INVALID_HANDLE);
+  if (exec_on()) RETURN(x_stream_query(s, current()));
   RETURN(s->pending ? NOT_READY : 0);
 }
 EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
   BEGIN(cuStreamWaitEvent);
   (void)flags;
   if ((s && !valid_stream(s)) || !valid_event(e)) RETURN(INVALID_HANDLE);
+  if (exec_on()) x_wait(s, e, current());
   if (s && e->waits_on && e->waits_on->pending) s->pending++;
   RETURN(0);
 }
@@ -563,56 +582,68 @@ EXPORT CUresult cuEventDestroy_v2(CUevent e) {
 EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
   BEGIN(cuEventRecord);
   if (!valid_event(e) || (s && !valid_stream(s))) RETURN(INVALID_HANDLE);
+  if (exec_on()) x_record(e, s, current());
   e->waits_on = s;
   RETURN(0);
 }
 EXPORT CUresult cuEventSynchronize(CUevent e) {
   BEGIN(cuEventSynchronize);
   if (!valid_event(e)) RETURN(INVALID_HANDLE);
+  if (exec_on() && e->xrec) x_run_until(e->xrec);
   if (e->waits_on) e->waits_on->pending = 0;
   RETURN(0);
 }
 EXPORT CUresult cuEventQuery(CUevent e) {
   BEGIN(cuEventQuery);
   if (!valid_event(e)) RETURN(INVALID_HANDLE);
+  if (exec_on()) RETURN(x_event_query(e));
   RETURN(e->waits_on && e->waits_on->pending ? NOT_READY : 0);
 }
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   BEGIN(cuMemAlloc);
   if (!current()) RETURN(INVALID_CONTEXT);
-  RETURN(mem_take(p, n));
+  int r = mem_take(p, n);
+  if (!r && exec_on()) x_note_alloc(*p, current());
+  RETURN(r);
 }
 EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags) {
   BEGIN(cuMemAllocManaged);
   (void)flags;
   if (!current()) RETURN(INVALID_CONTEXT);
-  RETURN(mem_take(p, n));
+  int r = mem_take(p, n);
+  if (!r && exec_on()) x_note_alloc(*p, current());
+  RETURN(r);
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
   BEGIN(cuMemFree);
+  if (exec_on()) x_before_free(p);
   RETURN(mem_give(p));
 }
 EXPORT CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) {
   BEGIN(cuMemcpy);
+  if (exec_on()) x_drain(x_queue_of(NULL, current()));
   memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
   RETURN(0);
 }
 EXPORT CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
   BEGIN(cuMemcpyAsync);
   if (!st && !current()) RETURN(INVALID_CONTEXT);
+  if (exec_on()) RETURN((x_enqueue(st, current(), X_COPY, d, s, n), 0));
   memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
   RETURN(0);
 }
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream st) {
   BEGIN(cuMemsetD32Async);
   if (!st && !current()) RETURN(INVALID_CONTEXT);
+  if (exec_on()) RETURN((x_enqueue(st, current(), X_SET32, d, v, n), 0));
   for (size_t i = 0; i < n; ++i) ((uint32_t *)(uintptr_t)d)[i] = v;
   RETURN(0);
 }
 EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream st) {
   BEGIN(cuMemsetD16Async);
   if (!st && !current()) RETURN(INVALID_CONTEXT);
+  if (exec_on()) RETURN((x_enqueue(st, current(), X_SET16, d, v, n), 0));
   for (size_t i = 0; i < n; ++i) ((uint16_t *)(uintptr_t)d)[i] = v;
   RETURN(0);
 }

@@ -1,0 +1,303 @@
+"""difftest.py - the differential tester: generated mgpu* programs, run with the stock behaviour
+(MGPU_CACHED_DISABLE=1) and with the cached one, must read the same data and both finish.
+
+    python3 tests/difftest/difftest.py --programs 10000 --seed 1 --profile stock --out DIR
+    python3 tests/difftest/difftest.py --fake --devices 2 --programs 300 --out DIR   # CPU
+
+It builds runner.c against the installed library (mgpu_cached.library_path()), writes the programs
+(generator.py) to DIR/programs.txt, runs the runner once per mode (resuming after a program that
+hung or crashed), and compares per program: finished in both, same digest, no error message from
+the library. Each difference is minimised (delta debugging: a smaller program that the stock
+behaviour still runs identically under several interleavings and the cached one still runs
+differently) and written to DIR/differences.txt; counts go to stdout and DIR/summary.json.
+With --fake the CUDA driver is tests/drivers/fakecuda.c in its executing mode (FAKECUDA_EXEC=1),
+built here, with --devices devices; without it, the machine's libcuda.so.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+from generator import FEATURES, PROFILES, Checker, generate  # noqa: E402
+
+MODULE = HERE / "kernels.fatbin"
+CC = shutil.which("cc") or shutil.which("gcc")
+
+
+@dataclass
+class Result:
+    """One program's outcome in one mode."""
+    status: str  # done, hang, crash
+    digest: str = ""
+    errors: List[str] = field(default_factory=list)  # the library's messages on stderr
+
+
+@dataclass
+class Difference:
+    seq: int
+    kind: str  # digest, hang, crash, errors, stock-errors
+    stock: Result
+    cached: Result
+    program: List[str]
+    minimised: Optional[List[str]] = None
+    note: str = ""
+
+
+def library_path() -> Path:
+    sys.path.insert(0, str(ROOT / "src"))
+    import mgpu_cached  # noqa: E402
+    return Path(mgpu_cached.library_path())
+
+
+def build_runner(out_dir: Path, lib: Optional[Path] = None) -> Path:
+    """Compile runner.c against the library; returns the executable."""
+    lib = lib or library_path()
+    exe = out_dir / "difftest_runner"
+    subprocess.run([CC or "cc", "-std=c11", "-O1", "-g", "-o", str(exe), str(HERE / "runner.c"),
+                    f"-I{ROOT / 'csrc' / 'include'}", f"-L{lib.parent}", "-lmgpu_cached",
+                    f"-Wl,-rpath,{lib.parent}", "-ldl"], check=True)
+    return exe
+
+
+def build_fake(out_dir: Path) -> Path:
+    """The fake CUDA driver (executing mode is switched on by FAKECUDA_EXEC=1)."""
+    so = out_dir / "libfakecuda_exec.so"
+    subprocess.run([CC or "cc", "-std=c11", "-D_GNU_SOURCE", "-O1", "-g", "-fPIC", "-shared",
+                    "-pthread", "-o", str(so), str(ROOT / "tests" / "drivers" / "fakecuda.c"),
+                    "-ldl"], check=True)
+    return so
+
+
+@dataclass
+class Setup:
+    """How to run the runner: executable, module, environment."""
+    runner: Path
+    module: Path = MODULE
+    env: Dict[str, str] = field(default_factory=dict)
+    timeout: int = 60  # seconds per program (the runner's own watchdog)
+
+    @staticmethod
+    def make(work: Path, fake: bool, devices: int, lib: Optional[Path] = None,
+             module: Path = MODULE, timeout: int = 60) -> "Setup":
+        work.mkdir(parents=True, exist_ok=True)
+        env = {"MGPU_CACHED_BACKEND": "cuda"}
+        if fake:
+            env.update(MGPU_CACHED_CUDA_DRIVER=str(build_fake(work)), FAKECUDA_EXEC="1",
+                       FAKECUDA_DEVICES=str(devices))
+        return Setup(build_runner(work, lib), module, env, timeout)
+
+
+_SEQ = re.compile(r"^seq (\d+) (done|hang)(?: ([0-9a-f]+))?$")
+
+
+def run_mode(setup: Setup, programs: Sequence[List[str]], stock: bool, work: Path,
+             seed: int = 1, extra_env: Optional[Dict[str, str]] = None) -> Dict[int, Result]:
+    """Run the programs in one mode; every program gets a Result (resuming after a hang/crash)."""
+    results: Dict[int, Result] = {}
+    todo = list(programs)
+    tag = "stock" if stock else "cached"
+    while todo:
+        path = work / f"programs_{tag}.txt"
+        path.write_text("".join(line + "\n" for p in todo for line in p))
+        env = dict(os.environ)
+        env.update(setup.env)
+        env.update({"MGPU_CACHED_DISABLE": "1" if stock else "0", "DIFFTEST_SEED": str(seed),
+                    "DIFFTEST_TIMEOUT": str(setup.timeout)})
+        env.update(extra_env or {})
+        try:
+            proc = subprocess.run([str(setup.runner), str(setup.module), str(path)], env=env,
+                                  capture_output=True, text=True, errors="replace",
+                                  timeout=setup.timeout * 4 + 10 * len(todo))
+            out, err = proc.stdout, proc.stderr
+        except subprocess.TimeoutExpired as e:
+            out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            err = (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        errors: Dict[int, List[str]] = {}
+        cur = None
+        for line in err.splitlines():
+            if line.startswith("@@seq "):
+                cur = int(line.split()[1])
+                errors.setdefault(cur, [])
+            elif cur is not None and line.strip():
+                errors[cur].append(line)
+        seen = set()
+        for line in out.splitlines():
+            m = _SEQ.match(line)
+            if m:
+                seq = int(m.group(1))
+                seen.add(seq)
+                results[seq] = Result(m.group(2), m.group(3) or "", errors.get(seq, []))
+        ids = [int(p[0].split()[1]) for p in todo]
+        # the first program without a result crashed the runner (or the runner stopped there)
+        rest = [p for p, i in zip(todo, ids) if i not in seen]
+        if rest:
+            first = int(rest[0][0].split()[1])
+            if first not in results:
+                results[first] = Result("crash", "", errors.get(first, []))
+            rest = rest[1:]
+        todo = rest
+    return results
+
+
+def compare(stock: Result, cached: Result) -> Optional[str]:
+    if stock.status != "done" or stock.errors:
+        return "stock-" + (stock.status if stock.status != "done" else "errors")
+    if cached.status != "done":
+        return cached.status
+    if cached.errors:
+        return "errors"
+    if cached.digest != stock.digest:
+        return "digest"
+    return None
+
+
+def _ids(program: List[str], seq: int) -> List[str]:
+    return [f"seq {seq}"] + program[1:]
+
+
+def reproduces(setup: Setup, program: List[str], work: Path, seed: int,
+               stock_seeds: int = 3) -> bool:
+    """Stock runs `program` alone identically under `stock_seeds` interleavings, and the cached
+    mode differs from it (digest, hang, crash or errors)."""
+    seq = int(program[0].split()[1])
+    digests = set()
+    for k in range(stock_seeds):
+        r = run_mode(setup, [program], True, work, seed + 7919 * k)[seq]
+        if r.status != "done" or r.errors:
+            return False
+        digests.add(r.digest)
+    if len(digests) != 1:
+        return False
+    c = run_mode(setup, [program], False, work, seed)[seq]
+    return compare(Result("done", digests.pop()), c) is not None
+
+
+def minimise(setup: Setup, program: List[str], work: Path, seed: int, checker: Checker,
+             budget_s: float = 120.0) -> Optional[List[str]]:
+    """ddmin over the operation lines, keeping programs that still keep the generator's rules
+    with the same features (checker); None if the program does not reproduce alone."""
+    if not reproduces(setup, program, work, seed):
+        return None
+    head, body, tail = program[:1], program[1:-1], program[-1:]
+    deadline = time.monotonic() + budget_s
+    n = 2
+    while len(body) >= 2 and time.monotonic() < deadline:
+        chunk = max(1, len(body) // n)
+        reduced = False
+        for i in range(0, len(body), chunk):
+            cand = body[:i] + body[i + chunk:]
+            if time.monotonic() >= deadline:
+                break
+            if cand and checker.check(head + cand + tail) is None and \
+                    reproduces(setup, head + cand + tail, work, seed):
+                body, n, reduced = cand, max(n - 1, 2), True
+                break
+        if not reduced:
+            if chunk == 1:
+                break
+            n = min(n * 2, len(body))
+    return head + body + tail
+
+
+def run(programs: Sequence[List[str]], setup: Setup, work: Path, checker: Checker, seed: int = 1,
+        minimise_limit: int = 3, minimise_budget_s: float = 120.0,
+        extra_env: Optional[Dict[str, str]] = None) -> Tuple[List[Difference], Dict]:
+    """Both modes over `programs`; the differences (the first `minimise_limit` minimised)."""
+    t0 = time.monotonic()
+    stock = run_mode(setup, programs, True, work, seed, extra_env)
+    t1 = time.monotonic()
+    cached = run_mode(setup, programs, False, work, seed, extra_env)
+    t2 = time.monotonic()
+    diffs = []
+    for p in programs:
+        seq = int(p[0].split()[1])
+        kind = compare(stock[seq], cached[seq])
+        if kind:
+            diffs.append(Difference(seq, kind, stock[seq], cached[seq], p))
+    for d in diffs[:minimise_limit]:
+        if extra_env:
+            break  # a planted defect is not minimised
+        d.minimised = minimise(setup, d.program, work, seed, checker, minimise_budget_s)
+        if d.minimised is None:
+            d.note = "does not reproduce when run alone (depends on the programs before it)"
+    finished = sum(1 for p in programs
+                   if stock[int(p[0].split()[1])].status == "done"
+                   and cached[int(p[0].split()[1])].status == "done")
+    summary = {"programs": len(programs), "differences": len(diffs), "both_finished": finished,
+               "kinds": {k: sum(1 for d in diffs if d.kind == k) for k in sorted({d.kind for d in diffs})},
+               "stock_s": round(t1 - t0, 2), "cached_s": round(t2 - t1, 2),
+               "reads": sum(1 for p in programs for line in p if line.startswith(("read ", "hread ")))}
+    return diffs, summary
+
+
+def format_differences(diffs: Sequence[Difference]) -> str:
+    out = []
+    for d in diffs:
+        out.append(f"== program {d.seq}: {d.kind}  stock={d.stock.status} {d.stock.digest} "
+                   f"cached={d.cached.status} {d.cached.digest}")
+        for e in (d.stock.errors[:5] + d.cached.errors[:5]):
+            out.append(f"   message: {e}")
+        if d.note:
+            out.append(f"   note: {d.note}")
+        if d.minimised:
+            out.append(f"   minimised ({len(d.minimised) - 2} of {len(d.program) - 2} operations):")
+            out.extend("     " + line for line in d.minimised)
+        else:
+            out.extend("     " + line for line in d.program)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--programs", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--first", type=int, default=0, help="number of the first program")
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="stock")
+    ap.add_argument("--allow", default=None,
+                    help=f"comma-separated features instead of the profile's ({', '.join(FEATURES)})")
+    ap.add_argument("--devices", type=int, default=1)
+    ap.add_argument("--max-ops", type=int, default=50)
+    ap.add_argument("--spins", default="0,20,200,1000",
+                    help="microseconds the slow kernel waits on the GPU, chosen at random")
+    ap.add_argument("--fake", action="store_true", help="use the executing fake CUDA driver")
+    ap.add_argument("--timeout", type=int, default=60, help="seconds per program")
+    ap.add_argument("--minimise", type=int, default=3, help="differences to minimise")
+    ap.add_argument("--minimise-budget", type=float, default=120.0, help="seconds per difference")
+    ap.add_argument("--plant", default=None, help="a planted defect (drop_wait) for a self-check")
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args(argv)
+    allow = PROFILES[a.profile] if a.allow is None else [x for x in a.allow.split(",") if x]
+    a.out.mkdir(parents=True, exist_ok=True)
+    spins = [int(x) for x in a.spins.split(",")]
+    programs = generate(a.seed, a.programs, a.devices, allow, spins, a.max_ops, a.first)
+    (a.out / "programs.txt").write_text("".join(line + "\n" for p in programs for line in p))
+    setup = Setup.make(a.out / "build", a.fake, a.devices, timeout=a.timeout)
+    extra = {"DIFFTEST_PLANT": a.plant} if a.plant else None
+    diffs, summary = run(programs, setup, a.out / "build", Checker(a.devices, allow), a.seed, a.minimise,
+                         a.minimise_budget, extra)
+    summary.update(seed=a.seed, first=a.first, features=sorted(allow), devices=a.devices,
+                   fake=a.fake, plant=a.plant,
+                   command="python3 tests/difftest/difftest.py " + " ".join(argv or sys.argv[1:]))
+    (a.out / "differences.txt").write_text(format_differences(diffs))
+    (a.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(json.dumps(summary))
+    if diffs:
+        print(format_differences(diffs[:5]), end="")
+    return 1 if diffs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
