@@ -4,8 +4,9 @@
     python3 tests/difftest/difftest.py --programs 10000 --seed 1 --profile stock --out DIR
     python3 tests/difftest/difftest.py --fake --devices 2 --programs 300 --out DIR   # CPU
 
-It builds runner.c against the installed library (mgpu_cached.library_path()), writes the programs
-(generator.py) to DIR/programs.txt, runs the runner once per mode (resuming after a program that
+It builds runner.c against the installed library (mgpu_cached.library_path(); --lib another),
+generates the programs (generator.py; --save-programs writes them to DIR/programs.txt), runs the
+runner once per mode (resuming after a program that
 hung or crashed), and compares per program: finished in both, same digest, no error message from
 the library. Each difference is minimised (delta debugging: a smaller program that the stock
 behaviour still runs identically under several interleavings and the cached one still runs
@@ -23,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,9 +59,15 @@ class Difference:
 
 
 def library_path() -> Path:
-    sys.path.insert(0, str(ROOT / "src"))
-    import mgpu_cached  # noqa: E402
-    return Path(mgpu_cached.library_path())
+    """The installed library (pip install .), else this checkout's build (build_runtime.py)."""
+    try:
+        import mgpu_cached
+        return Path(mgpu_cached.library_path())
+    except (ImportError, FileNotFoundError):
+        sys.path.insert(0, str(ROOT / "src"))
+        sys.modules.pop("mgpu_cached", None)
+        import mgpu_cached
+        return Path(mgpu_cached.library_path())
 
 
 def build_runner(out_dir: Path, lib: Optional[Path] = None) -> Path:
@@ -169,27 +177,28 @@ def _ids(program: List[str], seq: int) -> List[str]:
 
 
 def reproduces(setup: Setup, program: List[str], work: Path, seed: int,
-               stock_seeds: int = 3) -> bool:
+               stock_seeds: int = 3, extra_env: Optional[Dict[str, str]] = None) -> bool:
     """Stock runs `program` alone identically under `stock_seeds` interleavings, and the cached
     mode differs from it (digest, hang, crash or errors)."""
     seq = int(program[0].split()[1])
     digests = set()
     for k in range(stock_seeds):
-        r = run_mode(setup, [program], True, work, seed + 7919 * k)[seq]
+        r = run_mode(setup, [program], True, work, seed + 7919 * k, extra_env)[seq]
         if r.status != "done" or r.errors:
             return False
         digests.add(r.digest)
     if len(digests) != 1:
         return False
-    c = run_mode(setup, [program], False, work, seed)[seq]
+    c = run_mode(setup, [program], False, work, seed, extra_env)[seq]
     return compare(Result("done", digests.pop()), c) is not None
 
 
 def minimise(setup: Setup, program: List[str], work: Path, seed: int, checker: Checker,
-             budget_s: float = 120.0) -> Optional[List[str]]:
+             budget_s: float = 120.0,
+             extra_env: Optional[Dict[str, str]] = None) -> Optional[List[str]]:
     """ddmin over the operation lines, keeping programs that still keep the generator's rules
     with the same features (checker); None if the program does not reproduce alone."""
-    if not reproduces(setup, program, work, seed):
+    if not reproduces(setup, program, work, seed, extra_env=extra_env):
         return None
     head, body, tail = program[:1], program[1:-1], program[-1:]
     deadline = time.monotonic() + budget_s
@@ -202,7 +211,7 @@ def minimise(setup: Setup, program: List[str], work: Path, seed: int, checker: C
             if time.monotonic() >= deadline:
                 break
             if cand and checker.check(head + cand + tail) is None and \
-                    reproduces(setup, head + cand + tail, work, seed):
+                    reproduces(setup, head + cand + tail, work, seed, extra_env=extra_env):
                 body, n, reduced = cand, max(n - 1, 2), True
                 break
         if not reduced:
@@ -228,9 +237,7 @@ def run(programs: Sequence[List[str]], setup: Setup, work: Path, checker: Checke
         if kind:
             diffs.append(Difference(seq, kind, stock[seq], cached[seq], p))
     for d in diffs[:minimise_limit]:
-        if extra_env:
-            break  # a planted defect is not minimised
-        d.minimised = minimise(setup, d.program, work, seed, checker, minimise_budget_s)
+        d.minimised = minimise(setup, d.program, work, seed, checker, minimise_budget_s, extra_env)
         if d.minimised is None:
             d.note = "does not reproduce when run alone (depends on the programs before it)"
     finished = sum(1 for p in programs
@@ -241,6 +248,38 @@ def run(programs: Sequence[List[str]], setup: Setup, work: Path, checker: Checke
                "stock_s": round(t1 - t0, 2), "cached_s": round(t2 - t1, 2),
                "reads": sum(1 for p in programs for line in p if line.startswith(("read ", "hread ")))}
     return diffs, summary
+
+
+CASES = HERE / "cases"
+
+
+def load_case(path: Path) -> Tuple[Dict[str, str], List[str]]:
+    """A regression case: '# key: value' lines (features, known), then one program."""
+    meta: Dict[str, str] = {}
+    program: List[str] = []
+    for line in path.read_text().splitlines():
+        if line.startswith("#"):
+            key, _, value = line[1:].partition(":")
+            if key.strip() in ("features", "known"):
+                meta[key.strip()] = value.strip()
+        elif line.strip():
+            program.append(line.strip())
+    return meta, program
+
+
+def case_differences(setup: Setup, program: List[str], work: Path, seeds: Sequence[int],
+                     extra_env: Optional[Dict[str, str]] = None) -> List[str]:
+    """Run one program alone under each seed in both modes; what differed, per seed."""
+    seq = int(program[0].split()[1])
+    out = []
+    for seed in seeds:
+        st = run_mode(setup, [program], True, work, seed, extra_env)[seq]
+        ca = run_mode(setup, [program], False, work, seed, extra_env)[seq]
+        kind = compare(st, ca)
+        if kind:
+            out.append(f"seed {seed}: {kind} (stock {st.status} {st.digest}, cached {ca.status} "
+                       f"{ca.digest}) {' '.join(st.errors + ca.errors)[:300]}")
+    return out
 
 
 def format_differences(diffs: Sequence[Difference]) -> str:
@@ -277,18 +316,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--minimise", type=int, default=3, help="differences to minimise")
     ap.add_argument("--minimise-budget", type=float, default=120.0, help="seconds per difference")
     ap.add_argument("--plant", default=None, help="a planted defect (drop_wait) for a self-check")
+    ap.add_argument("--lib", type=Path, default=None,
+                    help="libmgpu_cached.so to test (default: the installed one)")
+    ap.add_argument("--save-programs", action="store_true",
+                    help="write every program to OUT/programs.txt (they follow from the seed)")
     ap.add_argument("--out", type=Path, required=True)
     a = ap.parse_args(argv)
     allow = PROFILES[a.profile] if a.allow is None else [x for x in a.allow.split(",") if x]
     a.out.mkdir(parents=True, exist_ok=True)
     spins = [int(x) for x in a.spins.split(",")]
     programs = generate(a.seed, a.programs, a.devices, allow, spins, a.max_ops, a.first)
-    (a.out / "programs.txt").write_text("".join(line + "\n" for p in programs for line in p))
-    setup = Setup.make(a.out / "build", a.fake, a.devices, timeout=a.timeout)
+    if a.save_programs:
+        (a.out / "programs.txt").write_text("".join(line + "\n" for p in programs for line in p))
     extra = {"DIFFTEST_PLANT": a.plant} if a.plant else None
-    diffs, summary = run(programs, setup, a.out / "build", Checker(a.devices, allow), a.seed, a.minimise,
-                         a.minimise_budget, extra)
-    summary.update(seed=a.seed, first=a.first, features=sorted(allow), devices=a.devices,
+    with tempfile.TemporaryDirectory(prefix="difftest") as tmp:
+        work = Path(tmp)
+        setup = Setup.make(work, a.fake, a.devices, lib=a.lib, timeout=a.timeout)
+        diffs, summary = run(programs, setup, work, Checker(a.devices, allow), a.seed, a.minimise,
+                             a.minimise_budget, extra)
+    summary.update(library=str(a.lib or library_path()), seed=a.seed, first=a.first, features=sorted(allow), devices=a.devices,
                    fake=a.fake, plant=a.plant,
                    command="python3 tests/difftest/difftest.py " + " ".join(argv or sys.argv[1:]))
     (a.out / "differences.txt").write_text(format_differences(diffs))

@@ -1,0 +1,129 @@
+"""The differential tester (tests/difftest) on the CPU: generated mgpu* programs run with the stock
+behaviour (MGPU_CACHED_DISABLE=1) and with the cached one against the executing fake CUDA driver
+(tests/drivers/fake_exec.h, two devices) must read the same data and both finish.
+
+Programs of the `ordered` profile follow MLIR's stream-ordered rules and must give no difference.
+Each feature of the `stock` profile (races that MLIR forbids but the stock library makes
+deterministic) gives differences today: those tests are xfail(strict=True) with the defect they
+show, so that the fix turns them into failures until the marker is removed. The tester checks
+itself: its programs keep its own rules, the stock mode runs them identically under different
+interleavings while the fake does reorder racy work, and a planted defect is found.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import CC
+
+HERE = Path(__file__).resolve().parent / "difftest"
+sys.path.insert(0, str(HERE))
+from difftest import (CASES, Setup, case_differences, load_case, minimise, run,  # noqa: E402
+                      run_mode)
+from generator import FEATURES, Checker, generate  # noqa: E402
+
+DEVICES = 2
+N = 300
+ITEM1 = "trust issue item 1: a freed block is handed out while work on another stream may still use it"
+ZEROS = "review exp3/exp4: a block handed out again is not zeroed (the stock cuMemAlloc* return zeros)"
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory) -> Setup:
+    if CC is None:
+        pytest.skip("no C compiler")
+    return Setup.make(tmp_path_factory.mktemp("difftest"), fake=True, devices=DEVICES)
+
+
+@pytest.fixture
+def work(tmp_path) -> Path:
+    return tmp_path
+
+
+def test_generated_programs_keep_the_rules():
+    for allow in [(), *[(f,) for f in FEATURES], FEATURES]:
+        progs = generate(11, 200, DEVICES, allow)
+        assert all(Checker(DEVICES, allow).check(p) is None for p in progs), allow
+    # the checker does reject: stock-profile programs break the ordered rules somewhere ...
+    stock = generate(11, 200, DEVICES, FEATURES)
+    assert sum(Checker(DEVICES, ()).check(p) is not None for p in stock) > 50
+    # ... and two streams writing one buffer with no order between them is a race
+    racy = ["seq 0", "stream s0", "stream s1", "alloc b0 16 d -", "fill b0 1 s0", "fill b0 2 s1",
+            "end"]
+    assert Checker(DEVICES, FEATURES).check(racy) == "fill b0 2 s1"
+
+
+def test_stock_mode_is_deterministic_and_the_fake_reorders(setup, work):
+    progs = generate(12, 200, DEVICES, FEATURES)
+    runs = [run_mode(setup, progs, True, work, seed) for seed in (1, 2, 3)]
+    for p in progs:
+        seq = int(p[0].split()[1])
+        assert {r[seq].status for r in runs} == {"done"}
+        assert len({r[seq].digest for r in runs}) == 1, "\n".join(p)
+    racy = ["seq 0", "stream s0", "stream s1", "alloc b0 1000 d -", "fill b0 1 s0",
+            "fill b0 2 s1", "drain 0", "read b0 s0", "end"]
+    assert len({run_mode(setup, [racy], True, work, s)[0].digest for s in range(20)}) == 2
+
+
+def test_ordered_programs_give_no_difference(setup, work):
+    progs = generate(1, N, DEVICES, ())
+    diffs, summary = run(progs, setup, work, Checker(DEVICES, ()), minimise_limit=0)
+    assert summary["both_finished"] == N
+    assert summary["reads"] > N  # every program reads something back
+    assert diffs == [], [d.program for d in diffs[:1]]
+
+
+def test_planted_defect_is_found_and_minimised(setup, work):
+    """A library that drops mgpuStreamWaitEvent (planted in the runner, cached mode only)."""
+    env = {"DIFFTEST_PLANT": "drop_wait"}
+    progs = generate(1, N, DEVICES, ())
+    checker = Checker(DEVICES, ())
+    diffs, _ = run(progs, setup, work, checker, minimise_limit=0, extra_env=env)
+    assert len(diffs) > 5 and {d.kind for d in diffs} == {"digest"}
+    # the first difference that also shows when its program runs alone, minimised
+    found = next((d, small) for d in diffs[:10]
+                 for small in [minimise(setup, d.program, work, 1, checker, 60.0, env)] if small)
+    d, small = found
+    assert len(small) < len(d.program)
+    assert checker.check(small) is None and any(line.startswith("wait ") for line in small)
+
+
+@pytest.mark.parametrize("feature", [
+    pytest.param("cross_free", marks=pytest.mark.xfail(strict=True, reason=ITEM1)),
+    pytest.param("cross_alloc", marks=pytest.mark.xfail(strict=True, reason=ITEM1)),
+    pytest.param("fresh_zero", marks=pytest.mark.xfail(strict=True, reason=ZEROS)),
+])
+def test_stock_deterministic_races_give_no_difference(setup, work, feature):
+    progs = generate(1, N, DEVICES, (feature,))
+    diffs, summary = run(progs, setup, work, Checker(DEVICES, (feature,)), minimise_limit=0)
+    assert summary["both_finished"] == N
+    assert diffs == [], f"{len(diffs)} differences, first:\n" + "\n".join(diffs[0].program)
+
+
+def _cases():
+    for path in sorted(CASES.glob("*.prog")):
+        meta, _ = load_case(path)
+        marks = [pytest.mark.xfail(strict=True, reason=meta["known"])] if meta.get("known") else []
+        yield pytest.param(path, id=path.stem, marks=marks)
+
+
+@pytest.mark.parametrize("path", list(_cases()))
+def test_regression_case(setup, work, path):
+    """Every difference the tester found, minimised (tests/difftest/cases), under 8 interleavings."""
+    meta, program = load_case(path)
+    allow = [f for f in meta.get("features", "").replace(",", " ").split() if f]
+    assert Checker(DEVICES, allow).check(program) is None
+    assert case_differences(setup, program, work, range(1, 9)) == []
+
+
+def test_stock_races_give_no_difference_without_the_caching_allocator(setup, work):
+    """Every difference of the stock profile today comes from the caching allocator: with
+    MGPU_CACHED_ALLOCATOR=0 (module cache, pools, launches still cached) there is none."""
+    progs = generate(1, N, DEVICES, FEATURES)
+    diffs, summary = run(progs, setup, work, Checker(DEVICES, FEATURES), minimise_limit=0,
+                         extra_env={"MGPU_CACHED_ALLOCATOR": "0"})
+    assert summary["both_finished"] == N
+    assert diffs == [], "\n".join(diffs[0].program)
