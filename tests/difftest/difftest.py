@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
-from generator import FEATURES, PROFILES, Checker, generate  # noqa: E402
+from generator import FEATURES, PROFILES, SIZES, Checker, generate  # noqa: E402
 
 MODULE = HERE / "kernels.fatbin"
 CC = shutil.which("cc") or shutil.which("gcc")
@@ -311,6 +311,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--max-ops", type=int, default=50)
     ap.add_argument("--spins", default="0,20,200,1000",
                     help="microseconds the slow kernel waits on the GPU, chosen at random")
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)),
+                    help="buffer sizes in 32-bit words, chosen at random")
     ap.add_argument("--fake", action="store_true", help="use the executing fake CUDA driver")
     ap.add_argument("--timeout", type=int, default=60, help="seconds per program")
     ap.add_argument("--minimise", type=int, default=3, help="differences to minimise")
@@ -325,7 +327,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     allow = PROFILES[a.profile] if a.allow is None else [x for x in a.allow.split(",") if x]
     a.out.mkdir(parents=True, exist_ok=True)
     spins = [int(x) for x in a.spins.split(",")]
-    programs = generate(a.seed, a.programs, a.devices, allow, spins, a.max_ops, a.first)
+    sizes = [int(x) for x in a.sizes.split(",")]
+    programs = generate(a.seed, a.programs, a.devices, allow, spins, a.max_ops, a.first, sizes)
     if a.save_programs:
         (a.out / "programs.txt").write_text("".join(line + "\n" for p in programs for line in p))
     extra = {"DIFFTEST_PLANT": a.plant} if a.plant else None
@@ -334,7 +337,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         setup = Setup.make(work, a.fake, a.devices, lib=a.lib, timeout=a.timeout)
         diffs, summary = run(programs, setup, work, Checker(a.devices, allow), a.seed, a.minimise,
                              a.minimise_budget, extra)
-    summary.update(library=str(a.lib or library_path()), seed=a.seed, first=a.first, features=sorted(allow), devices=a.devices,
+    summary.update(library=str(a.lib or library_path()), seed=a.seed, sizes=sizes, first=a.first, features=sorted(allow), devices=a.devices,
                    fake=a.fake, plant=a.plant,
                    command="python3 tests/difftest/difftest.py " + " ".join(argv or sys.argv[1:]))
     (a.out / "differences.txt").write_text(format_differences(diffs))

@@ -115,8 +115,10 @@ class Generator:
     """Programs from a seed; `allow` names the features (FEATURES) the programs may use."""
 
     def __init__(self, seed: int, devices: int = 1, allow: Iterable[str] = (),
-                 spins: Sequence[int] = (0,), max_ops: int = 50) -> None:
+                 spins: Sequence[int] = (0,), max_ops: int = 50,
+                 sizes: Sequence[int] = SIZES) -> None:
         self.rng = random.Random(seed)
+        self.sizes = tuple(sizes)
         self.devices = devices
         self.allow = frozenset(allow)
         unknown = self.allow - set(FEATURES)
@@ -336,7 +338,7 @@ class Generator:
                  s: Optional[str] = None) -> bool:
         if len(self._live(self.bufs)) >= 6:
             return False
-        words = words or self.rng.choice(SIZES)
+        words = words or self.rng.choice(self.sizes)
         hs = self.rng.random() < 0.3 if host_shared is None else host_shared
         if s is None:
             s = self._pick_stream() if self.rng.random() < 0.7 else None
@@ -500,7 +502,7 @@ class Generator:
         if len(streams) < 2 or len(self._live(self.bufs)) >= 5:
             return False
         kind = self.rng.choice(feats)
-        words = self.rng.choice(SIZES)
+        words = self.rng.choice(self.sizes)
         hs = kind == "cross_free" and self.rng.random() < 0.3
         self.rng.shuffle(streams)
         a, b_, c = streams[0], streams[1], streams[-1]
@@ -585,11 +587,12 @@ class Generator:
 
 
 def generate(seed: int, count: int, devices: int = 1, allow: Iterable[str] = (),
-             spins: Sequence[int] = (0,), max_ops: int = 50, first: int = 0) -> List[List[str]]:
+             spins: Sequence[int] = (0,), max_ops: int = 50, first: int = 0,
+             sizes: Sequence[int] = SIZES) -> List[List[str]]:
     """`count` programs, numbered from `first`; program i depends only on (seed, i, options)."""
     out = []
     for i in range(first, first + count):
-        g = Generator(seed * 1_000_003 + i, devices, allow, spins, max_ops)
+        g = Generator(seed * 1_000_003 + i, devices, allow, spins, max_ops, sizes)
         out.append(g.program(i))
     return out
 

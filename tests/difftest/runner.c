@@ -10,7 +10,7 @@
  * `hread`, with its line number), or "seq ID hang" when it ran past DIFFTEST_TIMEOUT seconds
  * (default 60; the runner then exits); a crash leaves the line out. stderr gets "@@seq ID" before
  * each program, so the library's error messages can be told apart by program. With
- * DIFFTEST_VERBOSE=1 each read also prints "R ID LINE HASH".
+ * DIFFTEST_VERBOSE=1 each read also prints "R ID LINE HASH zero=0|1" (1: all its words are zero).
  * When the CUDA driver is the executing fake (its fake_exec_seed is found in the library named by
  * MGPU_CACHED_CUDA_DRIVER), the fake's interleaving is reseeded before each program from
  * DIFFTEST_SEED and the program's id, and the fake gets a tick (fake_exec_tick: background
@@ -60,6 +60,12 @@ static uint64_t fnv(uint64_t h, const void *data, size_t n) {
   const unsigned char *p = data;
   for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ull;
   return h;
+}
+
+static int all_zero(const void *p, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (((const unsigned char *)p)[i]) return 0;
+  return 1;
 }
 
 static uint32_t pattern(uint32_t v, int i) { return (v + (uint32_t)i) * 0x85EBCA6Bu ^ (v >> 3); }
@@ -161,12 +167,14 @@ static int run_op(char *line, long lineno, uint64_t *digest) {
     mgpuStreamSynchronize(s);
     uint64_t one = fnv(0xCBF29CE484222325ull, h, bytes);
     *digest = fnv(fnv(*digest, &lineno, sizeof lineno), &one, sizeof one);
-    if (g_verbose) printf("R %ld %ld %016llx\n", (long)g_seq, lineno, (unsigned long long)one);
+    if (g_verbose) printf("R %ld %ld %016llx zero=%d\n", (long)g_seq, lineno, (unsigned long long)one, all_zero(h, bytes));
     free(h);
   } else if (!strcmp(op, "hread") && b >= 0) {
     uint64_t one = fnv(0xCBF29CE484222325ull, g_buf[b].p, (size_t)g_buf[b].words * 4);
     *digest = fnv(fnv(*digest, &lineno, sizeof lineno), &one, sizeof one);
-    if (g_verbose) printf("R %ld %ld %016llx\n", (long)g_seq, lineno, (unsigned long long)one);
+    if (g_verbose)
+      printf("R %ld %ld %016llx zero=%d\n", (long)g_seq, lineno, (unsigned long long)one,
+             all_zero(g_buf[b].p, (size_t)g_buf[b].words * 4));
   } else if (!strcmp(op, "hwrite") && b >= 0) {
     uint32_t v = (uint32_t)strtoul(t[2], NULL, 0);
     for (int i = 0; i < g_buf[b].words; ++i) g_buf[b].p[i] = pattern(v, i);
