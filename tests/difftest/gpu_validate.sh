@@ -14,7 +14,7 @@ one() {
   local name=$1; shift
   echo "== $name: python3 tests/difftest/difftest.py $* --out DIR" >> "$log"
   local s=$(date +%s.%N)
-  timeout 170 python3 tests/difftest/difftest.py --out "$T/$name" "$@" > "$T/$name.log" 2>&1
+  timeout 110 python3 tests/difftest/difftest.py --timeout 20 --out "$T/$name" "$@" > "$T/$name.log" 2>&1
   echo "   exit $? wall $(python3 -c "print(round($(date +%s.%N)-$s,2))") s" >> "$log"
   head -c 12000 "$T/$name.log" >> "$log"
   cp "$T/$name/differences.txt" "$OUT/$name-differences.txt" 2>/dev/null
