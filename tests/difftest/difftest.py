@@ -320,6 +320,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--plant", default=None, help="a planted defect (drop_wait) for a self-check")
     ap.add_argument("--lib", type=Path, default=None,
                     help="libmgpu_cached.so to test (default: the installed one)")
+    ap.add_argument("--dump-stock", type=Path, default=None,
+                    help="only run the stock mode with DIFFTEST_DUMP=1 and write the runner's output "
+                         "(digests, which words each read found zero) to this file")
     ap.add_argument("--save-programs", action="store_true",
                     help="write every program to OUT/programs.txt (they follow from the seed)")
     ap.add_argument("--out", type=Path, required=True)
@@ -335,6 +338,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     with tempfile.TemporaryDirectory(prefix="difftest") as tmp:
         work = Path(tmp)
         setup = Setup.make(work, a.fake, a.devices, lib=a.lib, timeout=a.timeout)
+        if a.dump_stock:
+            path = work / "programs.txt"
+            path.write_text("".join(line + "\n" for p in programs for line in p))
+            env = dict(os.environ, **setup.env, MGPU_CACHED_DISABLE="1", DIFFTEST_DUMP="1",
+                       DIFFTEST_SEED=str(a.seed), DIFFTEST_TIMEOUT=str(a.timeout))
+            out = subprocess.run([str(setup.runner), str(setup.module), str(path)], env=env,
+                                 capture_output=True, text=True, errors="replace").stdout
+            a.dump_stock.write_text(out)
+            return 0
         diffs, summary = run(programs, setup, work, Checker(a.devices, allow), a.seed, a.minimise,
                              a.minimise_budget, extra)
     summary.update(library=str(a.lib or library_path()), seed=a.seed, sizes=sizes, first=a.first, features=sorted(allow), devices=a.devices,

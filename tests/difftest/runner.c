@@ -10,7 +10,8 @@
  * `hread`, with its line number), or "seq ID hang" when it ran past DIFFTEST_TIMEOUT seconds
  * (default 60; the runner then exits); a crash leaves the line out. stderr gets "@@seq ID" before
  * each program, so the library's error messages can be told apart by program. With
- * DIFFTEST_VERBOSE=1 each read also prints "R ID LINE HASH zero=0|1" (1: all its words are zero).
+ * DIFFTEST_VERBOSE=1 each read also prints "R ID LINE HASH zero=0|1" (1: all its words are zero);
+ * with DIFFTEST_DUMP=1, "Z ID LINE WORDS RUNS..." (which words are zero).
  * When the CUDA driver is the executing fake (its fake_exec_seed is found in the library named by
  * MGPU_CACHED_CUDA_DRIVER), the fake's interleaving is reseeded before each program from
  * DIFFTEST_SEED and the program's id, and the fake gets a tick (fake_exec_tick: background
@@ -41,7 +42,7 @@
 static void *g_stream[MAXH], *g_event[MAXH];
 static struct { uint32_t *p; int words; } g_buf[MAXH];
 static void *g_fn_fill, *g_fn_add, *g_fn_scale, *g_fn_slow;
-static int g_cached, g_drop_wait, g_verbose, g_cur_dev;
+static int g_cached, g_drop_wait, g_verbose, g_dump, g_cur_dev;
 static void (*g_fake_seed)(uint64_t), (*g_fake_tick)(void);
 static uint64_t g_seed;
 static volatile sig_atomic_t g_seq;
@@ -66,6 +67,19 @@ static int all_zero(const void *p, size_t n) {
   for (size_t i = 0; i < n; ++i)
     if (((const unsigned char *)p)[i]) return 0;
   return 1;
+}
+
+/* DIFFTEST_DUMP=1: which words of a read are zero, as runs "start-end:z|n" (at most 24 runs). */
+static void dump_runs(long lineno, const uint32_t *w, int n) {
+  printf("Z %ld %ld %d", (long)g_seq, lineno, n);
+  int runs = 0;
+  for (int i = 0; i < n && runs < 24; ++runs) {
+    int j = i, z = w[i] == 0;
+    while (j < n && (w[j] == 0) == z) ++j;
+    printf(" %d-%d:%c", i, j - 1, z ? 'z' : 'n');
+    i = j;
+  }
+  printf("\n");
 }
 
 static uint32_t pattern(uint32_t v, int i) { return (v + (uint32_t)i) * 0x85EBCA6Bu ^ (v >> 3); }
@@ -168,6 +182,7 @@ static int run_op(char *line, long lineno, uint64_t *digest) {
     uint64_t one = fnv(0xCBF29CE484222325ull, h, bytes);
     *digest = fnv(fnv(*digest, &lineno, sizeof lineno), &one, sizeof one);
     if (g_verbose) printf("R %ld %ld %016llx zero=%d\n", (long)g_seq, lineno, (unsigned long long)one, all_zero(h, bytes));
+    if (g_dump) dump_runs(lineno, h, g_buf[b].words);
     free(h);
   } else if (!strcmp(op, "hread") && b >= 0) {
     uint64_t one = fnv(0xCBF29CE484222325ull, g_buf[b].p, (size_t)g_buf[b].words * 4);
@@ -175,6 +190,7 @@ static int run_op(char *line, long lineno, uint64_t *digest) {
     if (g_verbose)
       printf("R %ld %ld %016llx zero=%d\n", (long)g_seq, lineno, (unsigned long long)one,
              all_zero(g_buf[b].p, (size_t)g_buf[b].words * 4));
+    if (g_dump) dump_runs(lineno, g_buf[b].p, g_buf[b].words);
   } else if (!strcmp(op, "hwrite") && b >= 0) {
     uint32_t v = (uint32_t)strtoul(t[2], NULL, 0);
     for (int i = 0; i < g_buf[b].words; ++i) g_buf[b].p[i] = pattern(v, i);
@@ -204,6 +220,7 @@ int main(int argc, char **argv) {
   g_cached = !(dis && *dis == '1');
   g_drop_wait = plant && !strcmp(plant, "drop_wait");
   g_verbose = getenv("DIFFTEST_VERBOSE") && *getenv("DIFFTEST_VERBOSE") == '1';
+  g_dump = getenv("DIFFTEST_DUMP") && *getenv("DIFFTEST_DUMP") == '1';
   g_seed = getenv("DIFFTEST_SEED") ? strtoull(getenv("DIFFTEST_SEED"), NULL, 0) : 1;
   int timeout = getenv("DIFFTEST_TIMEOUT") ? atoi(getenv("DIFFTEST_TIMEOUT")) : 60;
   signal(SIGALRM, on_alarm);
