@@ -3,7 +3,7 @@
 # programs per class): the ordered profile, the stock-deterministic races (cross_free,
 # cross_alloc), fresh_zero, the whole stock profile with MGPU_CACHED_ALLOCATOR=0, and the zero probe.
 # Run from the checkout's root after `pip install .`. Writes OUT/run.log, OUT/device.txt and
-# OUT/<class>-differences.txt.
+# OUT/<class>-differences.txt. (When it ran, the profile `stock` still included fresh_zero.)
 set -u
 OUT=$1
 T=$(mktemp -d)

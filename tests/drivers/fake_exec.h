@@ -2,7 +2,8 @@
  * differential tester, tests/difftest): the fake then *runs* the work it is given, so results of a
  * program can be compared between the stock and the cached behaviour of the library.
  *
- * Model: memory is host memory (cuMemAlloc returns zeroed memory, as the real driver does). Every
+ * Model: memory is host memory; cuMemAlloc returns zeroed memory (the real driver does when it maps
+ * fresh pages, not when it hands out a freed range again while other allocations are live). Every
  * stream, and the NULL stream of each context, is a FIFO of deferred operations: kernels (the
  * difftest kernels dt_fill, dt_add, dt_scale, dt_slow are implemented here in C; other kernels do
  * nothing), cuMemcpyAsync, cuMemsetD32Async/D16Async, event records and event waits. Work runs
