@@ -115,44 +115,27 @@ class _Buffer:
     alive: bool = True
 
 
-class Generator:
-    """Programs from a seed; `allow` names the features (FEATURES) the programs may use."""
+class Model:
+    """The ordering model of one program: streams, events and buffers with vector clocks, the
+    host's clock, and `_apply`, which checks one operation against the rules above (with the
+    features `allow`) and performs it. The generator and the checker share it."""
 
-    def __init__(self, seed: int, devices: int = 1, allow: Iterable[str] = (),
-                 spins: Sequence[int] = (0,), max_ops: int = 50,
-                 sizes: Sequence[int] = SIZES) -> None:
-        self.rng = random.Random(seed)
-        self.sizes = tuple(sizes)
+    def __init__(self, devices: int = 1, allow: Iterable[str] = ()) -> None:
         self.devices = devices
         self.allow = frozenset(allow)
         unknown = self.allow - set(FEATURES)
         if unknown:
             raise ValueError(f"unknown features {sorted(unknown)} (known: {FEATURES})")
-        self.spins = tuple(spins)
-        self.max_ops = max_ops
+        self._reset()
 
-    # ---- state of one program ----
     def _reset(self) -> None:
-        self.out: List[str] = []
         self.cur = 0
         self.used_devs = {0}
         self.H: Clock = {}
         self.streams: Dict[str, _Stream] = {}
         self.events: Dict[str, _Event] = {}
         self.bufs: Dict[str, _Buffer] = {}
-        self.n = {"s": 0, "e": 0, "b": 0}
-        self.realloc: Optional[_Buffer] = None  # a buffer just freed: allocate its size again
-        self.fresh: Optional[str] = None  # a buffer just allocated again: use it soon
 
-    def _new(self, kind: str) -> str:
-        name = f"{kind}{self.n[kind]}"
-        self.n[kind] += 1
-        return name
-
-    def _emit(self, line: str) -> None:
-        self.out.append(line)
-
-    # ---- ordering model ----
     def _view(self, s: str) -> Clock:
         st = self.streams[s]
         v = _join(st.vc, self.H)
@@ -172,6 +155,11 @@ class Generator:
     def _ordered(self, b: _Buffer, write: bool, v: Clock) -> bool:
         return all(self._known(v, a) for a in b.accesses if write or a.write)
 
+    def _ok_on(self, c: str, reads: Sequence[_Buffer], writes: Sequence[_Buffer]) -> bool:
+        v = self._view(c)
+        return all(self._ordered(b, False, v) for b in reads) and \
+            all(self._ordered(b, True, v) for b in writes)
+
     def _touch(self, b: _Buffer, write: bool, s: Optional[str], pos: int) -> None:
         a = _Access(write, s, pos)
         if write:
@@ -184,467 +172,8 @@ class Generator:
             if st.dev == dev:
                 self.H[name] = max(self.H.get(name, 0), st.length)
 
-    # ---- choices ----
     def _live(self, table: Dict, dev: Optional[int] = None) -> List[str]:
         return [k for k, x in table.items() if x.alive and (dev is None or x.dev == dev)]
-
-    def _pick_stream(self) -> Optional[str]:
-        live = self._live(self.streams, self.cur)
-        return self.rng.choice(live) if live else None
-
-    def _ok_on(self, c: str, reads: Sequence[_Buffer], writes: Sequence[_Buffer]) -> bool:
-        v = self._view(c)
-        return all(self._ordered(b, False, v) for b in reads) and \
-            all(self._ordered(b, True, v) for b in writes)
-
-    def _join(self, c: str, reads: Sequence[_Buffer], writes: Sequence[_Buffer]) -> None:
-        """Order stream c after the accesses that the operation conflicts with, as MLIR's async
-        lowering does: an event recorded on their stream and waited for on c (or the host
-        synchronising that stream, or a drain when it was destroyed)."""
-        v = self._view(c)
-        todo = {a.stream for b in reads for a in b.accesses if a.write and not self._known(v, a)}
-        todo |= {a.stream for b in writes for a in b.accesses if not self._known(v, a)}
-        for t in sorted(x for x in todo if x):
-            st = self.streams[t]
-            if not st.alive:
-                self.op_drain(self.cur)
-            elif self.rng.random() < 0.2:
-                self.op_ssync(t)
-            else:
-                es = self._live(self.events, self.cur)
-                if not es or (len(es) < 3 and self.rng.random() < 0.3):
-                    self.op_event()
-                    es = self._live(self.events, self.cur)
-                e = self.rng.choice(es)
-                self.op_record(e, t)
-                self.op_wait(c, e)
-
-    def _gpu_op(self, kind: str, reads: Sequence[_Buffer], writes: Sequence[_Buffer],
-                line_fn, on: Optional[str] = None) -> bool:
-        """Emit a stream operation reading `reads` and writing `writes` (rule 1): on a stream on
-        which it is ordered already, or on another one (`on`) after joining it."""
-        streams = self._live(self.streams, self.cur)
-        if not streams:
-            return False
-        self.rng.shuffle(streams)
-        ordered = [c for c in streams if self._ok_on(c, reads, writes)]
-        c = ordered[0] if ordered and self.rng.random() < 0.5 else streams[0]
-        c = on or c
-        if not self._ok_on(c, reads, writes):
-            self._join(c, reads, writes)
-            if not self._ok_on(c, reads, writes):
-                return False
-        pos = self._enqueue(c)
-        for b in reads:
-            if b not in writes:
-                self._touch(b, False, c, pos)
-        for b in writes:
-            self._touch(b, True, c, pos)
-        self._emit(line_fn(c))
-        return True
-
-    def _bufname(self, b: _Buffer) -> str:
-        return next(k for k, x in self.bufs.items() if x is b)
-
-    def _value(self) -> int:
-        return self.rng.randrange(1, 1 << 32)
-
-    # ---- operations ----
-    def op_dev(self) -> bool:
-        if self.devices < 2:
-            return False
-        self.cur = self.rng.randrange(self.devices)
-        self.used_devs.add(self.cur)
-        self._emit(f"dev {self.cur}")
-        return True
-
-    def op_stream(self) -> bool:
-        if len(self._live(self.streams, self.cur)) >= 4:
-            return False
-        s = self._new("s")
-        self.streams[s] = _Stream(self.cur, vc=dict(self.H))
-        self._emit(f"stream {s}")
-        return True
-
-    def op_sdestroy(self) -> bool:
-        live = self._live(self.streams)
-        if len(live) < 2:
-            return False
-        s = self.rng.choice(live)
-        self.streams[s].alive = False
-        self._emit(f"sdestroy {s}")
-        return True
-
-    def op_ssync(self, s: Optional[str] = None) -> bool:
-        live = self._live(self.streams)
-        if not live:
-            return False
-        s = s or self.rng.choice(live)
-        st = self.streams[s]
-        self.H = _join(self.H, _join(st.vc, {s: st.length}))
-        self._emit(f"ssync {s}")
-        return True
-
-    def op_event(self) -> bool:
-        if len(self._live(self.events, self.cur)) >= 3:
-            return False
-        e = self._new("e")
-        self.events[e] = _Event(self.cur)
-        self._emit(f"event {e}")
-        return True
-
-    def op_edestroy(self) -> bool:
-        live = self._live(self.events)
-        if not live:
-            return False
-        e = self.rng.choice(live)
-        self.events[e].alive = False
-        self._emit(f"edestroy {e}")
-        return True
-
-    def op_record(self, e: Optional[str] = None, s: Optional[str] = None) -> bool:
-        es, s = self._live(self.events, self.cur), s or self._pick_stream()
-        if not es or not s:
-            return False
-        e = e or self.rng.choice(es)
-        st = self.streams[s]
-        st.vc = _join(st.vc, self.H)
-        self.events[e].vc = _join(st.vc, {s: st.length})
-        self._emit(f"record {e} {s}")
-        return True
-
-    def op_wait(self, s: Optional[str] = None, e: Optional[str] = None) -> bool:
-        es, s = self._live(self.events, self.cur), s or self._pick_stream()
-        if not es or not s:
-            return False
-        e = e or self.rng.choice(es)
-        st = self.streams[s]
-        st.vc = _join(st.vc, self.events[e].vc)
-        self._emit(f"wait {s} {e}")
-        return True
-
-    def op_esync(self) -> bool:
-        live = self._live(self.events)
-        if not live:
-            return False
-        e = self.rng.choice(live)
-        self.H = _join(self.H, self.events[e].vc)
-        self._emit(f"esync {e}")
-        return True
-
-    def op_drain(self, d: Optional[int] = None) -> bool:
-        d = self.rng.choice(sorted(self.used_devs)) if d is None else d
-        self._barrier(d)
-        self._emit(f"drain {d}")
-        return True
-
-    def op_alloc(self, words: Optional[int] = None, host_shared: Optional[bool] = None,
-                 s: Optional[str] = None) -> bool:
-        if len(self._live(self.bufs)) >= 6:
-            return False
-        words = words or self.rng.choice(self.sizes)
-        hs = self.rng.random() < 0.3 if host_shared is None else host_shared
-        if s is None:
-            s = self._pick_stream() if self.rng.random() < 0.7 else None
-        elif s == "-":
-            s = None
-        b = self._new("b")
-        buf = _Buffer(self.cur, words, hs, words if "fresh_zero" in self.allow else 0)
-        if s and "cross_alloc" not in self.allow:
-            buf.accesses = [_Access(True, s, self._enqueue(s))]  # ready on s only
-        else:
-            buf.accesses = [_Access(True, None)]  # ready everywhere (synchronous alloc)
-        self.bufs[b] = buf
-        self._emit(f"alloc {b} {words} {'h' if hs else 'd'} {s or '-'}")
-        self.fresh = b
-        return True
-
-    def op_free(self, b: Optional[str] = None, on: Optional[str] = None) -> bool:
-        live = self._live(self.bufs)
-        if not live:
-            return False
-        b = b or self.rng.choice(live)
-        buf = self.bufs[b]
-        s = None
-        if on and ("cross_free" in self.allow or self._ok_on(on, [], [buf])):
-            s = on
-        elif buf.dev == self.cur and self.rng.random() < 0.75:
-            streams = self._live(self.streams, self.cur)
-            self.rng.shuffle(streams)
-            last = {a.stream for a in buf.accesses}
-            streams.sort(key=lambda c: c in last)  # another stream than its users' first
-            for c in streams:
-                if "cross_free" in self.allow or self._ordered(buf, True, self._view(c)):
-                    s = c
-                    break
-        if s and "cross_free" not in self.allow:
-            self._enqueue(s)
-        elif s is None:
-            self._barrier(buf.dev)
-        buf.alive = False
-        self._emit(f"free {b} {s or '-'}")
-        self.realloc = buf
-        return True
-
-    def _writable(self, host: bool = False) -> List[str]:
-        return [k for k, b in self.bufs.items() if b.alive and b.dev == self.cur and
-                (b.host_shared or not host)]
-
-    def _readable(self, words: int = 0) -> List[str]:
-        return [k for k, b in self.bufs.items() if b.alive and b.dev == self.cur and
-                b.init >= (words or b.words)]
-
-    def _full_write(self, line_fn) -> bool:
-        cands = self._writable()
-        if self.fresh in cands and self.rng.random() < 0.7:
-            cands = [self.fresh]
-        if not cands:
-            return False
-        b = self.rng.choice(cands)
-        buf = self.bufs[b]
-        if self._gpu_op("w", [], [buf], lambda s: line_fn(b, buf, s)):
-            buf.init = buf.words
-            return True
-        return False
-
-    def op_memset32(self) -> bool:
-        return self._full_write(lambda b, buf, s: f"memset32 {b} {self._value()} {s}")
-
-    def op_memset16(self) -> bool:
-        return self._full_write(lambda b, buf, s: f"memset16 {b} {self._value() & 0xFFFF} {s}")
-
-    def op_upload(self) -> bool:
-        return self._full_write(lambda b, buf, s: f"upload {b} {self._value()} {s}")
-
-    def op_fill(self) -> bool:
-        return self._full_write(lambda b, buf, s: f"fill {b} {self._value()} {s}")
-
-    def op_slow(self) -> bool:
-        return self._full_write(
-            lambda b, buf, s: f"slow {b} {self._value()} {self.rng.choice(self.spins)} {s}")
-
-    def op_scale(self) -> bool:
-        cands = self._readable()
-        if not cands:
-            return False
-        b = self.rng.choice(cands)
-        buf = self.bufs[b]
-        k = self.rng.randrange(2, 1000)
-        return self._gpu_op("rw", [buf], [buf], lambda s: f"scale {b} {k} {s}")
-
-    def _pair(self, kernel: bool) -> bool:
-        dsts = self._writable()
-        srcs = self._live(self.bufs, self.cur)
-        if not dsts or len(srcs) < 2:
-            return False
-        d = self.rng.choice(dsts)
-        src = self.rng.choice([x for x in srcs if x != d])
-        dbuf, sbuf = self.bufs[d], self.bufs[src]
-        m = min(dbuf.words, sbuf.words)
-        if sbuf.init < m or (kernel and dbuf.init < m):
-            return False
-        if kernel:
-            ok = self._gpu_op("rw", [sbuf, dbuf], [dbuf], lambda s: f"add {d} {src} {m} {s}")
-        else:
-            ok = self._gpu_op("rw", [sbuf], [dbuf], lambda s: f"copy {d} {src} {m} {s}")
-        if ok:
-            dbuf.init = max(dbuf.init, m)
-        return ok
-
-    def op_copy(self) -> bool:
-        return self._pair(kernel=False)
-
-    def op_add(self) -> bool:
-        return self._pair(kernel=True)
-
-    def op_read(self, b: Optional[str] = None) -> bool:
-        cands = [b] if b else self._readable()
-        if not cands:
-            return False
-        b = self.rng.choice(cands)
-        buf = self.bufs[b]
-
-        def line(s: str) -> str:
-            st = self.streams[s]
-            self.H = _join(self.H, _join(st.vc, {s: st.length}))
-            return f"read {b} {s}"
-        return self._gpu_op("r", [buf], [], line)
-
-    def op_hread(self) -> bool:
-        cands = [k for k in self._readable() if self.bufs[k].host_shared and
-                 self._ordered(self.bufs[k], False, self.H)]
-        if not cands:
-            return False
-        b = self.rng.choice(cands)
-        self._touch(self.bufs[b], False, None, 0)
-        self._emit(f"hread {b}")
-        return True
-
-    def op_hwrite(self) -> bool:
-        cands = [k for k in self._writable(host=True) if self._ordered(self.bufs[k], True, self.H)]
-        if self.fresh in cands and self.rng.random() < 0.7:
-            cands = [self.fresh]
-        if not cands:
-            return False
-        b = self.rng.choice(cands)
-        buf = self.bufs[b]
-        self._touch(buf, True, None, 0)
-        buf.init = buf.words
-        self._emit(f"hwrite {b} {self._value()}")
-        return True
-
-    def op_hazard(self) -> bool:
-        """The shapes of the review's exp0 (feature cross_free: a kernel on B writes p, p is freed
-        on A, allocated again and written on C) and exp1 (cross_alloc: a kernel on A writes p, p is
-        freed and allocated again on A, written on C without a join), among random operations."""
-        feats = [f for f in ("cross_free", "cross_alloc") if f in self.allow]
-        if not feats:
-            return False
-        while len(self._live(self.streams, self.cur)) < 3 and self.op_stream():
-            pass
-        streams = self._live(self.streams, self.cur)
-        if len(streams) < 2 or len(self._live(self.bufs)) >= 5:
-            return False
-        kind = self.rng.choice(feats)
-        words = self.rng.choice(self.sizes)
-        hs = kind == "cross_free" and self.rng.random() < 0.3
-        self.rng.shuffle(streams)
-        a, b_, c = streams[0], streams[1], streams[-1]
-        if not self.op_alloc(words, hs, "-"):
-            return False
-        b = self.fresh
-        buf = self.bufs[b]
-        writer = b_ if kind == "cross_free" else a
-        spin = self.rng.choice(self.spins)
-        self._gpu_op("w", [], [buf], lambda s: f"slow {b} {self._value()} {spin} {s}", on=writer)
-        buf.init = buf.words
-        if self.rng.random() < 0.5:
-            self.op_scale()
-        self.op_free(b, on=a)
-        if self.realloc is not buf:
-            return True
-        self.realloc = None
-        if not self.op_alloc(words, hs, a if kind == "cross_alloc" else None):
-            return True
-        nb = self.fresh
-        nbuf = self.bufs[nb]
-        if self._gpu_op("w", [], [nbuf], lambda s: f"memset32 {nb} {self._value()} {s}", on=c):
-            nbuf.init = nbuf.words
-            if self.rng.random() < 0.5:
-                self.op_read(nb)
-        return True
-
-    _WEIGHTS = {
-        "dev": 2, "stream": 4, "sdestroy": 1, "ssync": 3, "event": 3, "edestroy": 1, "record": 5,
-        "wait": 5, "esync": 2, "drain": 1, "alloc": 6, "free": 5, "memset32": 3, "memset16": 1,
-        "upload": 2, "fill": 5, "slow": 4, "scale": 3, "copy": 3, "add": 4, "read": 4,
-        "hread": 2, "hwrite": 2, "hazard": 3,
-    }
-
-    def program(self, seq: int) -> List[str]:
-        """The lines of program `seq` (from `seq ID` to `end`)."""
-        self._reset()
-        self._emit(f"seq {seq}")
-        ops = list(self._WEIGHTS)
-        weights = [self._WEIGHTS[o] for o in ops]
-        for _ in range(2):
-            self.op_stream()
-        target = self.rng.randrange(self.max_ops // 4, self.max_ops + 1)
-        tries = 0
-        while len(self.out) < target and tries < 20 * self.max_ops:
-            tries += 1
-            if self.realloc is not None and self.rng.random() < 0.7:
-                # the freed block's size and kind again: the allocator hands the block out
-                r, self.realloc = self.realloc, None
-                if r.dev == self.cur and self.op_alloc(r.words, r.host_shared):
-                    continue
-            self.realloc = None if self.rng.random() < 0.5 else self.realloc
-            name = self.rng.choices(ops, weights)[0]
-            getattr(self, f"op_{name}")()
-        self._epilogue()
-        self._emit("end")
-        return self.out
-
-    def _epilogue(self) -> None:
-        for d in sorted(self.used_devs):
-            self._barrier(d)
-            self._emit(f"drain {d}")
-        for d in sorted(self.used_devs):
-            bufs = self._live(self.bufs, d)
-            if not bufs:
-                continue
-            if self.cur != d:
-                self.cur = d
-                self._emit(f"dev {d}")
-            if not self._live(self.streams, d):
-                self.op_stream()
-            for b in bufs:
-                if self.bufs[b].init >= self.bufs[b].words:
-                    self.op_read(b)
-            for b in bufs:
-                self.bufs[b].alive = False
-                self._emit(f"free {b} -")
-        for s in self._live(self.streams):
-            self._emit(f"sdestroy {s}")
-        for e in self._live(self.events):
-            self._emit(f"edestroy {e}")
-
-
-def generate(seed: int, count: int, devices: int = 1, allow: Iterable[str] = (),
-             spins: Sequence[int] = (0,), max_ops: int = 50, first: int = 0,
-             sizes: Sequence[int] = SIZES) -> List[List[str]]:
-    """`count` programs, numbered from `first`; program i depends only on (seed, i, options)."""
-    out = []
-    for i in range(first, first + count):
-        g = Generator(seed * 1_000_003 + i, devices, allow, spins, max_ops, sizes)
-        out.append(g.program(i))
-    return out
-
-
-_CREATES = {"stream": "s", "event": "e", "alloc": "b"}
-_DESTROYS = {"sdestroy", "edestroy", "free"}
-
-
-def well_formed(program: Sequence[str]) -> bool:
-    """Every handle an operation names was made before and not destroyed since (what a smaller
-    program made by deleting lines must keep; generated programs always are)."""
-    live = set()
-    for line in program[1:-1]:
-        t = line.split()
-        if not t:
-            continue
-        if t[0] in _CREATES:
-            if t[1] in live:
-                return False
-            live.add(t[1])
-            rest = t[2:]
-        else:
-            rest = t[1:]
-        for tok in rest:
-            if tok[:1] in "seb" and tok[1:].isdigit() and tok not in live:
-                return False
-        if t[0] in _DESTROYS:
-            live.discard(t[1])
-    return True
-
-
-class Checker(Generator):
-    """Replays a program through the generator's ordering model and tells whether it keeps the
-    rules above with the features `allow` (used to keep minimised programs in their class, and
-    to check the generator itself)."""
-
-    def __init__(self, devices: int = 1, allow: Iterable[str] = ()) -> None:
-        super().__init__(0, devices, allow)
-
-    def check(self, program: Sequence[str]) -> Optional[str]:
-        """None if the program keeps the rules, else the first line that breaks one."""
-        if not well_formed(program):
-            return "a handle used before it is made or after it is destroyed"
-        self._reset()
-        for line in program[1:-1]:
-            if line.split() and not self._apply(line.split()):
-                return line
-        return None
 
     def _stream(self, tok: str, any_dev: bool = False) -> Optional[str]:
         st = self.streams.get(tok)
@@ -773,3 +302,409 @@ class Checker(Generator):
                 b.init = b.words
             return True
         return False
+
+
+class Generator(Model):
+    """Programs from a seed; `allow` names the features (FEATURES) the programs may use. Each
+    operation is chosen among those the model allows and performed through Model._apply."""
+
+    def __init__(self, seed: int, devices: int = 1, allow: Iterable[str] = (),
+                 spins: Sequence[int] = (0,), max_ops: int = 50,
+                 sizes: Sequence[int] = SIZES) -> None:
+        self.rng = random.Random(seed)
+        self.sizes = tuple(sizes)
+        self.spins = tuple(spins)
+        self.max_ops = max_ops
+        super().__init__(devices, allow)
+
+    def _reset(self) -> None:
+        super()._reset()
+        self.out: List[str] = []
+        self.n = {"s": 0, "e": 0, "b": 0}
+        self.realloc: Optional[_Buffer] = None  # a buffer just freed: allocate its size again
+        self.fresh: Optional[str] = None  # a buffer just allocated again: use it soon
+
+    def _new(self, kind: str) -> str:
+        name = f"{kind}{self.n[kind]}"
+        self.n[kind] += 1
+        return name
+
+    def _emit(self, line: str) -> None:
+        self.out.append(line)
+
+    def _do(self, line: str) -> bool:
+        """Perform and emit an operation the generator chose as allowed."""
+        ok = self._apply(line.split())
+        assert ok, f"the generator chose an operation its model rejects: {line}"
+        self._emit(line)
+        return True
+
+    # ---- choices ----
+    def _pick_stream(self) -> Optional[str]:
+        live = self._live(self.streams, self.cur)
+        return self.rng.choice(live) if live else None
+
+    def _join(self, c: str, reads: Sequence[_Buffer], writes: Sequence[_Buffer]) -> None:
+        """Order stream c after the accesses that the operation conflicts with, as MLIR's async
+        lowering does: an event recorded on their stream and waited for on c (or the host
+        synchronising that stream, or a drain when it was destroyed)."""
+        v = self._view(c)
+        todo = {a.stream for b in reads for a in b.accesses if a.write and not self._known(v, a)}
+        todo |= {a.stream for b in writes for a in b.accesses if not self._known(v, a)}
+        for t in sorted(x for x in todo if x):
+            st = self.streams[t]
+            if not st.alive:
+                self.op_drain(self.cur)
+            elif self.rng.random() < 0.2:
+                self.op_ssync(t)
+            else:
+                es = self._live(self.events, self.cur)
+                if not es or (len(es) < 3 and self.rng.random() < 0.3):
+                    self.op_event()
+                    es = self._live(self.events, self.cur)
+                e = self.rng.choice(es)
+                self.op_record(e, t)
+                self.op_wait(c, e)
+
+    def _gpu_op(self, kind: str, reads: Sequence[_Buffer], writes: Sequence[_Buffer],
+                line_fn, on: Optional[str] = None) -> bool:
+        """Emit a stream operation reading `reads` and writing `writes` (rule 1): on a stream on
+        which it is ordered already, or on another one (`on`) after joining it."""
+        streams = self._live(self.streams, self.cur)
+        if not streams:
+            return False
+        self.rng.shuffle(streams)
+        ordered = [c for c in streams if self._ok_on(c, reads, writes)]
+        c = ordered[0] if ordered and self.rng.random() < 0.5 else streams[0]
+        c = on or c
+        if not self._ok_on(c, reads, writes):
+            self._join(c, reads, writes)
+            if not self._ok_on(c, reads, writes):
+                return False
+        return self._do(line_fn(c))
+
+    def _value(self) -> int:
+        return self.rng.randrange(1, 1 << 32)
+
+    # ---- operations ----
+    def op_dev(self) -> bool:
+        if self.devices < 2:
+            return False
+        return self._do(f"dev {self.rng.randrange(self.devices)}")
+
+    def op_stream(self) -> bool:
+        if len(self._live(self.streams, self.cur)) >= 4:
+            return False
+        return self._do(f"stream {self._new('s')}")
+
+    def op_sdestroy(self) -> bool:
+        live = self._live(self.streams)
+        if len(live) < 2:
+            return False
+        return self._do(f"sdestroy {self.rng.choice(live)}")
+
+    def op_ssync(self, s: Optional[str] = None) -> bool:
+        live = self._live(self.streams)
+        if not live:
+            return False
+        return self._do(f"ssync {s or self.rng.choice(live)}")
+
+    def op_event(self) -> bool:
+        if len(self._live(self.events, self.cur)) >= 3:
+            return False
+        return self._do(f"event {self._new('e')}")
+
+    def op_edestroy(self) -> bool:
+        live = self._live(self.events)
+        if not live:
+            return False
+        return self._do(f"edestroy {self.rng.choice(live)}")
+
+    def op_record(self, e: Optional[str] = None, s: Optional[str] = None) -> bool:
+        es, s = self._live(self.events, self.cur), s or self._pick_stream()
+        if not es or not s:
+            return False
+        return self._do(f"record {e or self.rng.choice(es)} {s}")
+
+    def op_wait(self, s: Optional[str] = None, e: Optional[str] = None) -> bool:
+        es, s = self._live(self.events, self.cur), s or self._pick_stream()
+        if not es or not s:
+            return False
+        return self._do(f"wait {s} {e or self.rng.choice(es)}")
+
+    def op_esync(self) -> bool:
+        live = self._live(self.events)
+        if not live:
+            return False
+        return self._do(f"esync {self.rng.choice(live)}")
+
+    def op_drain(self, d: Optional[int] = None) -> bool:
+        d = self.rng.choice(sorted(self.used_devs)) if d is None else d
+        return self._do(f"drain {d}")
+
+    def op_alloc(self, words: Optional[int] = None, host_shared: Optional[bool] = None,
+                 s: Optional[str] = None) -> bool:
+        if len(self._live(self.bufs)) >= 6:
+            return False
+        words = words or self.rng.choice(self.sizes)
+        hs = self.rng.random() < 0.3 if host_shared is None else host_shared
+        if s is None:
+            s = self._pick_stream() if self.rng.random() < 0.7 else None
+        elif s == "-":
+            s = None
+        b = self._new("b")
+        self.fresh = b
+        return self._do(f"alloc {b} {words} {'h' if hs else 'd'} {s or '-'}")
+
+    def op_free(self, b: Optional[str] = None, on: Optional[str] = None) -> bool:
+        live = self._live(self.bufs)
+        if not live:
+            return False
+        b = b or self.rng.choice(live)
+        buf = self.bufs[b]
+        s = None
+        if on and ("cross_free" in self.allow or self._ok_on(on, [], [buf])):
+            s = on
+        elif buf.dev == self.cur and self.rng.random() < 0.75:
+            streams = self._live(self.streams, self.cur)
+            self.rng.shuffle(streams)
+            last = {a.stream for a in buf.accesses}
+            streams.sort(key=lambda c: c in last)  # another stream than its users' first
+            for c in streams:
+                if "cross_free" in self.allow or self._ordered(buf, True, self._view(c)):
+                    s = c
+                    break
+        self.realloc = buf
+        return self._do(f"free {b} {s or '-'}")
+
+    def _writable(self, host: bool = False) -> List[str]:
+        return [k for k, b in self.bufs.items() if b.alive and b.dev == self.cur and
+                (b.host_shared or not host)]
+
+    def _readable(self, words: int = 0) -> List[str]:
+        return [k for k, b in self.bufs.items() if b.alive and b.dev == self.cur and
+                b.init >= (words or b.words)]
+
+    def _full_write(self, line_fn) -> bool:
+        cands = self._writable()
+        if self.fresh in cands and self.rng.random() < 0.7:
+            cands = [self.fresh]
+        if not cands:
+            return False
+        b = self.rng.choice(cands)
+        return self._gpu_op("w", [], [self.bufs[b]], lambda s: line_fn(b, s))
+
+    def op_memset32(self) -> bool:
+        return self._full_write(lambda b, s: f"memset32 {b} {self._value()} {s}")
+
+    def op_memset16(self) -> bool:
+        return self._full_write(lambda b, s: f"memset16 {b} {self._value() & 0xFFFF} {s}")
+
+    def op_upload(self) -> bool:
+        return self._full_write(lambda b, s: f"upload {b} {self._value()} {s}")
+
+    def op_fill(self) -> bool:
+        return self._full_write(lambda b, s: f"fill {b} {self._value()} {s}")
+
+    def op_slow(self) -> bool:
+        return self._full_write(
+            lambda b, s: f"slow {b} {self._value()} {self.rng.choice(self.spins)} {s}")
+
+    def op_scale(self) -> bool:
+        cands = self._readable()
+        if not cands:
+            return False
+        b = self.rng.choice(cands)
+        buf = self.bufs[b]
+        k = self.rng.randrange(2, 1000)
+        return self._gpu_op("rw", [buf], [buf], lambda s: f"scale {b} {k} {s}")
+
+    def _pair(self, kernel: bool) -> bool:
+        dsts = self._writable()
+        srcs = self._live(self.bufs, self.cur)
+        if not dsts or len(srcs) < 2:
+            return False
+        d = self.rng.choice(dsts)
+        src = self.rng.choice([x for x in srcs if x != d])
+        dbuf, sbuf = self.bufs[d], self.bufs[src]
+        m = min(dbuf.words, sbuf.words)
+        if sbuf.init < m or (kernel and dbuf.init < m):
+            return False
+        if kernel:
+            return self._gpu_op("rw", [sbuf, dbuf], [dbuf], lambda s: f"add {d} {src} {m} {s}")
+        return self._gpu_op("rw", [sbuf], [dbuf], lambda s: f"copy {d} {src} {m} {s}")
+
+    def op_copy(self) -> bool:
+        return self._pair(kernel=False)
+
+    def op_add(self) -> bool:
+        return self._pair(kernel=True)
+
+    def op_read(self, b: Optional[str] = None) -> bool:
+        cands = [b] if b else self._readable()
+        if not cands:
+            return False
+        b = self.rng.choice(cands)
+        return self._gpu_op("r", [self.bufs[b]], [], lambda s: f"read {b} {s}")
+
+    def op_hread(self) -> bool:
+        cands = [k for k in self._readable() if self.bufs[k].host_shared and
+                 self._ordered(self.bufs[k], False, self.H)]
+        if not cands:
+            return False
+        return self._do(f"hread {self.rng.choice(cands)}")
+
+    def op_hwrite(self) -> bool:
+        cands = [k for k in self._writable(host=True) if self._ordered(self.bufs[k], True, self.H)]
+        if self.fresh in cands and self.rng.random() < 0.7:
+            cands = [self.fresh]
+        if not cands:
+            return False
+        return self._do(f"hwrite {self.rng.choice(cands)} {self._value()}")
+
+    def op_hazard(self) -> bool:
+        """The shapes of the review's exp0 (feature cross_free: a kernel on B writes p, p is freed
+        on A, allocated again and written on C) and exp1 (cross_alloc: a kernel on A writes p, p is
+        freed and allocated again on A, written on C without a join), among random operations."""
+        feats = [f for f in ("cross_free", "cross_alloc") if f in self.allow]
+        if not feats:
+            return False
+        while len(self._live(self.streams, self.cur)) < 3 and self.op_stream():
+            pass
+        streams = self._live(self.streams, self.cur)
+        if len(streams) < 2 or len(self._live(self.bufs)) >= 5:
+            return False
+        kind = self.rng.choice(feats)
+        words = self.rng.choice(self.sizes)
+        hs = kind == "cross_free" and self.rng.random() < 0.3
+        self.rng.shuffle(streams)
+        a, b_, c = streams[0], streams[1], streams[-1]
+        if not self.op_alloc(words, hs, "-"):
+            return False
+        b = self.fresh
+        buf = self.bufs[b]
+        writer = b_ if kind == "cross_free" else a
+        spin = self.rng.choice(self.spins)
+        self._gpu_op("w", [], [buf], lambda s: f"slow {b} {self._value()} {spin} {s}", on=writer)
+        if self.rng.random() < 0.5:
+            self.op_scale()
+        self.op_free(b, on=a)
+        if self.realloc is not buf:
+            return True
+        self.realloc = None
+        if not self.op_alloc(words, hs, a if kind == "cross_alloc" else None):
+            return True
+        nb = self.fresh
+        nbuf = self.bufs[nb]
+        if self._gpu_op("w", [], [nbuf], lambda s: f"memset32 {nb} {self._value()} {s}", on=c):
+            if self.rng.random() < 0.5:
+                self.op_read(nb)
+        return True
+
+    _WEIGHTS = {
+        "dev": 2, "stream": 4, "sdestroy": 1, "ssync": 3, "event": 3, "edestroy": 1, "record": 5,
+        "wait": 5, "esync": 2, "drain": 1, "alloc": 6, "free": 5, "memset32": 3, "memset16": 1,
+        "upload": 2, "fill": 5, "slow": 4, "scale": 3, "copy": 3, "add": 4, "read": 4,
+        "hread": 2, "hwrite": 2, "hazard": 3,
+    }
+
+    def program(self, seq: int) -> List[str]:
+        """The lines of program `seq` (from `seq ID` to `end`)."""
+        self._reset()
+        self._emit(f"seq {seq}")
+        ops = list(self._WEIGHTS)
+        weights = [self._WEIGHTS[o] for o in ops]
+        for _ in range(2):
+            self.op_stream()
+        target = self.rng.randrange(self.max_ops // 4, self.max_ops + 1)
+        tries = 0
+        while len(self.out) < target and tries < 20 * self.max_ops:
+            tries += 1
+            if self.realloc is not None and self.rng.random() < 0.7:
+                # the freed block's size and kind again: the allocator hands the block out
+                r, self.realloc = self.realloc, None
+                if r.dev == self.cur and self.op_alloc(r.words, r.host_shared):
+                    continue
+            self.realloc = None if self.rng.random() < 0.5 else self.realloc
+            name = self.rng.choices(ops, weights)[0]
+            getattr(self, f"op_{name}")()
+        self._epilogue()
+        self._emit("end")
+        return self.out
+
+    def _epilogue(self) -> None:
+        for d in sorted(self.used_devs):
+            self._do(f"drain {d}")
+        for d in sorted(self.used_devs):
+            bufs = self._live(self.bufs, d)
+            if not bufs:
+                continue
+            if self.cur != d:
+                self._do(f"dev {d}")
+            if not self._live(self.streams, d):
+                self.op_stream()
+            for b in bufs:
+                if self.bufs[b].init >= self.bufs[b].words:
+                    self.op_read(b)
+            for b in bufs:
+                self._do(f"free {b} -")
+        for s in self._live(self.streams):
+            self._do(f"sdestroy {s}")
+        for e in self._live(self.events):
+            self._do(f"edestroy {e}")
+
+
+def generate(seed: int, count: int, devices: int = 1, allow: Iterable[str] = (),
+             spins: Sequence[int] = (0,), max_ops: int = 50, first: int = 0,
+             sizes: Sequence[int] = SIZES) -> List[List[str]]:
+    """`count` programs, numbered from `first`; program i depends only on (seed, i, options)."""
+    out = []
+    for i in range(first, first + count):
+        g = Generator(seed * 1_000_003 + i, devices, allow, spins, max_ops, sizes)
+        out.append(g.program(i))
+    return out
+
+
+_CREATES = {"stream": "s", "event": "e", "alloc": "b"}
+_DESTROYS = {"sdestroy", "edestroy", "free"}
+
+
+def well_formed(program: Sequence[str]) -> bool:
+    """Every handle an operation names was made before and not destroyed since (what a smaller
+    program made by deleting lines must keep; generated programs always are)."""
+    live = set()
+    for line in program[1:-1]:
+        t = line.split()
+        if not t:
+            continue
+        if t[0] in _CREATES:
+            if t[1] in live:
+                return False
+            live.add(t[1])
+            rest = t[2:]
+        else:
+            rest = t[1:]
+        for tok in rest:
+            if tok[:1] in "seb" and tok[1:].isdigit() and tok not in live:
+                return False
+        if t[0] in _DESTROYS:
+            live.discard(t[1])
+    return True
+
+
+class Checker(Model):
+    """Replays a program through the model and tells whether it keeps the rules above with the
+    features `allow` (used to keep minimised programs in their class, and to check the
+    generator itself)."""
+
+    def check(self, program: Sequence[str]) -> Optional[str]:
+        """None if the program keeps the rules, else the first line that breaks one."""
+        if not well_formed(program):
+            return "a handle used before it is made or after it is destroyed"
+        self._reset()
+        for line in program[1:-1]:
+            if line.split() and not self._apply(line.split()):
+                return line
+        return None
+
+
