@@ -96,6 +96,7 @@ class Setup:
     module: Path = MODULE
     env: Dict[str, str] = field(default_factory=dict)
     timeout: int = 60  # seconds per program (the runner's own watchdog)
+    batch: int = 500  # programs per runner process (the fake driver never frees its handles)
 
     @staticmethod
     def make(work: Path, fake: bool, devices: int, lib: Optional[Path] = None,
@@ -113,13 +114,15 @@ _SEQ = re.compile(r"^seq (\d+) (done|hang)(?: ([0-9a-f]+))?$")
 
 def run_mode(setup: Setup, programs: Sequence[List[str]], stock: bool, work: Path,
              seed: int = 1, extra_env: Optional[Dict[str, str]] = None) -> Dict[int, Result]:
-    """Run the programs in one mode; every program gets a Result (resuming after a hang/crash)."""
+    """Run the programs in one mode, at most setup.batch per runner process; every program gets
+    a Result (the next process resumes after a program that hung or crashed)."""
     results: Dict[int, Result] = {}
     todo = list(programs)
     tag = "stock" if stock else "cached"
     while todo:
         path = work / f"programs_{tag}.txt"
-        path.write_text("".join(line + "\n" for p in todo for line in p))
+        batch, later = todo[:setup.batch], todo[setup.batch:]
+        path.write_text("".join(line + "\n" for p in batch for line in p))
         env = dict(os.environ)
         env.update(setup.env)
         env.update({"MGPU_CACHED_DISABLE": "1" if stock else "0", "DIFFTEST_SEED": str(seed),
@@ -128,7 +131,7 @@ def run_mode(setup: Setup, programs: Sequence[List[str]], stock: bool, work: Pat
         try:
             proc = subprocess.run([str(setup.runner), str(setup.module), str(path)], env=env,
                                   capture_output=True, text=True, errors="replace",
-                                  timeout=setup.timeout * 4 + 10 * len(todo))
+                                  timeout=setup.timeout * 4 + 10 * len(batch))
             out, err = proc.stdout, proc.stderr
         except subprocess.TimeoutExpired as e:
             out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -148,15 +151,15 @@ def run_mode(setup: Setup, programs: Sequence[List[str]], stock: bool, work: Pat
                 seq = int(m.group(1))
                 seen.add(seq)
                 results[seq] = Result(m.group(2), m.group(3) or "", errors.get(seq, []))
-        ids = [int(p[0].split()[1]) for p in todo]
+        ids = [int(p[0].split()[1]) for p in batch]
         # the first program without a result crashed the runner (or the runner stopped there)
-        rest = [p for p, i in zip(todo, ids) if i not in seen]
+        rest = [p for p, i in zip(batch, ids) if i not in seen]
         if rest:
             first = int(rest[0][0].split()[1])
             if first not in results:
                 results[first] = Result("crash", "", errors.get(first, []))
             rest = rest[1:]
-        todo = rest
+        todo = rest + later
     return results
 
 
