@@ -297,9 +297,8 @@ EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
 
 /* Blob parsing shared by libraries and modules. */
 static size_t blob_extent(const unsigned char *p) {
-  uint32_t magic;
-  memcpy(&magic, p, 4);
-  if (magic == 0xBA55ED50u) {
+  /* The magic byte by byte: a short blob at the end of readable memory is not read past. */
+  if (p[0] == 0x50 && p[1] == 0xED && p[2] == 0x55 && p[3] == 0xBA) {
     uint16_t h;
     uint64_t n;
     memcpy(&h, p + 6, 2);
