@@ -59,9 +59,10 @@ static mc_status runtime_init(int *count_out) {
 mc_status mc_runtime_init(void) {
   if (__atomic_load_n(&g_init_state, __ATOMIC_ACQUIRE) == INIT_DONE) return g_init_status;
   pthread_mutex_lock(&g_init_lock);
-  while (g_init_state == INIT_RUNNING) pthread_cond_wait(&g_init_done, &g_init_lock);
-  if (g_init_state == INIT_NONE) {
-    g_init_state = INIT_RUNNING;
+  while (__atomic_load_n(&g_init_state, __ATOMIC_RELAXED) == INIT_RUNNING)
+    pthread_cond_wait(&g_init_done, &g_init_lock);
+  if (__atomic_load_n(&g_init_state, __ATOMIC_RELAXED) == INIT_NONE) {
+    __atomic_store_n(&g_init_state, INIT_RUNNING, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g_init_lock);
     int count = 0;
     mc_status st = runtime_init(&count); /* driver load and cuInit: without the lock */

@@ -87,7 +87,6 @@ def test_retired_modules_free_their_copy_and_structures(make_runtime):
     grown = heap_in_use() - before
     assert rt.fake.count("cuLibraryLoadData") == n and rt.fake.count("cuLibraryUnload") == n
     assert rt.fake.count("cuLaunchKernel") == n and rt.stats()["errors"] == 0
-    print(f"heap grew by {grown} bytes over {n - 1} retired modules")
     assert grown < 8 * 1024 * 1024, f"heap grew by {grown} bytes over {n} retired modules"
     # the slots were reused: few distinct slot indices among the 2000 module handles
     assert len({m & 0xFFFFFF for m, _ in handles}) <= 2
@@ -205,11 +204,12 @@ def test_second_load_of_a_blob_in_flight_waits_for_it(rt):
     assert rt.fake.count("cuLibraryLoadData") == 2  # the second thread did not load it again
 
 
-@pytest.mark.parametrize("call", ["cuKernelGetFunction", "cuDevicePrimaryCtxRetain"])
-def test_launch_on_one_device_while_another_device_is_set_up(make_runtime, call):
-    """The first use of device 1 blocks in the driver (context creation, or resolving the kernels
-    there); launches on device 0 and cache hits go ahead meanwhile."""
-    rt = make_runtime(devices=2)
+@pytest.mark.parametrize("call,other", [("cuKernelGetFunction", 0), ("cuDevicePrimaryCtxRetain", 2)])
+def test_launch_on_one_device_while_another_device_is_set_up(make_runtime, call, other):
+    """The first use of device 1 blocks in the driver (resolving the kernels there, or creating its
+    context); cache hits and launches on another device go ahead meanwhile (device 2: its own first
+    use, context creation included)."""
+    rt = make_runtime(devices=3)
     g = gated(rt.fake)
     buf = blob_buffer(ptx("k"))
     m = rt.mgpuModuleLoad(buf, 0)
@@ -229,15 +229,17 @@ def test_launch_on_one_device_while_another_device_is_set_up(make_runtime, call)
     t1, _ = run_in_thread(on_device_1)
     wait_for(lambda: g.fake_gate_waiting() == 1, f"{call} blocked for device 1")
 
-    def on_device_0():
+    def on_other_device():
+        rt.mgpuSetDefaultDevice(other)
         for _ in range(3):
             mm = rt.mgpuModuleLoad(buf, 0)
             rt.launch(rt.mgpuModuleGetFunction(mm, b"k"))
             rt.mgpuModuleUnload(mm)
-    worker, out = run_in_thread(on_device_0)
+    worker, out = run_in_thread(on_other_device)
     worker.join(60)
-    assert not worker.is_alive() and "error" not in out, f"device 0 waited behind {call}"
+    assert not worker.is_alive() and "error" not in out, f"device {other} waited behind {call}"
     assert rt.fake.count("cuLaunchKernel") == 4
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == other
     g.fake_gate_release()
     t1.join(60)
     assert rt.fake.count("cuLaunchKernel") == 5
