@@ -87,7 +87,8 @@ def test_errors_read_like_the_stock_rocm_wrapper(hip_rt, capfd):
     rt.launch(f)
     assert "'hipModuleLaunchKernel' failed with 'hipErrorInvalidHandle'" in capfd.readouterr().err
     rt.fake.fake_fail(b"hipStreamCreateWithFlags", 2, 0)
-    assert rt.mgpuStreamCreate() is None
+    s = rt.mgpuStreamCreate()  # a handle: the HIP stream is made at its first use
+    rt.launch(f, stream=s)
     assert "'hipStreamCreateWithFlags' failed with 'hipErrorOutOfMemory'" in capfd.readouterr().err
     assert rt.stats()["errors"] == 4
 
@@ -152,14 +153,15 @@ def test_stream_pool_and_flags(make_hip_runtime, nonblocking):
     env = {"MGPU_CACHED_HIP_NONBLOCKING_STREAMS": "1"} if nonblocking else {}
     rt = make_hip_runtime(env=env)
     first = rt.mgpuStreamCreate()
+    d = rt.pin(first)  # the HIP stream behind the handle
     rt.mgpuStreamDestroy(first)
     for _ in range(5):
         s = rt.mgpuStreamCreate()
-        assert s == first
+        assert rt.pin(s) == d  # the pooled HIP stream serves each new handle
         rt.mgpuStreamDestroy(s)
     assert rt.fake.count("hipStreamCreateWithFlags") == 1
     assert rt.fake.count("hipStreamCreate") == 0 and rt.fake.count("hipStreamDestroy") == 0
-    assert rt.fake.fake_stream_flags(first) == (1 if nonblocking else 0)
+    assert rt.fake.fake_stream_flags(d) == (1 if nonblocking else 0)
 
 
 def test_busy_stream_is_not_handed_out(hip_rt):
@@ -167,15 +169,17 @@ def test_busy_stream_is_not_handed_out(hip_rt):
     f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0), b"k")
     rt.fake.fake_set_busy_launches(1)
     a = rt.mgpuStreamCreate()
-    rt.launch(f, stream=a)
+    da = rt.driver_stream(f, a)
     rt.mgpuStreamDestroy(a)  # work still pending
     b = rt.mgpuStreamCreate()
-    assert b != a
+    db = rt.driver_stream(f, b)
+    assert db != da
     assert rt.fake.count("hipStreamQuery") >= 1
-    rt.fake.fake_complete(a)
+    rt.fake.fake_complete(da)
+    rt.fake.fake_complete(db)
     rt.mgpuStreamDestroy(b)
     c, d = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
-    assert {c, d} == {a, b}
+    assert {rt.pin(c), rt.pin(d)} == {da, db}
 
 
 def test_event_pool(hip_rt):
@@ -404,7 +408,7 @@ def run_rocm(exe, fake_hip_build, n, disable=False):
 def test_rocm_program_links_and_runs_cached(tmp_path, fake_hip_build, program, llvm):
     exe = build_rocm(tmp_path, program, llvm)
     c = run_rocm(exe, fake_hip_build, 50)
-    held = 1 if program == "saxpy" else 0  # the saxpy harness keeps a stream of its own live
+    held = 0  # the saxpy harness keeps a stream handle live, but never uses it: no HIP stream
     assert c == {"hipModuleLoadData": 1, "hipModuleUnload": 0, "hipModuleGetFunction": 1,
                  "hipStreamCreate": 0, "hipStreamCreateWithFlags": 1 + held,
                  "hipStreamDestroy": 0, "hipModuleLaunchKernel": 50}
