@@ -292,3 +292,13 @@ def test_unload_in_global_destructor_after_driver_teardown_is_quiet(tmp_path, fa
                        env=dict(env, MGPU_CACHED_DISABLE="1"))
     assert p.returncode == 0
     assert "'cuModuleUnload(module)' failed with 'CUDA_ERROR_DEINITIALIZED'" in p.stderr
+
+
+def test_objects_stay_on_the_device_they_were_made_on(tmp_path, fake_driver_build):
+    """Trust issue item 7 on the fake: after mgpuSetDefaultDevice(1), the launch on the stream
+    made on device 0 runs on device 0 (its stream and function), without an error."""
+    exe = build_program(tmp_path, "stay", [CONC / "stay_on_device.c"])
+    p, st = run_program(exe, [str(DATA / "kernels.ptx")], fake_driver_build, tmp_path,
+                        env={"STAY_NO_CHECK": "1", "FAKECUDA_DEVICES": "2"})
+    assert p.returncode == 0 and p.stderr == "" and p.stdout.endswith("ok\n"), p.stdout + p.stderr
+    assert st["errors"] == 0 and st["launches"] == 1
