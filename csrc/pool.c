@@ -69,7 +69,8 @@
 #define DRAIN_CHECKS 4   /* draining objects polled per take when none is idle */
 #define RECLAIM_CHECKS 8 /* bound handles tried per bind at the stream cap */
 
-typedef struct obj_rec {
+/* One cache line per record: threads using different handles never contend on a line. */
+typedef struct __attribute__((aligned(64))) obj_rec {
   uint64_t word;      /* atomic: generation, LOCK, DYING, users (rules above) */
   uint64_t seq;       /* atomic: uses begun */
   void *bound;        /* atomic: driver CUstream / CUevent, or NULL (rules above) */
@@ -374,8 +375,9 @@ static obj_rec *slot_alloc_locked(uint32_t *slot) {
   uint32_t s = g_pool.nslots;
   if ((s >> CHUNK_BITS) >= MAX_CHUNKS) return NULL;
   if (!g_pool.chunks[s >> CHUNK_BITS]) {
-    obj_rec *c = calloc(CHUNK, sizeof *c);
+    obj_rec *c = aligned_alloc(64, CHUNK * sizeof *c);
     if (!c) return NULL;
+    memset(c, 0, CHUNK * sizeof *c);
     for (uint32_t i = 0; i < CHUNK; ++i) {
       c[i].word = (uint64_t)g_pool.gen_base << 32;
       c[i].slot = ((s >> CHUNK_BITS) << CHUNK_BITS) | i;
