@@ -190,9 +190,13 @@ def test_event_pool(hip_rt):
     assert rt.fake.count("hipEventRecord") == 3 and rt.fake.count("hipStreamWaitEvent") == 3
 
 
+@pytest.mark.parametrize("managed", [False, True], ids=["hipmalloc", "managed"])
 @pytest.mark.parametrize("allocator", ["1", "0"], ids=["caching-allocator", "allocator-off"])
-def test_memory(make_hip_runtime, allocator):
-    rt = make_hip_runtime(env={"MGPU_CACHED_ALLOCATOR": allocator})
+def test_memory(make_hip_runtime, allocator, managed):
+    env = {"MGPU_CACHED_ALLOCATOR": allocator}
+    if managed:
+        env["MGPU_CACHED_HIP_MANAGED"] = "1"
+    rt = make_hip_runtime(env=env)
     s = rt.mgpuStreamCreate()
     p = rt.mgpuMemAlloc(256, None, True)
     q = rt.mgpuMemAlloc(256, None, False)
@@ -204,8 +208,11 @@ def test_memory(make_hip_runtime, allocator):
     assert ctypes.cast(q, ctypes.POINTER(ctypes.c_uint16))[1] == 0xABCD
     rt.mgpuMemFree(p, None)
     rt.mgpuMemFree(q, None)
-    assert rt.fake.counts("hipMallocManaged", "hipMalloc", "hipMemcpyAsync") == {
-        "hipMallocManaged": 1, "hipMalloc": 1, "hipMemcpyAsync": 1}
+    # host_shared: hipMalloc as in the stock ROCm wrapper, hipMallocManaged only when asked for
+    allocs = {"hipMallocManaged": 1, "hipMalloc": 1} if managed else {"hipMallocManaged": 0,
+                                                                       "hipMalloc": 2}
+    assert rt.fake.counts("hipMallocManaged", "hipMalloc") == allocs
+    assert rt.fake.count("hipMemcpyAsync") == 1
     if allocator == "0":  # the stock calls: a synchronous hipFree per free
         assert rt.fake.counts("hipFree", "hipDeviceSynchronize") == {
             "hipFree": 2, "hipDeviceSynchronize": 0}
@@ -216,12 +223,33 @@ def test_memory(make_hip_runtime, allocator):
         "hipFree": 0, "hipDeviceSynchronize": 2}
     assert rt.mgpuMemAlloc(256, None, True) == p
     assert rt.mgpuMemAlloc(256, None, False) == q
-    assert rt.fake.counts("hipMallocManaged", "hipMalloc") == {"hipMallocManaged": 1,
+    assert rt.fake.counts("hipMallocManaged", "hipMalloc") == allocs
+
+
+@pytest.mark.parametrize("disable", [False, True], ids=["cached", "stock"])
+def test_host_shared_is_hipmalloc_as_in_stock(make_hip_runtime, disable):
+    """By default a host_shared allocation makes the stock ROCm wrapper's call (hipMalloc): managed
+    memory without XNACK is fine-grained host memory, slower and unsafe for some floating-point
+    atomics, so it would change what a program gets."""
+    rt = make_hip_runtime(disable=disable, env={"MGPU_CACHED_ALLOCATOR": "0"})
+    assert rt.mgpuMemAlloc(64, None, True)
+    assert rt.fake.counts("hipMallocManaged", "hipMalloc") == {"hipMallocManaged": 0,
                                                                 "hipMalloc": 1}
 
 
+def test_host_shared_failure_names_the_call_made(make_hip_runtime, capfd):
+    rt = make_hip_runtime(env={"MGPU_CACHED_ALLOCATOR": "0"})
+    rt.fake.fake_fail(b"hipMalloc", 2, 0)
+    assert rt.mgpuMemAlloc(64, None, True) is None
+    assert "'hipMalloc' failed with 'hipErrorOutOfMemory'" in capfd.readouterr().err
+    rt = make_hip_runtime(env={"MGPU_CACHED_ALLOCATOR": "0", "MGPU_CACHED_HIP_MANAGED": "1"})
+    rt.fake.fake_fail(b"hipMallocManaged", 2, 0)
+    assert rt.mgpuMemAlloc(64, None, True) is None
+    assert "'hipMallocManaged' failed with 'hipErrorOutOfMemory'" in capfd.readouterr().err
+
+
 def test_host_shared_falls_back_where_managed_memory_is_unsupported(make_hip_runtime, capfd):
-    rt = make_hip_runtime(env={"FAKEHIP_NO_MANAGED": "1"})
+    rt = make_hip_runtime(env={"FAKEHIP_NO_MANAGED": "1", "MGPU_CACHED_HIP_MANAGED": "1"})
     assert rt.mgpuMemAlloc(64, None, True)
     assert rt.fake.counts("hipMallocManaged", "hipMalloc") == {"hipMallocManaged": 1,
                                                                 "hipMalloc": 1}
