@@ -6,6 +6,7 @@ ROCm by Debian's MLIR 19 and 22."""
 import ctypes
 import json
 import os
+import struct
 import subprocess
 
 import pytest
@@ -292,6 +293,94 @@ def test_module_get_global(hip_rt, capfd):
     assert "'hipModuleGetGlobal' failed with 'hipErrorNotFound'" in capfd.readouterr().err
     fn(ctypes.byref(p), ctypes.byref(n), 12345, b"gdata")
     assert "'mgpuModuleGetGlobal' failed with 'MGPU_CACHED_UNKNOWN_HANDLE'" in capfd.readouterr().err
+
+
+# ---- per-load state, and the copy kept for loads on other devices -----------------------------
+
+def bundle(*names: str) -> bytes:
+    """A clang offload bundle as clang writes it: an empty host entry and a gfx942 entry that
+    holds the code (text the fake parses)."""
+    code = ptx(*names)
+    ids = [b"host-x86_64-unknown-linux-gnu", b"hipv4-amdgcn-amd-amdhsa--gfx942"]
+    header = 32 + sum(24 + len(i) for i in ids)
+    out = b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", len(ids))
+    for i, size in zip(ids, (0, len(code))):
+        out += struct.pack("<QQQ", header, size, len(i)) + i
+    return out + code
+
+
+def compressed_bundle(version: int, *names: str) -> bytes:
+    """A compressed offload bundle ("CCOB"); the fake takes its "compressed data" as text. Version
+    1 records no total size, versions 2 and 3 do."""
+    data = ptx(*names)
+    if version == 1:
+        return b"CCOB" + struct.pack("<HHIQ", 1, 1, len(data), 0) + data
+    if version == 2:
+        return b"CCOB" + struct.pack("<HHIIQ", 2, 1, 24 + len(data), len(data), 0) + data
+    return b"CCOB" + struct.pack("<HHQQQ", 3, 1, 32 + len(data), len(data), 0) + data
+
+
+@pytest.mark.parametrize("fmt,devices", [("stand-in", 1), ("bundle", 2)])
+def test_unkeyable_code_objects_leave_nothing_per_load(tmp_path, fake_hip_build, fmt, devices):
+    """Review R8: a code object the module cache cannot key (a clang offload bundle), loaded,
+    launched (here on every device) and unloaded per launch, as LLVM <= 20 code does. Every
+    per-device module is unloaded, and the backend's per-load state (library, kernels, copy) is
+    freed at unload: the heap grew by ~1.7 KB per iteration before (with this fake), ~0.6 KB now,
+    what remains being the module cache's never-freed handles (module_cache.c) and the fake's."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path / "hip_load_loop"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-o", str(exe), str(DATA / "hip_load_loop.c"),
+                    *mgpu_cached.ldflags().split(), "-ldl"], check=True)
+    env = dict(os.environ, MGPU_CACHED_BACKEND="hip", MGPU_CACHED_HIP_RUNTIME=str(fake_hip_build),
+               FAKEHIP_DEVICES=str(devices))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    n = 2000
+    p = subprocess.run([str(exe), fmt, str(n), str(devices)], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
+    out = {l.split()[0]: int(l.split()[1]) for l in p.stdout.splitlines()}
+    assert out["loads"] == out["unloads"] == (n + 100) * devices  # one module per device each time
+    assert (out["heap_after"] - out["heap_before"]) / n < 1024
+
+
+@pytest.mark.parametrize("make", [bundle, elf, ptx, lambda *n: compressed_bundle(2, *n),
+                                  lambda *n: compressed_bundle(3, *n)],
+                         ids=["bundle", "elf", "ptx", "ccob-v2", "ccob-v3"])
+def test_code_object_for_other_devices_is_our_copy(make_hip_runtime, capfd, make):
+    """The caller may free its bytes once mgpuModuleLoad returned: a load on another device later
+    uses the library's own copy, never the caller's pointer."""
+    rt = make_hip_runtime(devices=2)
+    buf = blob_buffer(make("k"))
+    m = rt.mgpuModuleLoad(buf, 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    rt.launch(f)
+    overwrite(buf, b"\xff" * len(buf))  # the caller's buffer freed and reused
+    rt.mgpuSetDefaultDevice(1)
+    rt.launch(f)
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 1
+    assert rt.fake.count("hipModuleLoadData") == 2
+    assert capfd.readouterr().err == ""
+    rt.mgpuModuleUnload(m)
+
+
+def test_code_object_of_unknown_length_is_reported_on_other_devices(make_hip_runtime, capfd):
+    """A compressed bundle of version 1 records no size: no copy can be kept, so a launch on
+    another device reports why instead of reading the caller's bytes again."""
+    rt = make_hip_runtime(devices=2)
+    buf = blob_buffer(compressed_bundle(1, "k"))
+    f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(buf, 0), b"k")
+    rt.launch(f)
+    rt.mgpuSetDefaultDevice(1)
+    rt.launch(f)
+    err = capfd.readouterr().err
+    assert "cannot be loaded on device 1: its length is not known" in err
+    assert "failed with 'hipErrorNotSupported'" in err
+    assert rt.fake.count("hipModuleLoadData") == 1
+    assert rt.fake.count("hipModuleLaunchKernel") == 1
+    rt.mgpuSetDefaultDevice(0)
+    rt.launch(f)  # still works where it was loaded
+    assert rt.fake.count("hipModuleLaunchKernel") == 2
 
 
 # ---- stock ROCm behaviour --------------------------------------------------------------------

@@ -38,7 +38,7 @@ struct ihipModule_t {
   int magic; /* 0x30D */
   int device;
   int nk, any_name, unloaded;
-  char names[MAXK][64];
+  char (*names)[64]; /* [MAXK]; freed at unload (the struct stays, so stale use is detected) */
 };
 struct ihipModuleSymbol_t { int magic; struct ihipModule_t *mod; int index; struct ihipModuleSymbol_t *next; };
 struct ihipStream_t { int magic; int device; unsigned flags; int pending; int destroyed; };
@@ -136,9 +136,43 @@ EXPORT hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int 
   RETURN(0);
 }
 
+/* ---- code object formats: real clang offload bundles, compressed bundles (added block) ---- */
+/* A real clang offload bundle (magic, u64 count, entries of u64 offset, u64 size, u64 id length
+ * and the id) ends at its furthest entry; 0 if the header does not add up (the stand-in). */
+static size_t bundle_extent(const unsigned char *p) {
+  uint64_t n, off, size, idlen;
+  memcpy(&n, p + 24, 8);
+  if (n == 0 || n > 16) return 0;
+  size_t pos = 32, end = 32;
+  for (uint64_t i = 0; i < n; ++i) {
+    memcpy(&off, p + pos, 8);
+    memcpy(&size, p + pos + 8, 8);
+    if (off > (1u << 24) || size > (1u << 24)) return 0;
+    memcpy(&idlen, p + pos + 16, 8);
+    if (idlen > 256) return 0;
+    pos += 24 + (size_t)idlen;
+    if (pos > end) end = pos;
+    if (off + size > end) end = (size_t)(off + size);
+  }
+  return end;
+}
+/* A compressed bundle ("CCOB", u16 version, ...): its "compressed data" is text in the fake,
+ * after a header of 20 (version 1), 24 (version 2) or 32 bytes (version 3). */
+static size_t ccob_extent(const unsigned char *p) {
+  uint16_t v;
+  memcpy(&v, p + 4, 2);
+  size_t header = v == 1 ? 20 : v == 2 ? 24 : 32;
+  return header + strlen((const char *)p + header);
+}
+/* ---- end of the added block ---- */
+
 static size_t blob_extent(const unsigned char *p) {
-  /* the tests' stand-in for a clang offload bundle: 40 header bytes, then text */
-  if (memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) return 40 + strlen((const char *)p + 40);
+  /* a real bundle, else the tests' stand-in for one: 40 header bytes, then text */
+  if (memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) {
+    size_t n = bundle_extent(p);
+    return n ? n : 40 + strlen((const char *)p + 40);
+  }
+  if (memcmp(p, "CCOB", 4) == 0) return ccob_extent(p);
   return elf_or_text_extent(p);
 }
 
@@ -149,6 +183,7 @@ EXPORT hipError_t hipModuleLoadData(hipModule_t *module, const void *image) {
   if (p[0] == 'B' && p[1] == 'A' && p[2] == 'D') RETURN(200);
   if (blob_extent(p) > ((size_t)1 << 24)) RETURN(200); /* a header pointing far away: rejected unread */
   hipModule_t m = calloc(1, sizeof *m);
+  m->names = calloc(MAXK, sizeof *m->names);
   m->magic = 0x30D;
   m->device = tl_device;
   size_t n = blob_extent(p);
@@ -161,6 +196,7 @@ EXPORT hipError_t hipModuleLoadData(hipModule_t *module, const void *image) {
   }
   if (!m->nk && p[0] == 0x7f) m->any_name = 1;
   if (!m->nk && !m->any_name) {
+    free(m->names);
     free(m);
     RETURN(200);
   }
@@ -172,7 +208,9 @@ static int valid_module(hipModule_t m) { return known(m) && m->magic == 0x30D &&
 EXPORT hipError_t hipModuleUnload(hipModule_t m) {
   BEGIN(hipModuleUnload);
   if (!valid_module(m)) RETURN(400);
-  m->unloaded = 1; /* never freed: stale use is detected */
+  m->unloaded = 1; /* the struct is never freed: stale use is detected */
+  free(m->names);
+  m->names = NULL;
   RETURN(0);
 }
 EXPORT hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name) {
