@@ -3,7 +3,9 @@
  * It exports every entry point of mgpu-cached's HIP table (csrc/hip_api.h, same names as
  * libamdhip64.so) with a small, strict model: devices (FAKEHIP_DEVICES, default 1), a per-thread
  * current device, modules parsed from blobs (as fakecuda.c: kernel names follow ".entry "; a real
- * ELF code object with none accepts any name; "BAD..." fails with hipErrorInvalidImage), functions
+ * ELF code object with none accepts any name; "BAD..." fails with hipErrorInvalidImage; clang
+ * offload bundles, real or the tests' stand-in, and compressed ones are read up to their extent,
+ * so the bytes are read at hipModuleLoadData and only then), functions
  * per module, streams with flags and pending work, events, host-backed memory. It counts every
  * call, logs call names, and lets tests inject failures and busy streams (the same control
  * interface as fakecuda.c, so tests drive both alike). FAKEHIP_NO_MANAGED=1 makes hipMallocManaged
