@@ -8,6 +8,8 @@ import json
 import os
 import struct
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -381,6 +383,59 @@ def test_code_object_of_unknown_length_is_reported_on_other_devices(make_hip_run
     rt.mgpuSetDefaultDevice(0)
     rt.launch(f)  # still works where it was loaded
     assert rt.fake.count("hipModuleLaunchKernel") == 2
+
+
+def _wait_until(cond):
+    deadline = time.monotonic() + 30  # a guard against a hang, not a performance bound
+    while not cond():
+        assert time.monotonic() < deadline, "condition never reached"
+        time.sleep(0.001)
+
+
+def test_no_lock_held_across_a_module_load(make_hip_runtime, capfd):
+    """While one thread's hipModuleLoadData (a first use on device 1) is in the runtime, another
+    thread loads the same module on device 2, and the module is unloaded: neither waits for the
+    load. The unload is completed by the loading thread once its load returns: every per-device
+    module is unloaded then, none before (the copy it loads from stays alive until then)."""
+    rt = make_hip_runtime(devices=3, env={"MGPU_CACHED_MODULE_CACHE": "0"})
+    rt.fake.lib.fake_hold_loads.argtypes = [ctypes.c_int]
+    rt.fake.lib.fake_held_loads.restype = ctypes.c_int
+    get_global = rt.lib.mgpuModuleGetGlobal
+    get_global.restype, get_global.argtypes = None, [ctypes.POINTER(vp),
+                                                     ctypes.POINTER(ctypes.c_size_t), vp,
+                                                     ctypes.c_char_p]
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    results = {}
+
+    def on_device(device):
+        rt.mgpuSetDefaultDevice(device)
+        p, n = vp(), ctypes.c_size_t()
+        get_global(ctypes.byref(p), ctypes.byref(n), m, b"gdata")
+        results[device] = p.value
+
+    rt.fake.fake_hold_loads(1)
+    a = threading.Thread(target=on_device, args=(1,))
+    a.start()
+    _wait_until(lambda: rt.fake.fake_held_loads() == 1)
+    b = threading.Thread(target=on_device, args=(2,))
+    b.start()
+    b.join(30)
+    done_b = not b.is_alive()
+    c = threading.Thread(target=rt.mgpuModuleUnload, args=(m,))
+    c.start()
+    c.join(30)
+    done_c = not c.is_alive()
+    unloads_while_held = rt.fake.count("hipModuleUnload")
+    held = rt.fake.fake_held_loads()
+    rt.fake.fake_hold_loads(-1)
+    for t in (a, b, c):
+        t.join()
+    assert done_b and results[2]  # loaded on device 2 while device 1's load was held
+    assert done_c and held == 1  # unloaded while it was still held
+    assert unloads_while_held == 0  # the destruction waited for the load in flight
+    assert rt.fake.count("hipModuleUnload") == rt.fake.count("hipModuleLoadData") == 3
+    assert results[1] is None  # the module was unloaded meanwhile
+    assert "'hipModuleGetGlobal' failed with 'hipErrorInvalidHandle'" in capfd.readouterr().err
 
 
 # ---- stock ROCm behaviour --------------------------------------------------------------------

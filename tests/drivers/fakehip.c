@@ -166,6 +166,32 @@ static size_t ccob_extent(const unsigned char *p) {
   size_t header = v == 1 ? 20 : v == 2 ? 24 : 32;
   return header + strlen((const char *)p + header);
 }
+/* Holding loads: hipModuleLoadData on device `g_hold_device` waits (outside the fake's lock)
+ * until the test lets it go, so a test can see what other threads can do meanwhile. */
+static pthread_mutex_t g_hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_hold_cv = PTHREAD_COND_INITIALIZER;
+static int g_hold_device = -1; /* under g_hold_lock */
+static int g_held;             /* calls waiting now; under g_hold_lock */
+EXPORT void fake_hold_loads(int device) {
+  pthread_mutex_lock(&g_hold_lock);
+  g_hold_device = device;
+  pthread_cond_broadcast(&g_hold_cv);
+  pthread_mutex_unlock(&g_hold_lock);
+}
+EXPORT int fake_held_loads(void) {
+  pthread_mutex_lock(&g_hold_lock);
+  int n = g_held;
+  pthread_mutex_unlock(&g_hold_lock);
+  return n;
+}
+static void wait_while_held(void) {
+  pthread_mutex_lock(&g_hold_lock);
+  g_held++;
+  pthread_cond_broadcast(&g_hold_cv);
+  while (g_hold_device >= 0 && g_hold_device == tl_device) pthread_cond_wait(&g_hold_cv, &g_hold_lock);
+  g_held--;
+  pthread_mutex_unlock(&g_hold_lock);
+}
 /* ---- end of the added block ---- */
 
 static size_t blob_extent(const unsigned char *p) {
@@ -179,6 +205,7 @@ static size_t blob_extent(const unsigned char *p) {
 }
 
 EXPORT hipError_t hipModuleLoadData(hipModule_t *module, const void *image) {
+  wait_while_held();
   BEGIN(hipModuleLoadData);
   const unsigned char *p = image;
   if (!p || !module) RETURN(1);
