@@ -3,8 +3,8 @@
  * backend's adapters (mc_cu) and handlers directly, and run with MGPU_CACHED_BACKEND=hip over the
  * fake HIP runtime (MGPU_CACHED_HIP_RUNTIME).
  *
- * The parent loads a library and gets a kernel, then forks between prepare and parent/child as
- * pthread_atfork would. The child checks that the parent's handles fail as stale without any HIP
+ * The parent loads a library and gets a kernel, then forks; fork.c's pthread_atfork registration
+ * runs the handlers. The child checks that the parent's handles fail as stale without any HIP
  * call, and that a new library loads, gets a handle of its own and unloads. The parent checks that
  * its library is intact. Prints one line per check ("ok ..." or "FAIL ..."); exits 0 if all pass.
  */
@@ -44,10 +44,8 @@ int main(void) {
       mc_cu.cuLibraryGetKernel(&k, lib, "k"))
     return 2;
 
-  mc_hip_fork_prepare();
-  pid_t pid = fork();
+  pid_t pid = fork(); /* the library's pthread_atfork registration (fork.c) runs the handlers */
   if (pid == 0) {
-    mc_hip_fork_child();
     long calls = fake_count("hipModuleUnload") + fake_count("hipModuleGetFunction");
     check("child", "the parent's library is stale",
           mc_cu.cuLibraryGetKernel(&k2, lib, "k") == MC_HIP_hipErrorInvalidHandle);
@@ -66,7 +64,6 @@ int main(void) {
     check("child", "and it unloads", mc_cu.cuLibraryUnload(lib2) == 0);
     _exit(g_failed);
   }
-  mc_hip_fork_parent();
   int status = 0;
   check("parent", "fork", pid > 0 && waitpid(pid, &status, 0) == pid);
   check("parent", "the child's checks passed", WIFEXITED(status) && WEXITSTATUS(status) == 0);
