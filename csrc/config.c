@@ -46,6 +46,7 @@ static void read_environment(void) {
   const char *h = getenv("MGPU_CACHED_HIP_RUNTIME");
   g_config.hip_path = (h && *h) ? h : "libamdhip64.so";
   g_config.hip_nonblocking = env_flag("MGPU_CACHED_HIP_NONBLOCKING_STREAMS");
+  g_config.hip_managed = env_flag("MGPU_CACHED_HIP_MANAGED");
   const char *a = getenv("MGPU_CACHED_ALLOCATOR");
   g_config.allocator = !(a && *a && !env_flag("MGPU_CACHED_ALLOCATOR"));
   g_config.allocator_cache_bytes = env_bytes("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", 2ULL << 30);

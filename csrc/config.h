@@ -10,6 +10,8 @@
  *   MGPU_CACHED_HIP_RUNTIME=path the HIP runtime library to load (default libamdhip64.so)
  *   MGPU_CACHED_HIP_NONBLOCKING_STREAMS=1  pooled HIP streams are non-blocking (default: blocking,
  *                                as the stock ROCm wrapper's; see README "ROCm")
+ *   MGPU_CACHED_HIP_MANAGED=1    host_shared allocations are hipMallocManaged (default: hipMalloc,
+ *                                as the stock ROCm wrapper's; see README "ROCm")
  *   MGPU_CACHED_ALLOCATOR=0      mgpuMemAlloc/mgpuMemFree make the stock driver calls (cuMemAlloc,
  *                                cuMemAllocManaged, cuMemFree) while the rest stays cached
  *   MGPU_CACHED_ALLOCATOR_CACHE_BYTES=n  bytes the caching allocator keeps per device for reuse
@@ -36,6 +38,7 @@ typedef struct mc_config_t {
   int backend;             /* MGPU_CACHED_BACKEND: mc_backend_id (0 = automatic) */
   const char *hip_path;    /* MGPU_CACHED_HIP_RUNTIME or "libamdhip64.so" */
   int hip_nonblocking;     /* MGPU_CACHED_HIP_NONBLOCKING_STREAMS */
+  int hip_managed;         /* MGPU_CACHED_HIP_MANAGED: host_shared is hipMallocManaged */
   int allocator;           /* MGPU_CACHED_ALLOCATOR (default 1): the caching allocator is on */
   unsigned long long allocator_cache_bytes; /* MGPU_CACHED_ALLOCATOR_CACHE_BYTES */
   int stream_query;        /* MGPU_CACHED_STREAM_QUERY: always cuStreamQuery before reusing */

@@ -43,10 +43,11 @@
   X(alloc_releases, "cached blocks given back to the driver (cap, out of memory, release)")  \
   X(alloc_oom_retries, "allocations retried after out of memory released the cache")        \
   /* stream reuse without a query: */                                                         \
-  X(stream_query_skips, "streams given back without cuStreamQuery (synchronized just before)") \
+  X(stream_query_skips, "driver streams pooled without cuStreamQuery (provably idle after a sync)") \
   /* concurrency (issue 4) */                                                                 \
-  X(stream_shares, "stream handles given an idle joined stream at the stream cap")           \
-  X(stream_cap_exceeded, "driver streams made above the stream cap (nothing to share)")      \
+  X(stream_binds, "stream handles bound to a driver stream (first use, or use after an unbind)") \
+  X(stream_reclaims, "driver streams taken from idle live handles at the stream cap")       \
+  X(stream_cap_exceeded, "driver streams made above the stream cap (every bound one busy)")      \
   X(module_evictions, "unreferenced modules unloaded beyond MGPU_CACHED_MODULE_CACHE")
 
 typedef enum {

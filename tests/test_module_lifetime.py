@@ -392,7 +392,8 @@ def test_fork_while_another_thread_is_loading(tmp_path, fake_driver_build, handl
     if not handlers and library_registers_fork_handlers():
         pytest.skip("the library registers its fork handlers itself")
     exe = build_with_sources(tmp_path, "fork_load")
-    args = ["handlers"] if handlers and not library_registers_fork_handlers() else []
+    args = (["expect"] + ([] if library_registers_fork_handlers() else ["register"])
+            if handlers else [])
     env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build))
     env.pop("MGPU_CACHED_DISABLE", None)
     p = subprocess.run([str(exe), *args], env=env, capture_output=True, text=True, timeout=120)

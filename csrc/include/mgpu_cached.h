@@ -35,6 +35,12 @@ int mgpu_cached_stats_read(uint64_t *values, int n);
  * that may still use it); returns how many blocks were released. */
 uint64_t mgpu_cached_allocator_release(void);
 
+/* The driver object (CUstream / CUevent, or hipStream_t / hipEvent_t) behind a stream or event
+ * handle from mgpuStreamCreate / mgpuEventCreate, for passing to the driver directly. The handle
+ * is pinned from then on: it keeps this driver object until it is destroyed. Handles the library
+ * did not make are returned unchanged; NULL for a destroyed handle. */
+void *mgpu_cached_driver_handle(void *handle);
+
 #ifdef __cplusplus
 }
 #endif

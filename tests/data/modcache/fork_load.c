@@ -1,11 +1,12 @@
 /* fork_load.c - fork while another thread is inside mgpuModuleLoad (its driver load held in the
  * fake driver's gate, tests/drivers/fakecuda.c): the child's own loads must complete.
  *
- *   fork_load [handlers]
+ *   fork_load [expect [register]]
  *
- * Built together with the library's sources. With "handlers" the program registers the module
+ * Built together with the library's sources. With "register" the program registers the module
  * cache's and the context's fork handlers itself (for a tree in which the library does not
- * register them; the test passes "handlers" only then) and checks what they promise in the child:
+ * register them: the test passes it only then). With "expect" it checks what they promise in the
+ * child:
  * the parent's module and function handles read as stale, the same blob loads afresh (a new
  * handle), the driver is initialised afresh (cuInit called again). Prints "child ok" (from the
  * child) and "parent ok"; exits 0 when both hold.
@@ -52,7 +53,8 @@ static void *loader(void *arg) {
 static pid_t g_parent;
 
 int main(int argc, char **argv) {
-  int handlers = argc > 1 && strcmp(argv[1], "handlers") == 0;
+  int handlers = argc > 1 && strcmp(argv[1], "expect") == 0;
+  int register_them = argc > 2 && strcmp(argv[2], "register") == 0;
   g_parent = getpid();
   void *fk = dlopen(getenv("MGPU_CACHED_CUDA_DRIVER"), RTLD_NOW);
   if (!fk) return 2;
@@ -60,7 +62,7 @@ int main(int argc, char **argv) {
   *(void **)&fake_gate = dlsym(fk, "fake_gate");
   *(void **)&fake_gate_waiting = dlsym(fk, "fake_gate_waiting");
   *(void **)&fake_gate_release = dlsym(fk, "fake_gate_release");
-  if (handlers) pthread_atfork(prepare, parent, child);
+  if (register_them) pthread_atfork(prepare, parent, child);
 
   void *ma = mgpuModuleLoad((void *)A, sizeof A);
   void *fa = mgpuModuleGetFunction(ma, "ka");
