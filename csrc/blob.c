@@ -18,9 +18,13 @@ static uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); ret
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
 static uintptr_t page_size(void) {
-  static long page;
-  if (!page) page = sysconf(_SC_PAGESIZE);
-  return page > 0 ? (uintptr_t)page : 4096;
+  static long page; /* racing first calls store the same value: atomic */
+  long p = __atomic_load_n(&page, __ATOMIC_RELAXED);
+  if (!p) {
+    p = sysconf(_SC_PAGESIZE);
+    __atomic_store_n(&page, p, __ATOMIC_RELAXED);
+  }
+  return p > 0 ? (uintptr_t)p : 4096;
 }
 
 static uintptr_t page_of(uintptr_t a) { return a & ~(page_size() - 1); }
