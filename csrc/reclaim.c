@@ -17,10 +17,14 @@ static mc_reclaim_node *g_retired;       /* objects waiting to be freed; g_lock 
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;              /* its destructor gives a record back at thread exit */
 static int g_key_ok;                     /* written under g_key_once */
+
 static _Thread_local reader *tl_reader;  /* this thread's record */
 
+/* At thread exit (pthread key destructor, run by the exiting thread): the record may serve another
+ * thread from now on; a later section of this thread (another destructor) takes a record again. */
 static void release_reader(void *p) {
   reader *r = p;
+  tl_reader = NULL;
   __atomic_store_n(&r->active, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&r->used, 0, __ATOMIC_RELEASE);
 }
