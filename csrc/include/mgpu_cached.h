@@ -35,6 +35,16 @@ int mgpu_cached_stats_read(uint64_t *values, int n);
  * that may still use it); returns how many blocks were released. */
 uint64_t mgpu_cached_allocator_release(void);
 
+/* Configuration: the environment variables the library reads (all of them, each parsed once, at
+ * the first call). For variable i: its name, its default and the value in use as text, a one-line
+ * description, and 1 when it was set to a valid value (an explicit request). */
+int mgpu_cached_config_count(void);
+const char *mgpu_cached_config_name(int i);
+const char *mgpu_cached_config_default(int i);
+const char *mgpu_cached_config_value(int i);
+const char *mgpu_cached_config_help(int i);
+int mgpu_cached_config_explicit(int i);
+
 #ifdef __cplusplus
 }
 #endif
