@@ -242,6 +242,9 @@ def _parser() -> argparse.ArgumentParser:
             self.epilog = environment_help()
             return super().format_help()
 
+        def print_help(self, file=None) -> None:  # argparse would swallow a broken pipe
+            print(self.format_help(), end="", file=file or sys.stdout)
+
     parser = Parser(prog="mgpu-cached", description=__doc__.split("\n\nA subcommand")[0],
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     version = f"mgpu-cached {__version__}"
@@ -282,7 +285,10 @@ def _main(argv: Optional[List[str]]) -> int:
 
 def main(argv: Optional[List[str]] = None) -> int:
     try:
-        code = _main(argv)
+        try:
+            code = _main(argv)
+        except SystemExit as e:  # argparse after --help, --version or a usage error
+            code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
         sys.stdout.flush()
         return code
     except CliError as e:
