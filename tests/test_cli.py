@@ -118,3 +118,20 @@ def test_config_subcommand_shows_values_in_use():
     assert table["MGPU_CACHED_MODULE_CACHE"]["value"] == "256"
     assert p.stderr == ("mgpu-cached: MGPU_CACHED_MODULE_CACHE='lots' is not a non-negative "
                         "decimal integer; using the default 256\n")
+
+
+def test_a_missing_library_is_one_line(tmp_path):
+    """The package without its build (what `pip install -e .` left before it built the library):
+    every command says so in one line instead of printing paths to nothing or a traceback."""
+    import shutil as _shutil
+    from pathlib import Path
+    _shutil.copytree(Path(mgpu_cached.__file__).parent, tmp_path / "mgpu_cached",
+                     ignore=_shutil.ignore_patterns("lib", "include", "__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    for args in (["--ldflags"], ["--libdir"], [], ["stats"], ["stats", "--", "true"]):
+        p = cli(*args, env=env)
+        assert p.returncode == 1 and p.stdout == "", args
+        assert p.stderr.count("\n") == 1 and "libmgpu_cached.so is missing" in p.stderr, p.stderr
+        assert "Traceback" not in p.stderr
+    helped = cli("--help", env=env)
+    assert helped.returncode == 0 and "environment variables: unavailable" in helped.stdout

@@ -274,6 +274,7 @@ def _main(argv: Optional[List[str]]) -> int:
     args = _parser().parse_args(argv)
     for option, printer in _PRINTERS.items():
         if getattr(args, option):
+            library_path()  # no paths or flags that point at a missing build
             print(printer())
             return 0
     run = getattr(args, "run", None)
