@@ -135,3 +135,8 @@ def test_a_missing_library_is_one_line(tmp_path):
         assert "Traceback" not in p.stderr
     helped = cli("--help", env=env)
     assert helped.returncode == 0 and "environment variables: unavailable" in helped.stdout
+
+
+def test_stats_of_a_command_killed_by_a_signal_returns_128_plus_the_signal():
+    p = cli("stats", "--", "sh", "-c", "kill -TERM $$")
+    assert p.returncode == 128 + 15 and "Traceback" not in p.stderr
