@@ -263,8 +263,11 @@ if _meta is not None:
 
     try:  # the wheel holds a native library: platlib, tagged for this platform, not "any"
         from setuptools.command.bdist_wheel import bdist_wheel as _bdist_wheel
-    except ImportError:  # setuptools < 70.1
-        from wheel.bdist_wheel import bdist_wheel as _bdist_wheel  # type: ignore
+    except ImportError:  # setuptools < 70.1 (run as a script in an old venv: no wheel needed)
+        try:
+            from wheel.bdist_wheel import bdist_wheel as _bdist_wheel  # type: ignore
+        except ImportError:
+            _bdist_wheel = object  # type: ignore
 
     class BdistWheel(_bdist_wheel):  # type: ignore[misc,valid-type]
         def finalize_options(self) -> None:

@@ -2,12 +2,14 @@
  *
  * The at-exit report (MGPU_CACHED_STATS, MGPU_CACHED_STATS_FILE) runs from a library destructor and
  * makes no driver call, so it is safe however late it runs. A statistics file that cannot be written
- * is reported (one line) and the counters go to stderr instead.
+ * is reported (one line) and the counters go to stderr instead. In a child made by fork, the file
+ * counts what happened after the fork ("since_fork": true); the stderr report stays absolute.
  */
 #include "stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -68,13 +70,49 @@ MC_EXPORT uint64_t mgpu_cached_allocator_release(void) {
   return n;
 }
 
-static void write_json(FILE *f) {
-  fprintf(f, "{\"version\": \"%s\", \"enabled\": %s, \"backend\": \"%s\", \"pid\": %ld, "
-          "\"stats\": {", MGPU_CACHED_VERSION, mc_disabled() ? "false" : "true", mc_backend_name(),
-          (long)getpid());
+/* The counters when this process was forked (zero in a process that was not): a child's statistics
+ * file counts what the child did, so that summing the files of a process tree (`mgpu-cached stats`)
+ * counts the parent's work once. Written by the child's only thread right after fork. */
+static uint64_t g_fork_base[MC_STAT_COUNT];
+
+static void stats_after_fork_in_child(void) {
   for (int i = 0; i < MC_STAT_COUNT; ++i)
-    fprintf(f, "%s\"%s\": %llu", i ? ", " : "", g_names[i],
-            (unsigned long long)__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED));
+    g_fork_base[i] = __atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED);
+}
+
+/* glibc's registration under this library's DSO handle (what libc_nonshared's pthread_atfork
+ * does), so the handler goes away if the library is dlclose'd: a build against an old glibc links
+ * the compatibility pthread_atfork, which would leave a dangling handler behind. Elsewhere (musl,
+ * whose dlclose unloads nothing) plain pthread_atfork. */
+extern int __register_atfork(void (*)(void), void (*)(void), void (*)(void), void *)
+    __attribute__((weak));
+extern void *__dso_handle __attribute__((weak, visibility("hidden")));
+
+extern void __cxa_finalize(void *) __attribute__((weak));
+
+__attribute__((constructor)) static void stats_register_fork_handler(void) {
+  if (__register_atfork && &__dso_handle)
+    __register_atfork(NULL, NULL, stats_after_fork_in_child, &__dso_handle);
+  else
+    pthread_atfork(NULL, NULL, stats_after_fork_in_child);
+}
+
+/* At dlclose (and exit): glibc drops the DSO's fork handlers in __cxa_finalize, which gcc's start
+ * files call from every shared library; other toolchains' (zig cc) may not, so call it here too
+ * (a second call finds nothing left to do). */
+__attribute__((destructor)) static void stats_unregister_fork_handler(void) {
+  if (__register_atfork && __cxa_finalize && &__dso_handle) __cxa_finalize(&__dso_handle);
+}
+
+static void write_json(FILE *f) {
+  int forked = 0;
+  for (int i = 0; i < MC_STAT_COUNT; ++i) forked |= g_fork_base[i] != 0;
+  fprintf(f, "{\"version\": \"%s\", \"enabled\": %s, \"backend\": \"%s\", \"pid\": %ld, "
+          "\"since_fork\": %s, \"stats\": {", MGPU_CACHED_VERSION, mc_disabled() ? "false" : "true",
+          mc_backend_name(), (long)getpid(), forked ? "true" : "false");
+  for (int i = 0; i < MC_STAT_COUNT; ++i) /* a gauge may have gone down since the fork */
+    fprintf(f, "%s\"%s\": %lld", i ? ", " : "", g_names[i],
+            (long long)(__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED) - g_fork_base[i]));
   fprintf(f, "}}\n");
 }
 

@@ -140,3 +140,43 @@ def test_a_missing_library_is_one_line(tmp_path):
 def test_stats_of_a_command_killed_by_a_signal_returns_128_plus_the_signal():
     p = cli("stats", "--", "sh", "-c", "kill -TERM $$")
     assert p.returncode == 128 + 15 and "Traceback" not in p.stderr
+
+
+def test_stats_counts_a_forked_child_once(tmp_path, fake_driver_build):
+    """A process forks without exec: the child's file counts only what the child did, so the sum
+    over the process tree counts the parent's streams once (3 + 2, not 3 + 5)."""
+    script = tmp_path / "forker.py"
+    script.write_text(
+        "import ctypes, os, sys\n"
+        "import mgpu_cached\n"
+        "lib = ctypes.CDLL(str(mgpu_cached.library_path()))\n"
+        "lib.mgpuStreamCreate.restype = ctypes.c_void_p\n"
+        "lib.mgpuStreamDestroy.argtypes = [ctypes.c_void_p]\n"
+        "def streams(n):\n"
+        "    for _ in range(n): lib.mgpuStreamDestroy(lib.mgpuStreamCreate())\n"
+        "streams(3)\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    streams(2)\n"
+        "    sys.exit(0)\n"
+        "os.waitpid(pid, 0)\n")
+    p = cli("stats", "--json", "--", sys.executable, str(script), env=fake_env(fake_driver_build))
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["stream_creates"] == 5
+
+
+def test_fork_after_the_library_was_unloaded(tmp_path):
+    """The library's fork handler leaves with the library: dlclose, then fork, and the child runs
+    (a handler left behind would jump into unmapped memory in the child)."""
+    copy = tmp_path / "libcopy.so"
+    shutil.copy(mgpu_cached.library_path(), copy)
+    code = ("import ctypes, _ctypes, os, sys\n"
+            f"lib = ctypes.CDLL({str(copy)!r})\n"
+            "lib.mgpu_cached_stats_count()\n"
+            "_ctypes.dlclose(lib._handle)\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    os._exit(7)\n"
+            "print(os.waitpid(pid, 0)[1])\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout.strip() == str(7 << 8), (p.stdout, p.stderr)
