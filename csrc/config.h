@@ -28,6 +28,7 @@
 #define MC_CONFIG_VARS(X)                                                                          \
   X(disabled, FLAG, "MGPU_CACHED_DISABLE", "0",                                                    \
     "every mgpu* call behaves exactly like the stock wrapper (same driver calls), for A/B runs")  \
+  /* backend: the choices in the order of mc_backend_id (backend.h), auto = MC_BACKEND_NONE */   \
   X(backend, CHOICE, "MGPU_CACHED_BACKEND", "auto|cuda|hip",                                       \
     "the backend: cuda or hip (auto: CUDA if libcuda.so.1 loads and sees a GPU, else HIP)")       \
   X(driver_path, PATH, "MGPU_CACHED_CUDA_DRIVER", "libcuda.so.1",                                  \

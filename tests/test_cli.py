@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -123,10 +124,8 @@ def test_config_subcommand_shows_values_in_use():
 def test_a_missing_library_is_one_line(tmp_path):
     """The package without its build (what `pip install -e .` left before it built the library):
     every command says so in one line instead of printing paths to nothing or a traceback."""
-    import shutil as _shutil
-    from pathlib import Path
-    _shutil.copytree(Path(mgpu_cached.__file__).parent, tmp_path / "mgpu_cached",
-                     ignore=_shutil.ignore_patterns("lib", "include", "__pycache__"))
+    shutil.copytree(Path(mgpu_cached.__file__).parent, tmp_path / "mgpu_cached",
+                    ignore=shutil.ignore_patterns("lib", "include", "__pycache__"))
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     for args in (["--ldflags"], ["--libdir"], [], ["stats"], ["stats", "--", "true"]):
         p = cli(*args, env=env)

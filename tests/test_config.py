@@ -3,6 +3,7 @@ MC_CONFIG_VARS), an invalid value is reported in one line and its default used, 
 `mgpu-cached --help` and the library's own table list the same variables."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -19,7 +20,7 @@ _PROBE = ("import json, mgpu_cached; "
 
 def parse(**env):
     """A fresh process parses the environment: (values in use, explicit flags, stderr lines)."""
-    full = {k: v for k, v in __import__("os").environ.items() if not k.startswith("MGPU_CACHED")}
+    full = {k: v for k, v in os.environ.items() if not k.startswith("MGPU_CACHED")}
     full.update(env)
     p = subprocess.run([sys.executable, "-c", _PROBE], env=full, capture_output=True, text=True,
                        check=True)
@@ -99,7 +100,7 @@ def test_the_parsed_value_is_the_one_the_library_uses(make_runtime, capfd):
 
 def test_stats_file_in_a_missing_directory_is_reported(tmp_path):
     target = tmp_path / "no-such-dir" / "stats.json"
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("MGPU_CACHED")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MGPU_CACHED")}
     env["MGPU_CACHED_STATS_FILE"] = str(target)
     p = subprocess.run([sys.executable, "-c", "import mgpu_cached; mgpu_cached.stats()"],
                        env=env, capture_output=True, text=True, check=True)
@@ -115,7 +116,7 @@ def test_stats_file_in_a_missing_directory_is_reported(tmp_path):
 def test_stats_file_per_process(tmp_path):
     """%p in MGPU_CACHED_STATS_FILE is the process id; a second copy of the library in the same
     process writes its own file (NAME.2) instead of overwriting the first."""
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("MGPU_CACHED")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MGPU_CACHED")}
     env["MGPU_CACHED_STATS_FILE"] = str(tmp_path / "s-%p.json")
     code = ("import os, shutil, sys, mgpu_cached; "
             f"shutil.copy(mgpu_cached.library_path(), {str(tmp_path / 'copy.so')!r}); "
