@@ -16,6 +16,7 @@
 #include "context.h"
 #include "module_cache.h"
 #include "pool.h"
+#include "stats.h"
 
 static void prepare(void) {
   mc_module_cache_fork_prepare();
@@ -33,11 +34,31 @@ static void parent(void) {
 
 static void child(void) {
   mc_context_fork_child();
+  mc_stats_fork_child();
   mc_hip_fork_child();
   mc_pool_fork_child();
   mc_module_cache_fork_child();
 }
 
+/* glibc's registration under this library's DSO handle (what libc_nonshared's pthread_atfork
+ * does), so the handlers go away if the library is dlclose'd: a build against an old glibc links
+ * the compatibility pthread_atfork, which would leave dangling handlers behind. Elsewhere (musl,
+ * whose dlclose unloads nothing) plain pthread_atfork. */
+extern int __register_atfork(void (*)(void), void (*)(void), void (*)(void), void *)
+    __attribute__((weak));
+extern void *__dso_handle __attribute__((weak, visibility("hidden")));
+extern void __cxa_finalize(void *) __attribute__((weak));
+
 __attribute__((constructor)) static void mc_fork_register(void) {
-  pthread_atfork(prepare, parent, child);
+  if (__register_atfork && &__dso_handle)
+    __register_atfork(prepare, parent, child, &__dso_handle);
+  else
+    pthread_atfork(prepare, parent, child);
+}
+
+/* At dlclose (and exit): glibc drops the DSO's fork handlers in __cxa_finalize, which gcc's start
+ * files call from every shared library; other toolchains' (zig cc) may not, so call it here too
+ * (a second call finds nothing left to do). */
+__attribute__((destructor)) static void mc_fork_unregister(void) {
+  if (__register_atfork && __cxa_finalize && &__dso_handle) __cxa_finalize(&__dso_handle);
 }

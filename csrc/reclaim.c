@@ -16,7 +16,7 @@ static reader *g_readers;                /* registry, pushed lock-free, never sh
 static mc_reclaim_node *g_retired;       /* objects waiting to be freed; g_lock */
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;              /* its destructor gives a record back at thread exit */
-static int g_key_ok;                     /* written under g_key_once */
+static int g_key_ok;                     /* the key exists; atomic */
 
 static _Thread_local reader *tl_reader;  /* this thread's record */
 
@@ -29,7 +29,15 @@ static void release_reader(void *p) {
   __atomic_store_n(&r->used, 0, __ATOMIC_RELEASE);
 }
 
-static void make_key(void) { g_key_ok = pthread_key_create(&g_key, release_reader) == 0; }
+static void make_key(void) {
+  __atomic_store_n(&g_key_ok, pthread_key_create(&g_key, release_reader) == 0, __ATOMIC_RELEASE);
+}
+
+/* At dlclose (and exit): no thread exit may call release_reader in an unloaded library. Records
+ * are then simply not given back. */
+__attribute__((destructor)) static void drop_key(void) {
+  if (__atomic_exchange_n(&g_key_ok, 0, __ATOMIC_ACQ_REL)) pthread_key_delete(g_key);
+}
 
 /* This thread's record: a free one claimed, or a new one pushed. NULL if memory ran out. */
 static reader *my_reader(void) {
@@ -53,7 +61,7 @@ static reader *my_reader(void) {
     }
   }
   /* Without a key (none left) the record stays with this thread's slot for ever: still correct. */
-  if (g_key_ok) pthread_setspecific(g_key, r);
+  if (__atomic_load_n(&g_key_ok, __ATOMIC_ACQUIRE)) pthread_setspecific(g_key, r);
   tl_reader = r;
   return r;
 }

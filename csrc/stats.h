@@ -62,6 +62,9 @@ extern uint64_t mc_stats_values[MC_STAT_COUNT];
 static inline void mc_stat_add(mc_stat_id id, int64_t delta) {
   __atomic_fetch_add(&mc_stats_values[id], (uint64_t)delta, __ATOMIC_RELAXED);
 }
+/* fork(): in the child, the statistics file counts from here on (fork.c calls it). */
+void mc_stats_fork_child(void);
+
 #define MC_STAT_INC(name) mc_stat_add(MC_STAT_##name, 1)
 #define MC_STAT_DEC(name) mc_stat_add(MC_STAT_##name, -1)
 

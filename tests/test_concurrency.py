@@ -27,7 +27,7 @@ def build_program(tmp_path: Path, name: str, sources: List[Path], extra: List[st
         pytest.skip("no C compiler")
     exe = tmp_path / name
     subprocess.run([CC, "-std=c11", "-O1", "-pthread", "-o", str(exe), *map(str, sources),
-                    *extra, *mgpu_cached.ldflags().split(), "-ldl"], check=True)
+                    *extra, *mgpu_cached.ldflags_list(), "-ldl"], check=True)
     return exe
 
 

@@ -532,11 +532,19 @@ def _choose(tmp_path, fake_driver_build, fake_hip_build, cuda_devices, cuda_path
 
 
 def test_automatic_choice(tmp_path, fake_driver_build, fake_hip_build):
-    # CUDA with a device wins; CUDA without one gives way to HIP; no CUDA driver: HIP
+    # CUDA with a device wins; CUDA without one gives way to HIP
     assert _choose(tmp_path, fake_driver_build, fake_hip_build, 1)[::2] == ("cuda", "cuda")
     assert _choose(tmp_path, fake_driver_build, fake_hip_build, 0)[::2] == ("hip", "hip")
-    assert _choose(tmp_path, fake_driver_build, fake_hip_build, 1,
-                   cuda_path="/nonexistent/libcuda.so.1")[::2] == ("hip", "hip")
+    # a driver named explicitly that does not load is an error, never a fall-back to HIP
+    backend, err, _ = _choose(tmp_path, fake_driver_build, fake_hip_build, 1,
+                              cuda_path="/nonexistent/libcuda.so.1")
+    assert backend == "none"
+    assert err.startswith("cannot load the CUDA driver '/nonexistent/libcuda.so.1'")
+    assert err.endswith("(set by MGPU_CACHED_CUDA_DRIVER)")
+    # and the same for the HIP runtime, even where CUDA loads and sees a device
+    backend, err, _ = _choose(tmp_path, fake_driver_build, fake_hip_build, 1,
+                              hip_path="/nonexistent/libamdhip64.so")
+    assert backend == "none" and err.endswith("(set by MGPU_CACHED_HIP_RUNTIME)")
     backend, err, _ = _choose(tmp_path, fake_driver_build, fake_hip_build, 1,
                               cuda_path="/nonexistent/libcuda.so.1",
                               hip_path="/nonexistent/libamdhip64.so")
@@ -573,7 +581,7 @@ def build_rocm(tmp_path, program, llvm):
         pytest.skip("no C compiler")
     exe = tmp_path / f"{program}_rocm_llvm{llvm}"
     cmd = [CC, "-std=c11", "-o", str(exe), str(DATA / "mlir_harness.c"),
-           str(DATA / "mlir" / f"{program}_rocm_llvm{llvm}.o"), *mgpu_cached.ldflags().split(),
+           str(DATA / "mlir" / f"{program}_rocm_llvm{llvm}.o"), *mgpu_cached.ldflags_list(),
            "-Wl,--no-undefined", "-ldl"]
     if program == "saxpy":
         cmd.insert(2, "-DSAXPY")

@@ -20,7 +20,7 @@ def build(tmp_path, program: str, llvm: int):
         pytest.skip("no C compiler")
     exe = tmp_path / f"{program}_llvm{llvm}"
     cmd = [CC, "-std=c11", "-o", str(exe), str(DATA / "mlir_harness.c"),
-           str(DATA / "mlir" / f"{program}_llvm{llvm}.o"), *mgpu_cached.ldflags().split(), "-ldl"]
+           str(DATA / "mlir" / f"{program}_llvm{llvm}.o"), *mgpu_cached.ldflags_list(), "-ldl"]
     if program == "saxpy":
         cmd.insert(2, "-DSAXPY")
     subprocess.run(cmd, check=True)  # fails on any undefined mgpu* symbol

@@ -41,6 +41,16 @@ uint64_t mgpu_cached_allocator_release(void);
  * did not make are returned unchanged; NULL for a destroyed handle. */
 void *mgpu_cached_driver_handle(void *handle);
 
+/* Configuration: the environment variables the library reads (all of them, each parsed once, at
+ * the first call). For variable i: its name, its default and the value in use as text, a one-line
+ * description, and 1 when it was set to a valid value (an explicit request). */
+int mgpu_cached_config_count(void);
+const char *mgpu_cached_config_name(int i);
+const char *mgpu_cached_config_default(int i);
+const char *mgpu_cached_config_value(int i);
+const char *mgpu_cached_config_help(int i);
+int mgpu_cached_config_explicit(int i);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,7 +29,7 @@ def build(tmp_path, name, sources, extra=()):
         pytest.skip("no C compiler")
     exe = tmp_path / name
     subprocess.run([CC, "-std=c11", "-O1", "-pthread", "-o", str(exe), *map(str, sources), *extra,
-                    *mgpu_cached.ldflags().split(), "-ldl"], check=True)
+                    *mgpu_cached.ldflags_list(), "-ldl"], check=True)
     return exe
 
 
