@@ -6,6 +6,7 @@
 #include "driver.h"
 #include "pool.h"
 #include "stats.h"
+#include "trace.h"
 
 mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, void **params,
                     void **extra) {
@@ -22,6 +23,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
   int has_cluster = d->cluster[0] > 0 && d->cluster[1] > 0 && d->cluster[2] > 0;
   CUresult r;
   const char *call;
+  MC_TRACE_GPU_BEGIN(stream); /* the driver stream the kernel is enqueued on */
   if (!has_cluster && !d->cooperative) {
     call = "cuLaunchKernel";
     r = mc_cu.cuLaunchKernel(cf, (unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2],
@@ -67,6 +69,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     call = "cuLaunchKernelEx";
     r = mc_cu.cuLaunchKernelEx(&cfg, cf, params, extra);
   }
+  MC_TRACE_GPU_END(stream, r ? r : MC_FAILED(st));
   mc_ctx_leave(&scope);
   mc_pool_note_launch(stream); /* after the enqueue: see "known idle" in pool.c */
   if (MC_FAILED(st)) return st;

@@ -6,6 +6,7 @@
 #include "context.h"
 #include "driver.h"
 #include "memref.h"
+#include "trace.h"
 
 /* Run `expr` (a CUresult expression) in the default device's context. */
 #define IN_DEVICE_CONTEXT(callname, expr)                                                         \
@@ -13,7 +14,9 @@
     mc_ctx_scope scope_;                                                                          \
     mc_status st_ = mc_ctx_enter(mc_thread_device(), &scope_);                                    \
     if (MC_FAILED(st_)) return st_;                                                               \
+    MC_TRACE_GPU_BEGIN(NULL); /* a traced copy or memset on the NULL stream */                    \
     CUresult r_ = (expr);                                                                         \
+    MC_TRACE_GPU_END(NULL, r_);                                                                   \
     mc_ctx_leave(&scope_);                                                                        \
     if (r_ != 0) return MC_FAIL(callname, r_);                                                    \
   } while (0)
@@ -24,7 +27,10 @@
     if (stream) {                                                                                 \
       mc_status st0_ = mc_driver_load();                                                          \
       if (MC_FAILED(st0_)) return st0_;                                                           \
-      MC_CU_TRY(callname, (expr));                                                                \
+      MC_TRACE_GPU_BEGIN(stream); /* the driver stream the copy is enqueued on */                 \
+      CUresult r1_ = (expr);                                                                      \
+      MC_TRACE_GPU_END(stream, r1_);                                                              \
+      if (r1_ != 0) return MC_FAIL(callname, r1_);                                                \
     } else {                                                                                      \
       IN_DEVICE_CONTEXT(callname, expr);                                                          \
     }                                                                                             \

@@ -35,6 +35,10 @@ int mgpu_cached_stats_read(uint64_t *values, int n);
  * that may still use it); returns how many blocks were released. */
 uint64_t mgpu_cached_allocator_release(void);
 
+/* With MGPU_CACHED_TRACE set: write the trace file now (it is written at exit anyway); 0, or -1
+ * when tracing is off. */
+int mgpu_cached_trace_write(void);
+
 #ifdef __cplusplus
 }
 #endif
