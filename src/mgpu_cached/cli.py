@@ -12,6 +12,10 @@
     mgpu-cached bench [--iterations N] [--rounds R] [--plot FILE.png]
                                  time MLIR's per-launch call sequences, cached vs stock
                                  (needs a GPU; exit status 2 without one)
+    mgpu-cached trace -o FILE [--no-gpu] -- COMMAND ...
+                                 timeline of every mgpu* call and kernel (Chrome trace JSON)
+    mgpu-cached report FILE... [--plot OUT.png]
+                                 per-kernel and per-stream tables (and a plot) of a trace
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import tempfile
 from typing import Dict, List, Optional
 
 from . import __version__
+from . import trace as _trace
 from ._native import runtime
 from ._paths import ldflags, libdir, library_path, preload, stock_libdir
 
@@ -91,6 +96,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p_bench.add_argument("--iterations", type=int, default=3000, help="per worker (default 3000)")
     p_bench.add_argument("--rounds", type=int, default=3, help="workers per row (default 3)")
     p_bench.add_argument("--plot", metavar="FILE.png", help="draw the distributions (matplotlib)")
+    _trace.add_parsers(sub)  # trace, report (trace.py)
     args = parser.parse_args(argv)
 
     if args.libdir:
@@ -116,6 +122,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.iterations < 1 or args.rounds < 1:
             parser.error("bench: --iterations and --rounds must be at least 1")
         return run_bench(iterations=args.iterations, rounds=args.rounds, plot=args.plot)
+    elif args.command in ("trace", "report"):
+        return _trace.main(args)
     else:
         print(_summary())
     return 0
