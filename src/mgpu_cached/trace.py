@@ -346,13 +346,15 @@ def plot(traces: Sequence[dict], s: Summary, out: str, window: Optional[Tuple[fl
                     key=lambda t: (t[2], t[0], t[1]))
     fig, (ax, bx) = plt.subplots(2, 1, figsize=(11, 3 + 0.45 * len(tracks) + 2.5),
                                  gridspec_kw={"height_ratios": [max(2, len(tracks)), 3]})
-    palette = plt.get_cmap("tab10")
+    kernel_palette, call_palette = plt.get_cmap("tab10"), plt.get_cmap("Pastel2")
     colours: Dict[str, object] = {}
+    calls: Dict[str, object] = {}
 
-    def colour(name: str):
-        if name not in colours:
-            colours[name] = palette(len(colours) % 10)
-        return colours[name]
+    def colour(name: str, host: bool = False):
+        table, pal, n = (calls, call_palette, 8) if host else (colours, kernel_palette, 10)
+        if name not in table:
+            table[name] = pal(len(table) % n)
+        return table[name]
 
     for row, (pid, tid, is_gpu) in enumerate(tracks):
         for e in shown:
@@ -363,7 +365,8 @@ def plot(traces: Sequence[dict], s: Summary, out: str, window: Optional[Tuple[fl
             depth = e.get("args", {}).get("depth", 0) if not is_gpu else 0
             ax.broken_barh([(a, max(w, (hi - lo) * 0.001))], (row - 0.4 + 0.1 * depth,
                                                              0.8 - 0.2 * depth),
-                           facecolors=colour(e["name"]), edgecolor="black", linewidth=0.3)
+                           facecolors=colour(e["name"], host=not is_gpu), edgecolor="black",
+                           linewidth=0.3)
             if w > (hi - lo) * 0.06:
                 label = e["name"].replace("mgpu", "")
                 ax.text(a + w / 2, row, label, ha="center", va="center", fontsize=6,
@@ -376,6 +379,12 @@ def plot(traces: Sequence[dict], s: Summary, out: str, window: Optional[Tuple[fl
     ax.set_xlabel("µs", fontsize=8)
     ax.set_title(f"timeline ({hi - lo:.0f} µs): host calls above, GPU streams below",
                  fontsize=9)
+    from matplotlib.patches import Patch
+    handles = [Patch(facecolor=c, edgecolor="black", label=n) for n, c in colours.items()]
+    handles += [Patch(facecolor=c, edgecolor="black", label=n.replace("mgpu", ""))
+                for n, c in calls.items()]
+    ax.legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.005, 1.0),
+              frameon=False)
     ks = sorted(((n, k) for n, k in s.kernels.items() if k.gpu_us or k.host_us),
                 key=lambda nk: -(sum(nk[1].gpu_us) or 0))
     labels = [n for n, _ in ks]
