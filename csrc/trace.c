@@ -197,6 +197,9 @@ void mc_trace_end(mc_trace_span *sp) {
   tl_current = sp->outer;
   if (sp->nvtx) mc_trace_nvtx_pop();
   if (g_path[0]) mc_trace_keep(&sp->rec);
+  if (mc_trace_gpu && (sp->rec.call == MC_TR_StreamSynchronize ||
+                       sp->rec.call == MC_TR_EventSynchronize))
+    mc_trace_gpu_poll(32); /* after the span: its work is done, its events read cheaply */
 }
 
 mc_trace_span *mc_trace_current(void) { return tl_current; }

@@ -137,6 +137,8 @@ void mc_trace_gpu_end(CUstream driver_stream, int result);
 void mc_trace_gpu_drain(int wait_ms);
 /* GPU spans asked for but lost (no event, record failed, unfinished at exit). */
 uint64_t mc_trace_gpu_dropped(void);
+/* Read back up to `max` pending GPU spans that have finished (called after synchronize calls). */
+void mc_trace_gpu_poll(int max);
 /* GPU spans recorded but not finished yet. */
 uint64_t mc_trace_gpu_pending(void);
 /* After fork, in the child: forget the parent's events (trace.c's atfork handler). */

@@ -2,13 +2,15 @@
  * copy and memset is bracketed by two timing events recorded on the driver stream it was enqueued
  * on (launch.c and memory.c call mc_trace_gpu_begin/end right around the enqueue). The events come
  * from a pool (pairs, per device) and are read back later with cuEventElapsedTime, never by
- * waiting: a traced call polls a few pending pairs with cuEventQuery, and the writer at exit polls
- * for at most a bounded time. Unfinished or failed ones are counted as dropped.
+ * waiting: after each traced synchronize call (whose work is then done) the oldest pending pairs
+ * are checked with cuEventQuery, an enqueue checks two only when many are pending (the launch
+ * path stays at two cuEventRecord), and the writer at exit polls for at most a bounded time.
+ * Unfinished or failed ones are counted as dropped.
  *
  * Clock alignment: per device a reference event is recorded on a stream of its own (empty, so it
  * completes at once) and polled to completion; its GPU time is taken as the midpoint of the host
- * times around record and completion (the third of three tries; the first can be slow). A span's start is the
- * reference's host time plus cuEventElapsedTime(reference, start), its length
+ * times around record and completion (the third of three tries; the first can be slow). A span's
+ * start is the reference's host time plus cuEventElapsedTime(reference, start), its length
  * cuEventElapsedTime(start, end). A new reference is taken every second (cuEventElapsedTime returns
  * a float of milliseconds); old ones are destroyed once no pending pair uses them.
  *
@@ -32,7 +34,7 @@
 
 #define MAX_DEV 64
 #define MAX_PAIRS 4096 /* event pairs made in all (pending and free); beyond, spans are dropped */
-#define POLL 4         /* pending pairs checked per traced enqueue */
+#define POLL_ABOVE 256 /* pending pairs above which a traced enqueue checks two of them */
 #define REF_NS 1000000000ULL
 #define NOT_READY 600  /* CUDA_ERROR_NOT_READY, hipErrorNotReady */
 
@@ -60,6 +62,7 @@ static uint32_t g_npairs;           /* g_lock */
 static ref *g_ref[MAX_DEV];         /* g_lock: current reference per device */
 static CUstream g_ref_stream[MAX_DEV]; /* g_lock: the references' own streams */
 static uint64_t g_dropped;          /* atomic */
+static uint32_t g_npending;         /* length of the pending list: written under g_lock, read atomically */
 static int g_exit_armed;            /* atomic */
 static elapsed_fn g_elapsed;        /* written once under g_once */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -212,6 +215,7 @@ static size_t poll(size_t max) {
     if (p) {
       g_head = p->next;
       if (!g_head) g_tail = NULL;
+      __atomic_store_n(&g_npending, g_npending - 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&g_lock);
     if (!p) break;
@@ -222,6 +226,7 @@ static size_t poll(size_t max) {
       if (g_tail) g_tail->next = p;
       else g_head = p;
       g_tail = p;
+      __atomic_store_n(&g_npending, g_npending + 1, __ATOMIC_RELAXED);
       pthread_mutex_unlock(&g_lock);
       continue;
     }
@@ -239,11 +244,7 @@ static size_t poll(size_t max) {
     pthread_mutex_unlock(&g_lock);
     if (ev) mc_cu.cuEventDestroy(ev);
   }
-  pthread_mutex_lock(&g_lock);
-  size_t n = 0;
-  for (pair *p = g_head; p; p = p->next) ++n;
-  pthread_mutex_unlock(&g_lock);
-  return n;
+  return mc_trace_gpu_pending();
 }
 
 void mc_trace_gpu_begin(CUstream driver_stream) {
@@ -255,7 +256,7 @@ void mc_trace_gpu_begin(CUstream driver_stream) {
   if (!g_elapsed || device < 0 || device >= MAX_DEV || !mc_driver_loaded()) return drop();
   mc_ctx_scope scope; /* events are made in the device's context */
   if (MC_FAILED(mc_ctx_enter(device, &scope))) return drop();
-  poll(POLL);
+  if (__atomic_load_n(&g_npending, __ATOMIC_RELAXED) > POLL_ABOVE) poll(2);
   ref *r = use_ref(device);
   pair *p = r ? take_pair(device) : NULL;
   mc_ctx_leave(&scope);
@@ -300,6 +301,7 @@ void mc_trace_gpu_end(CUstream driver_stream, int result) {
     if (g_tail) g_tail->next = p;
     else g_head = p;
     g_tail = p;
+    __atomic_store_n(&g_npending, g_npending + 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g_lock);
     return;
   }
@@ -317,10 +319,7 @@ void mc_trace_gpu_drain(int wait_ms) {
   if (!g_elapsed) return;
   uint64_t start = mc_trace_now();
   for (;;) {
-    pthread_mutex_lock(&g_lock);
-    size_t n = 0;
-    for (pair *p = g_head; p; p = p->next) ++n;
-    pthread_mutex_unlock(&g_lock);
+    size_t n = mc_trace_gpu_pending();
     if (!n || poll(n) == 0) return;
     if (mc_trace_now() - start >= (uint64_t)wait_ms * 1000000ULL) break;
     struct timespec ts = {0, 1000000};
@@ -330,22 +329,21 @@ void mc_trace_gpu_drain(int wait_ms) {
    * still read them) */
 }
 
-uint64_t mc_trace_gpu_pending(void) {
-  pthread_mutex_lock(&g_lock);
-  uint64_t n = 0;
-  for (pair *p = g_head; p; p = p->next) ++n;
-  pthread_mutex_unlock(&g_lock);
-  return n;
-}
+uint64_t mc_trace_gpu_pending(void) { return __atomic_load_n(&g_npending, __ATOMIC_RELAXED); }
 
 void mc_trace_gpu_forget(void) {
   pthread_mutex_init(&g_lock, NULL);
   memset(g_free, 0, sizeof g_free);
   g_head = g_tail = NULL;
   g_npairs = 0;
+  g_npending = 0;
   memset(g_ref, 0, sizeof g_ref);
   memset(g_ref_stream, 0, sizeof g_ref_stream);
   __atomic_store_n(&g_dropped, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&g_exit_armed, 0, __ATOMIC_RELAXED);
   tl_pair = NULL;
+}
+
+void mc_trace_gpu_poll(int max) {
+  if (g_elapsed && __atomic_load_n(&g_npending, __ATOMIC_RELAXED)) poll((size_t)max);
 }

@@ -15,7 +15,7 @@ import pytest
 
 import mgpu_cached
 from conftest import bind, blob_buffer
-from gpu_support import cu, ok
+from gpu_support import cu, gpu, ok  # noqa: F401 (fixtures)
 
 SPIN_PTX = b"""
 .version 7.0
