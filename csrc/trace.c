@@ -53,7 +53,7 @@ typedef struct chunk {
   mc_trace_rec recs[MC_TRACE_CHUNK];
 } chunk;
 
-static char g_path[4096];        /* MGPU_CACHED_TRACE, empty: NVTX only; written by the constructor */
+static char g_path[4096];        /* MGPU_CACHED_TRACE; empty: NVTX only (constructor) */
 static pid_t g_init_pid;         /* process that read the environment (fork: child differs) */
 static chunk **g_chunks;         /* g_max_chunks slots; a slot is written once by its claimer */
 static uint32_t g_max_chunks;    /* constructor */
@@ -540,8 +540,8 @@ static void write_trace(void) {
     }
   }
   for (uint64_t i = 0; i < n; ++i) write_rec(f, order[i], pid, tracks, &ntracks);
-  fprintf(f, "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":{\"labels\":\"mgpu-cached trace\"}}\n",
-          pid);
+  fprintf(f, "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+             "\"args\":{\"labels\":\"mgpu-cached trace\"}}\n", pid);
   fprintf(f, "],\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"mgpu-cached\","
              "\"version\":\"%s\",\"mode\":\"%s\",\"backend\":\"%s\",\"gpu_spans\":%s,"
              "\"pid\":%d,\"records\":%llu,\"dropped_records\":%llu,\"dropped_gpu_spans\":%llu,"

@@ -15,7 +15,10 @@
 
 /* StridedMemRefType<T, 1> as abi_rocm.c returns it by value. */
 typedef struct { float *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } tr_memref_f32;
-typedef struct { int32_t *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } tr_memref_i32;
+typedef struct {
+  int32_t *allocated, *aligned;
+  int64_t offset, sizes[1], strides[1];
+} tr_memref_i32;
 
 CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize);
 CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySize);

@@ -15,9 +15,17 @@ CUmodule mc_trace_ModuleLoad(void *data, size_t size);
 CUmodule mc_trace_ModuleLoadJIT(void *data, int opt, size_t size);
 void mc_trace_ModuleUnload(CUmodule module);
 CUfunction mc_trace_ModuleGetFunction(CUmodule module, const char *name);
-void mc_trace_LaunchKernel(CUfunction function, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx, intptr_t by, intptr_t bz, int32_t smem, CUstream stream, void **params, void **extra, size_t n);
-void mc_trace_LaunchKernelCooperative(CUfunction function, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t cx, intptr_t cy, intptr_t cz, intptr_t bx, intptr_t by, intptr_t bz, int32_t smem, CUstream stream, void **params, void **extra);
-void mc_trace_LaunchClusterKernel(CUfunction function, intptr_t cx, intptr_t cy, intptr_t cz, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx, intptr_t by, intptr_t bz, int32_t smem, CUstream stream, void **params, void **extra, size_t n);
+void mc_trace_LaunchKernel(CUfunction function, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx,
+                           intptr_t by, intptr_t bz, int32_t smem, CUstream stream, void **params,
+                           void **extra, size_t n);
+void mc_trace_LaunchKernelCooperative(CUfunction function, intptr_t gx, intptr_t gy, intptr_t gz,
+                                      intptr_t cx, intptr_t cy, intptr_t cz, intptr_t bx,
+                                      intptr_t by, intptr_t bz, int32_t smem, CUstream stream,
+                                      void **params, void **extra);
+void mc_trace_LaunchClusterKernel(CUfunction function, intptr_t cx, intptr_t cy, intptr_t cz,
+                                  intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx, intptr_t by,
+                                  intptr_t bz, int32_t smem, CUstream stream, void **params,
+                                  void **extra, size_t n);
 CUstream mc_trace_StreamCreate(void);
 void mc_trace_StreamDestroy(CUstream stream);
 void mc_trace_StreamSynchronize(CUstream stream);
@@ -36,8 +44,12 @@ void mc_trace_MemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t elem
 void mc_trace_MemHostUnregister(void *ptr);
 void mc_trace_MemHostUnregisterMemRef(int64_t rank, void *descriptor, int64_t element_bytes);
 void mc_trace_SetDefaultDevice(int32_t device);
-void mc_trace_TensorMapEncodeTiled(CUtensorMap *map, int type, cuuint32_t rank, void *address, const cuuint64_t *dim, const cuuint64_t *strides, const cuuint32_t *box, const cuuint32_t *element_strides, int interleave, int swizzle, int l2, int oob);
-void *mc_trace_TensorMapEncodeTiledMemref(int64_t rank, void *descriptor, int type, int interleave, int swizzle, int l2, int oob, int64_t *box);
+void mc_trace_TensorMapEncodeTiled(CUtensorMap *map, int type, cuuint32_t rank, void *address,
+                                   const cuuint64_t *dim, const cuuint64_t *strides,
+                                   const cuuint32_t *box, const cuuint32_t *element_strides,
+                                   int interleave, int swizzle, int l2, int oob);
+void *mc_trace_TensorMapEncodeTiledMemref(int64_t rank, void *descriptor, int type, int interleave,
+                                          int swizzle, int l2, int oob, int64_t *box);
 void mc_trace_ModuleGetGlobal(void **ptr, size_t *bytes, CUmodule module, const char *name);
 
 #endif

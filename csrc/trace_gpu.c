@@ -62,7 +62,7 @@ static uint32_t g_npairs;           /* g_lock */
 static ref *g_ref[MAX_DEV];         /* g_lock: current reference per device */
 static CUstream g_ref_stream[MAX_DEV]; /* g_lock: the references' own streams */
 static uint64_t g_dropped;          /* atomic */
-static uint32_t g_npending;         /* length of the pending list: written under g_lock, read atomically */
+static uint32_t g_npending;         /* pending list length: written under g_lock, read atomically */
 static int g_exit_armed;            /* atomic */
 static elapsed_fn g_elapsed;        /* written once under g_once */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -206,6 +206,25 @@ static CUevent give_back(pair *p) {
   return ev;
 }
 
+/* A pair back to its free list (takes g_lock; destroys a retired reference outside it). */
+static void recycle(pair *p) {
+  pthread_mutex_lock(&g_lock);
+  CUevent ev = give_back(p);
+  pthread_mutex_unlock(&g_lock);
+  if (ev) mc_cu.cuEventDestroy(ev);
+}
+
+/* A pair at the back of the pending list (takes g_lock). */
+static void push_pending(pair *p) {
+  p->next = NULL;
+  pthread_mutex_lock(&g_lock);
+  if (g_tail) g_tail->next = p;
+  else g_head = p;
+  g_tail = p;
+  __atomic_store_n(&g_npending, g_npending + 1, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&g_lock);
+}
+
 /* Check up to `max` pending pairs: finished ones become GPU spans, others go to the back.
  * Returns how many are still pending. */
 static size_t poll(size_t max) {
@@ -221,28 +240,19 @@ static size_t poll(size_t max) {
     if (!p) break;
     CUresult q = mc_cu.cuEventQuery(p->e1);
     if (q == NOT_READY) {
-      pthread_mutex_lock(&g_lock);
-      p->next = NULL;
-      if (g_tail) g_tail->next = p;
-      else g_head = p;
-      g_tail = p;
-      __atomic_store_n(&g_npending, g_npending + 1, __ATOMIC_RELAXED);
-      pthread_mutex_unlock(&g_lock);
+      push_pending(p);
       continue;
     }
     float start = 0, len = 0;
-    if (q == 0 && g_elapsed(&start, p->ref->ev, p->e0) == 0 && g_elapsed(&len, p->e0, p->e1) == 0 &&
-        start >= 0 && len >= 0) {
+    if (q == 0 && g_elapsed(&start, p->ref->ev, p->e0) == 0 &&
+        g_elapsed(&len, p->e0, p->e1) == 0 && start >= 0 && len >= 0) {
       p->rec.t0 = p->ref->host_ns + (uint64_t)((double)start * 1e6);
       p->rec.t1 = p->rec.t0 + (uint64_t)((double)len * 1e6);
       mc_trace_keep(&p->rec);
     } else {
       drop();
     }
-    pthread_mutex_lock(&g_lock);
-    CUevent ev = give_back(p);
-    pthread_mutex_unlock(&g_lock);
-    if (ev) mc_cu.cuEventDestroy(ev);
+    recycle(p);
   }
   return mc_trace_gpu_pending();
 }
@@ -278,15 +288,11 @@ void mc_trace_gpu_begin(CUstream driver_stream) {
     }
   }
   drop();
+  if (p) return recycle(p);
   if (!r) return;
   pthread_mutex_lock(&g_lock);
-  CUevent ev = NULL;
-  if (p) {
-    ev = give_back(p);
-  } else {
-    pair tmp = {.ref = r};
-    ev = unref(&tmp);
-  }
+  pair tmp = {.ref = r};
+  CUevent ev = unref(&tmp);
   pthread_mutex_unlock(&g_lock);
   if (ev) mc_cu.cuEventDestroy(ev);
 }
@@ -295,24 +301,9 @@ void mc_trace_gpu_end(CUstream driver_stream, int result) {
   pair *p = tl_pair;
   if (!p) return;
   tl_pair = NULL;
-  if (result == 0 && mc_cu.cuEventRecord(p->e1, driver_stream) == 0) {
-    p->next = NULL;
-    pthread_mutex_lock(&g_lock);
-    if (g_tail) g_tail->next = p;
-    else g_head = p;
-    g_tail = p;
-    __atomic_store_n(&g_npending, g_npending + 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&g_lock);
-    return;
-  }
-  if (result) { /* nothing was enqueued: no span, and not a loss either */
-  } else {
-    drop();
-  }
-  pthread_mutex_lock(&g_lock);
-  CUevent ev = give_back(p);
-  pthread_mutex_unlock(&g_lock);
-  if (ev) mc_cu.cuEventDestroy(ev);
+  if (result == 0 && mc_cu.cuEventRecord(p->e1, driver_stream) == 0) return push_pending(p);
+  if (result == 0) drop(); /* (a failed enqueue has no span to lose) */
+  recycle(p);
 }
 
 void mc_trace_gpu_drain(int wait_ms) {

@@ -74,7 +74,8 @@ def test_calls_are_valid_trace_events_with_their_arguments(make_runtime, tmp_pat
     assert {e["tid"] for e in ev} == {threading.get_native_id()}
     assert all(a["ts"] + a["dur"] <= b["ts"] for a, b in zip(ev, ev[1:]))  # one thread: in order
     load1, load2 = host(ev, "mgpuModuleLoad")
-    assert "module_misses" in load1["args"]["counters"] and "module_hits" in load2["args"]["counters"]
+    assert "module_misses" in load1["args"]["counters"]
+    assert "module_hits" in load2["args"]["counters"]
     assert load1["args"]["module"] == hex(m) and load1["args"]["size"] == len(buf)
     launch = host(ev, "mgpuLaunchKernel")
     assert [e["args"]["launch"] for e in launch] == [1, 2, 3]
@@ -396,3 +397,18 @@ def test_nvtx_ranges_reach_an_injected_tool(make_runtime, tmp_path, monkeypatch)
         "mgpuStreamSynchronize", "pop"]
     rt.lib.mgpu_cached_trace_write.restype = ctypes.c_int
     assert rt.lib.mgpu_cached_trace_write() == -1  # NVTX only: no file
+
+
+def test_hip_backend_host_spans(make_hip_runtime, tmp_path):
+    out = tmp_path / "hip.json"
+    rt = make_hip_runtime(env={"MGPU_CACHED_TRACE": str(out)})
+    rt.lib.mgpu_cached_trace_write.restype = ctypes.c_int
+    buf = blob_buffer(ptx("hk"))
+    m = rt.mgpuModuleLoad(buf, len(buf))
+    s = rt.mgpuStreamCreate()
+    rt.launch(rt.mgpuModuleGetFunction(m, b"hk"), stream=s)
+    rt.mgpuStreamSynchronize(s)
+    data, ev = write(rt, out)
+    assert data["otherData"]["backend"] == "hip"
+    launch, = host(ev, "mgpuLaunchKernel")
+    assert launch["args"]["kernel"] == "hk" and launch["args"]["stream"] == hex(s)

@@ -2,11 +2,12 @@
 # gpu_run.sh - the H100 run of the trace (issue 15), one device-tool call, from the worktree root:
 #   bash benchmarks/trace/gpu_run.sh OUTDIR
 # Installs the package, then
-#   1. traces the benchmark suite's async step (LLVM 19 object) with GPU spans:
-#      async_llvm19.json, report.txt (mgpu-cached report), async_llvm19.png (--plot),
-#      and the same step in stock behaviour (host spans) for comparison (report.txt);
-#   2. callcost (benchmarks/harness/callcost.c) against main's library and this one with the trace
-#      off, on (host spans) and on with GPU spans, interleaved: callcost.txt;
+#   1. traces the benchmark suite's async step (LLVM 19 and 22 objects) with GPU spans:
+#      async_llvmV.json, report.txt (mgpu-cached report, overlap_steps.py), async_llvmV.png
+#      (--plot), and the same step in stock behaviour (host spans) for comparison (report.txt);
+#   2. callcost (benchmarks/harness/callcost.c) against the branch's base (732bc01, exported into
+#      .base/ with `git archive 732bc01 csrc build_runtime.py pyproject.toml`) and this branch with
+#      the trace off, on (host spans) and on with GPU spans, interleaved: callcost.txt;
 #   3. the test suite, GPU tests included (tests/gpu/test_trace_gpu.py): pytest-gpu.log;
 #   4. if Nsight Systems is installed, the NVTX ranges it sees: nsys.txt.
 # Everything else goes to run.log.
@@ -29,25 +30,31 @@ CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -I$ROOT/benchmarks/harness"
 STUBS="-L$CUDA/lib64/stubs -lcuda"
 [ -e "$CUDA/lib64/stubs/libcuda.so" ] || STUBS="-l:libcuda.so.1"
 
-echo "== 1. trace of the async step (LLVM 19)"
-gcc $CFLAGS -DPROG_ASYNC -o /tmp/async19 "$ROOT/benchmarks/harness/harness.c" \
-  "$ROOT/tests/data/mlir/async_step_llvm19.o" -L"$LIB" -lmgpu_cached -Wl,-rpath,"$LIB" -lm || exit 1
-python3 -m mgpu_cached trace -o "$OUT/async_llvm19.json" -- /tmp/async19 100 1 10
-{
-  echo '$ mgpu-cached report async_llvm19.json --plot async_llvm19.png'
-  python3 -m mgpu_cached report "$OUT/async_llvm19.json" --plot "$OUT/async_llvm19.png"
-  echo
-  echo '$ python3 benchmarks/trace/overlap_steps.py async_llvm19.json'
-  python3 "$ROOT/benchmarks/trace/overlap_steps.py" "$OUT/async_llvm19.json"
-  echo
-  echo '$ MGPU_CACHED_DISABLE=1 mgpu-cached trace --no-gpu -o stock.json -- async19 100 1 10; mgpu-cached report stock.json'
-  MGPU_CACHED_DISABLE=1 python3 -m mgpu_cached trace --no-gpu -o /tmp/stock.json -- /tmp/async19 100 1 10
-  python3 -m mgpu_cached report /tmp/stock.json
-} > "$OUT/report.txt" 2>&1
+for V in 19 22; do
+  echo "== 1. trace of the async step (LLVM $V)"
+  gcc $CFLAGS -DPROG_ASYNC -o /tmp/async$V "$ROOT/benchmarks/harness/harness.c" \
+    "$ROOT/tests/data/mlir/async_step_llvm$V.o" -L"$LIB" -lmgpu_cached -Wl,-rpath,"$LIB" -lm || exit 1
+  python3 -m mgpu_cached trace -o "$OUT/async_llvm$V.json" -- /tmp/async$V 100 1 10
+  {
+    echo "\$ mgpu-cached report async_llvm$V.json --plot async_llvm$V.png"
+    python3 -m mgpu_cached report "$OUT/async_llvm$V.json" --plot "$OUT/async_llvm$V.png"
+    echo
+    echo "\$ python3 benchmarks/trace/overlap_steps.py async_llvm$V.json"
+    python3 "$ROOT/benchmarks/trace/overlap_steps.py" "$OUT/async_llvm$V.json"
+    echo
+    echo "\$ MGPU_CACHED_DISABLE=1 mgpu-cached trace --no-gpu -o stock$V.json -- async$V 100 1 10; mgpu-cached report stock$V.json"
+    MGPU_CACHED_DISABLE=1 python3 -m mgpu_cached trace --no-gpu -o /tmp/stock$V.json -- /tmp/async$V 100 1 10
+    python3 -m mgpu_cached report /tmp/stock$V.json
+    echo
+    echo "\$ async$V 100 1 10   (untraced, for the step time)"
+    /tmp/async$V 100 1 10
+    echo
+  } >> "$OUT/report.txt" 2>&1
+done
 cat "$OUT/report.txt"
 
-echo "== 2. callcost: main's library vs this one, trace off / on / on with GPU spans"
-( cd "$ROOT/../.." && python3 build_runtime.py /tmp/mainlib > /dev/null ) || exit 1
+echo "== 2. callcost: the branch's base (732bc01, .base/) vs this branch, trace off / on / on with GPU spans"
+( cd "$ROOT/.base" && python3 build_runtime.py /tmp/baselib > /dev/null ) || exit 1
 python3 - "$ROOT" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
@@ -55,14 +62,14 @@ from pathlib import Path
 from run import extract_blob
 Path("/tmp/empty.fatbin").write_bytes(extract_blob(Path(sys.argv[1], "tests/data/mlir/empty_loop_llvm22.o").read_bytes()))
 PY
-gcc $CFLAGS -I"$CUDA/include" -o /tmp/cc_main "$ROOT/benchmarks/harness/callcost.c" \
-  -L/tmp/mainlib -lmgpu_cached -Wl,-rpath,/tmp/mainlib $STUBS -lm || exit 1
+gcc $CFLAGS -I"$CUDA/include" -o /tmp/cc_base "$ROOT/benchmarks/harness/callcost.c" \
+  -L/tmp/baselib -lmgpu_cached -Wl,-rpath,/tmp/baselib $STUBS -lm || exit 1
 gcc $CFLAGS -I"$CUDA/include" -o /tmp/cc_trace "$ROOT/benchmarks/harness/callcost.c" \
   -L"$LIB" -lmgpu_cached -Wl,-rpath,"$LIB" $STUBS -lm || exit 1
 {
-  for round in 1 2; do
-    echo "### round $round: main's library ($(cd "$ROOT/../.." && git log --oneline -1 2>/dev/null || echo main))"
-    /tmp/cc_main /tmp/empty.fatbin 4000
+  for round in 1 2 3; do
+    echo "### round $round: the branch's base 732bc01 (no trace code)"
+    /tmp/cc_base /tmp/empty.fatbin 4000
     echo "### round $round: this branch, trace off"
     /tmp/cc_trace /tmp/empty.fatbin 4000
   done
