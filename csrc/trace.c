@@ -82,6 +82,7 @@ static _Thread_local chunk *tl_chunk;
 static _Thread_local uint32_t tl_chunk_gen;
 
 static void flush_at_exit(void);
+static void write_trace(int may_call_driver);
 
 /* ---- configuration (constructor) ---- */
 
@@ -133,7 +134,7 @@ __attribute__((constructor)) static void mc_trace_init(void) {
 }
 
 __attribute__((destructor)) static void mc_trace_fini(void) {
-  if (mc_trace_on) flush_at_exit();
+  if (mc_trace_on) write_trace(0);
 }
 
 /* ---- spans ---- */
@@ -469,10 +470,12 @@ static void output_path(char *out, size_t size) {
   if (!had_p && pid != g_init_pid) snprintf(out + o, size - o, ".%d", pid);
 }
 
-static void write_trace(void) {
+/* Write the file (skipped when nothing changed). `may_call_driver`: finished GPU spans may be
+ * read back first (not from the library destructor, which may run after the driver's). */
+static void write_trace(int may_call_driver) {
   if (!g_path[0] || !__atomic_load_n(&g_used, __ATOMIC_RELAXED)) return;
   pthread_mutex_lock(&g_write_lock);
-  if (mc_trace_gpu) mc_trace_gpu_drain(g_written_count == UINT64_MAX ? 200 : 20);
+  if (mc_trace_gpu && may_call_driver) mc_trace_gpu_drain(200);
   uint32_t nc = __atomic_load_n(&g_nchunks, __ATOMIC_ACQUIRE);
   if (nc > g_max_chunks) nc = g_max_chunks;
   uint64_t total = 0;
@@ -564,11 +567,17 @@ static void write_trace(void) {
   free(order), free(tracks), free(tids);
 }
 
-static void flush_at_exit(void) { write_trace(); }
+/* At exit: only the first at-exit write reads GPU spans back. It is the one registered last
+ * before exit began, after the driver was initialised (trace_gpu.c), so it runs before the
+ * driver's own exit handler; later ones may run after it. */
+static void flush_at_exit(void) {
+  static int writes; /* at-exit writes so far (exit runs handlers on one thread) */
+  write_trace(writes++ == 0);
+}
 
 /* Write the trace now (it is written at exit anyway): 0, or -1 when tracing is off. */
 __attribute__((visibility("default"))) int mgpu_cached_trace_write(void) {
   if (!g_path[0]) return -1;
-  write_trace();
+  write_trace(1);
   return 0;
 }
