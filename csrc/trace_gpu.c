@@ -64,7 +64,7 @@ static CUstream g_ref_stream[MAX_DEV]; /* g_lock: the references' own streams */
 static uint64_t g_dropped;          /* atomic */
 static uint32_t g_npending;         /* pending list length: written under g_lock, read atomically */
 static int g_exit_armed;            /* atomic */
-static elapsed_fn g_elapsed;        /* written once under g_once */
+static elapsed_fn g_elapsed;        /* written once under g_once (atomic: read outside it) */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static _Thread_local pair *tl_pair; /* between begin and end of this thread's enqueue */
@@ -72,12 +72,14 @@ static _Thread_local pair *tl_pair; /* between begin and end of this thread's en
 static void resolve(void) {
   void *lib = dlopen(mc_driver_path(), RTLD_NOW | RTLD_NOLOAD);
   if (!lib) return;
+  elapsed_fn f;
   if (mc_backend() == MC_BACKEND_HIP) {
-    g_elapsed = (elapsed_fn)dlsym(lib, "hipEventElapsedTime");
+    f = (elapsed_fn)dlsym(lib, "hipEventElapsedTime");
   } else {
-    g_elapsed = (elapsed_fn)dlsym(lib, "cuEventElapsedTime_v2");
-    if (!g_elapsed) g_elapsed = (elapsed_fn)dlsym(lib, "cuEventElapsedTime");
+    f = (elapsed_fn)dlsym(lib, "cuEventElapsedTime_v2");
+    if (!f) f = (elapsed_fn)dlsym(lib, "cuEventElapsedTime");
   }
+  __atomic_store_n(&g_elapsed, f, __ATOMIC_RELEASE);
   /* the handle stays open: the driver is never unloaded */
 }
 
@@ -307,7 +309,7 @@ void mc_trace_gpu_end(CUstream driver_stream, int result) {
 }
 
 void mc_trace_gpu_drain(int wait_ms) {
-  if (!g_elapsed) return;
+  if (!__atomic_load_n(&g_elapsed, __ATOMIC_ACQUIRE)) return;
   uint64_t start = mc_trace_now();
   for (;;) {
     size_t n = mc_trace_gpu_pending();
@@ -336,5 +338,7 @@ void mc_trace_gpu_forget(void) {
 }
 
 void mc_trace_gpu_poll(int max) {
-  if (g_elapsed && __atomic_load_n(&g_npending, __ATOMIC_RELAXED)) poll((size_t)max);
+  if (__atomic_load_n(&g_elapsed, __ATOMIC_ACQUIRE) &&
+      __atomic_load_n(&g_npending, __ATOMIC_RELAXED))
+    poll((size_t)max);
 }
