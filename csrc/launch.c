@@ -23,7 +23,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
   int has_cluster = d->cluster[0] > 0 && d->cluster[1] > 0 && d->cluster[2] > 0;
   CUresult r;
   const char *call;
-  MC_TRACE_GPU_BEGIN(stream); /* the driver stream the kernel is enqueued on */
+  MC_TRACE_GPU_BEGIN(stream, device); /* the driver stream the kernel is enqueued on */
   if (!has_cluster && !d->cooperative) {
     call = "cuLaunchKernel";
     r = mc_cu.cuLaunchKernel(cf, (unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2],

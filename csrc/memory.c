@@ -14,7 +14,7 @@
     mc_ctx_scope scope_;                                                                          \
     mc_status st_ = mc_ctx_enter(mc_thread_device(), &scope_);                                    \
     if (MC_FAILED(st_)) return st_;                                                               \
-    MC_TRACE_GPU_BEGIN(NULL); /* a traced copy or memset on the NULL stream */                    \
+    MC_TRACE_GPU_BEGIN(NULL, mc_thread_device()); /* a traced copy or memset, NULL stream */      \
     CUresult r_ = (expr);                                                                         \
     MC_TRACE_GPU_END(NULL, r_);                                                                   \
     mc_ctx_leave(&scope_);                                                                        \
@@ -27,7 +27,7 @@
     if (stream) {                                                                                 \
       mc_status st0_ = mc_driver_load();                                                          \
       if (MC_FAILED(st0_)) return st0_;                                                           \
-      MC_TRACE_GPU_BEGIN(stream); /* the driver stream the copy is enqueued on */                 \
+      MC_TRACE_GPU_BEGIN(stream, mc_thread_device()); /* the stream the copy is enqueued on */    \
       CUresult r1_ = (expr);                                                                      \
       MC_TRACE_GPU_END(stream, r1_);                                                              \
       if (r1_ != 0) return MC_FAIL(callname, r1_);                                                \

@@ -119,14 +119,14 @@ void mc_trace_register_exit(void);
 /* ---- GPU spans (trace_gpu.c): called by launch.c and memory.c around the enqueue ---- */
 
 /* Right before a kernel, copy or memset is enqueued on `driver_stream` (the driver's stream the
- * call actually uses; NULL for the NULL stream), with the device's context current or the stream
- * naming it. No-op unless GPU tracing is on and the thread is in a traced call. */
-void mc_trace_gpu_begin(CUstream driver_stream);
+ * call actually uses; NULL for the NULL stream) of `device` (the timing events are made in its
+ * context). No-op unless GPU tracing is on and the thread is in a traced call. */
+void mc_trace_gpu_begin(CUstream driver_stream, int device);
 /* Right after the enqueue; `result` is the driver's result (nonzero: nothing was enqueued). */
 void mc_trace_gpu_end(CUstream driver_stream, int result);
-#define MC_TRACE_GPU_BEGIN(s)                                                                     \
+#define MC_TRACE_GPU_BEGIN(s, device)                                                             \
   do {                                                                                            \
-    if (MC_TRACE_ON()) mc_trace_gpu_begin(s);                                                     \
+    if (MC_TRACE_ON()) mc_trace_gpu_begin((s), (device));                                         \
   } while (0)
 #define MC_TRACE_GPU_END(s, r)                                                                    \
   do {                                                                                            \

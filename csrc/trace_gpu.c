@@ -259,12 +259,11 @@ static size_t poll(size_t max) {
   return mc_trace_gpu_pending();
 }
 
-void mc_trace_gpu_begin(CUstream driver_stream) {
+void mc_trace_gpu_begin(CUstream driver_stream, int device) {
   mc_trace_span *sp = mc_trace_current();
   if (!mc_trace_gpu || !sp || !(sp->rec.flags & MC_TRACE_F_GPU) || tl_pair) return;
   sp->rec.flags &= (uint16_t)~MC_TRACE_F_GPU; /* one GPU span per call */
   pthread_once(&g_once, resolve);
-  int device = mc_thread_device();
   if (!g_elapsed || device < 0 || device >= MAX_DEV || !mc_driver_loaded()) return drop();
   mc_ctx_scope scope; /* events are made in the device's context */
   if (MC_FAILED(mc_ctx_enter(device, &scope))) return drop();
