@@ -113,13 +113,7 @@ MC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
 MC_EXPORT void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
   MC_TRACE_CALL(mc_trace_StreamWaitEvent(stream, event));
   if (mc_disabled()) return mc_stock_stream_wait_event(stream, event);
-  mc_status st = mc_driver_load();
-  if (!MC_FAILED(st)) {
-    CUresult r = mc_cu.cuStreamWaitEvent(stream, event, /*flags=*/0);
-    mc_pool_note_launch(stream); /* a wait can block the stream: no longer known idle */
-    if (r) st = MC_FAIL("cuStreamWaitEvent(stream, event, /*flags=*/0)", r);
-  }
-  FAILED_REPORT("mgpuStreamWaitEvent", st);
+  FAILED_REPORT("mgpuStreamWaitEvent", mc_stream_wait_event(stream, event));
 }
 
 MC_EXPORT CUevent mgpuEventCreate(void) {
@@ -144,13 +138,7 @@ MC_EXPORT void mgpuEventSynchronize(CUevent event) {
 MC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
   MC_TRACE_CALL(mc_trace_EventRecord(event, stream));
   if (mc_disabled()) return mc_stock_event_record(event, stream);
-  mc_status st = mc_driver_load();
-  if (!MC_FAILED(st)) {
-    CUresult r = mc_cu.cuEventRecord(event, stream);
-    if (r) st = MC_FAIL("cuEventRecord(event, stream)", r);
-    else mc_pool_note_event_record(stream); /* stream cap: its work is joined elsewhere */
-  }
-  FAILED_REPORT("mgpuEventRecord", st);
+  FAILED_REPORT("mgpuEventRecord", mc_event_record(event, stream));
 }
 
 MC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostShared) {

@@ -121,3 +121,47 @@ const char *mc_blob_kind_name(mc_blob_kind kind) {
   default: return "unknown";
   }
 }
+
+/* ---- HIP code objects ---- */
+
+#define BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
+#define BUNDLE_MAX_ENTRIES 4096 /* more means a header that is not a bundle's */
+#define BUNDLE_MAX_ID 4096      /* the longest target id we accept */
+
+/* A plain clang offload bundle: the magic (24 bytes), u64 entry count, then per entry u64 offset
+ * (from the bundle's start), u64 size, u64 id length and the id (a target triple). */
+static size_t bundle_length(const unsigned char *p) {
+  size_t pos = 32, end = 32;
+  if (!range_mapped(p, pos)) return 0;
+  uint64_t n = rd64(p + 24);
+  if (n == 0 || n > BUNDLE_MAX_ENTRIES) return 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!range_mapped(p + pos, 24)) return 0;
+    uint64_t off = rd64(p + pos), size = rd64(p + pos + 8), idlen = rd64(p + pos + 16);
+    if (off > MC_BLOB_MAX_LEN || size > MC_BLOB_MAX_LEN || idlen > BUNDLE_MAX_ID) return 0;
+    pos += 24 + (size_t)idlen;
+    end = max_sz(max_sz(end, pos), (size_t)(off + size));
+  }
+  return end <= MC_BLOB_MAX_LEN ? end : 0;
+}
+
+/* A compressed bundle: "CCOB", u16 version, u16 method, then the total size (u32 in version 2,
+ * u64 in version 3; version 1 has none), the uncompressed size and an 8-byte hash. */
+static size_t compressed_bundle_length(const unsigned char *p) {
+  if (!range_mapped(p, 16)) return 0;
+  uint16_t version = rd16(p + 4);
+  size_t header = version == 2 ? 24 : version == 3 ? 32 : 0;
+  uint64_t total = version == 2 ? rd32(p + 8) : version == 3 ? rd64(p + 8) : 0;
+  if (!header || total < header || total > MC_BLOB_MAX_LEN) return 0;
+  return (size_t)total;
+}
+
+size_t mc_blob_code_object_length(const void *data) {
+  if (!data) return 0;
+  const unsigned char *p = (const unsigned char *)data;
+  size_t len = 0;
+  if (range_mapped(p, 24) && memcmp(p, BUNDLE_MAGIC, 24) == 0) len = bundle_length(p);
+  else if (range_mapped(p, 4) && memcmp(p, "CCOB", 4) == 0) len = compressed_bundle_length(p);
+  else mc_blob_identify(data, &len); /* 0 for unknown or corrupt */
+  return len && range_mapped(p, len) ? len : 0;
+}

@@ -33,4 +33,14 @@ mc_blob_kind mc_blob_identify(const void *data, size_t *len);
 
 const char *mc_blob_kind_name(mc_blob_kind kind);
 
+/* ---- HIP code objects (the HIP backend keeps a copy for loads on other devices) ---- */
+
+/* The length in bytes of a code object the HIP runtime accepted: a clang offload bundle (plain:
+ * up to its furthest entry; compressed: the total size its header records from version 2 on),
+ * else whatever mc_blob_identify measures (an AMDGPU ELF). Every byte read, and the whole length,
+ * is checked to lie in mapped memory first. 0 when the length cannot be known: a compressed
+ * bundle of version 1 (its header records no size), a header that does not add up, anything
+ * unrecognised. */
+size_t mc_blob_code_object_length(const void *data);
+
 #endif

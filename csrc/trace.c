@@ -84,15 +84,10 @@ static _Thread_local uint32_t tl_chunk_gen;
 static void flush_at_exit(void);
 static void write_trace(int may_call_driver);
 
-/* ---- configuration (constructor) ---- */
+/* ---- configuration (constructor) and fork ---- */
 
-static int env_on(const char *name) {
-  const char *v = getenv(name);
-  return v && *v && strcmp(v, "0") != 0 && strcmp(v, "false") != 0 && strcmp(v, "off") != 0 &&
-         strcmp(v, "no") != 0;
-}
-
-static void after_fork_child(void) {
+void mc_trace_fork_child(void) {
+  if (!g_chunks) return;
   pthread_mutex_init(&g_write_lock, NULL);
   pthread_mutex_init(&g_name_lock, NULL);
   /* the parent's records stay behind (copy-on-write memory, not freed: other threads' chunks
@@ -109,25 +104,21 @@ static void after_fork_child(void) {
   mc_trace_gpu_forget();
 }
 
+/* The variables are parsed by config.c (MC_CONFIG_VARS), but only when one of the two that turn
+ * the trace on is set at all, so that an untraced process reads its configuration at its first
+ * call as before. */
 __attribute__((constructor)) static void mc_trace_init(void) {
-  const char *path = getenv("MGPU_CACHED_TRACE");
   int nvtx = mc_trace_nvtx_init();
-  if (path && *path && strlen(path) < sizeof g_path - 32) {
-    unsigned long long limit = 1ULL << 20;
-    const char *l = getenv("MGPU_CACHED_TRACE_LIMIT");
-    if (l && *l) {
-      char *end = NULL;
-      unsigned long long v = strtoull(l, &end, 10);
-      if (end && !*end) limit = v;
-    }
+  if (mc_config_is_set(MC_CFG_trace_file)) {
+    const mc_config_t *cfg = mc_config();
+    unsigned long long limit = cfg->trace_limit;
     if (limit > (1ULL << 28)) limit = 1ULL << 28;
     g_max_chunks = (uint32_t)((limit + MC_TRACE_CHUNK - 1) / MC_TRACE_CHUNK);
     g_chunks = calloc(g_max_chunks ? g_max_chunks : 1, sizeof *g_chunks);
-    if (g_chunks) {
-      strcpy(g_path, path);
+    if (g_chunks && cfg->trace_file && strlen(cfg->trace_file) < sizeof g_path - 32) {
+      strcpy(g_path, cfg->trace_file);
       g_init_pid = getpid();
-      mc_trace_gpu = env_on("MGPU_CACHED_TRACE_GPU");
-      pthread_atfork(NULL, NULL, after_fork_child);
+      mc_trace_gpu = cfg->trace_gpu;
     }
   }
   mc_trace_on = g_path[0] != 0 || nvtx;

@@ -12,7 +12,8 @@
  *   NVTX_INJECTION64_PATH         set by Nsight Systems: each call pushes an NVTX range (a launch's
  *                                 named after its kernel); nothing happens without it
  *
- * The variables are read once, by the library constructor (trace.c). When none is set,
+ * The variables are parsed by config.c (MC_CONFIG_VARS), from the library constructor (trace.c)
+ * and only when MGPU_CACHED_TRACE is set. When neither it nor NVTX_INJECTION64_PATH is set,
  * mc_trace_on stays 0 and each mgpu* entry point pays one predictable branch on it (MC_TRACE_ON),
  * nothing else; the stat counters and the launch/copy paths test it too (one branch each).
  *
@@ -141,8 +142,12 @@ uint64_t mc_trace_gpu_dropped(void);
 void mc_trace_gpu_poll(int max);
 /* GPU spans recorded but not finished yet. */
 uint64_t mc_trace_gpu_pending(void);
-/* After fork, in the child: forget the parent's events (trace.c's atfork handler). */
+/* After fork, in the child: forget the parent's events (called by mc_trace_fork_child). */
 void mc_trace_gpu_forget(void);
+
+/* After fork, in the child (fork.c): an empty trace of its own (its own file, see above), the
+ * parent's records and GPU events forgotten, the locks of trace*.c fresh. */
+void mc_trace_fork_child(void);
 
 /* ---- NVTX (trace_nvtx.c) ---- */
 

@@ -11,10 +11,11 @@
  */
 #include "trace.h"
 
+#include "config.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
-#include <stdlib.h>
 
 typedef void (*nvtx_fn)(void);
 typedef nvtx_fn **nvtx_table;
@@ -60,7 +61,7 @@ static const void *get_export_table(uint32_t id) {
 }
 
 static void load(void) {
-  const char *path = getenv("NVTX_INJECTION64_PATH");
+  const char *path = mc_config()->nvtx_injection;
   if (!path || !*path) return;
   for (int m = CB_CORE; m <= CB_SYNC; ++m)
     for (unsigned i = 1; i < k_sizes[m]; ++i) g_tables[m][i] = &g_slots[m][i];
@@ -76,8 +77,7 @@ static void load(void) {
 }
 
 int mc_trace_nvtx_init(void) {
-  const char *path = getenv("NVTX_INJECTION64_PATH");
-  g_wanted = path && *path;
+  g_wanted = mc_config_is_set(MC_CFG_nvtx_injection);
   return g_wanted;
 }
 

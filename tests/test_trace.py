@@ -56,7 +56,9 @@ def test_calls_are_valid_trace_events_with_their_arguments(make_runtime, tmp_pat
     rt.mgpuMemFree(p, s)
     rt.mgpuStreamSynchronize(s)
     rt.mgpuStreamDestroy(s)
-    s2 = rt.mgpuStreamCreate()  # back from the pool
+    s2 = rt.mgpuStreamCreate()
+    rt.launch(f, stream=s2)  # bound to the driver stream s had: from the pool
+    rt.mgpuStreamSynchronize(s2)
     rt.mgpuStreamDestroy(s2)
     rt.mgpuModuleUnload(m2)
     data, ev = write(rt, out)
@@ -66,7 +68,8 @@ def test_calls_are_valid_trace_events_with_their_arguments(make_runtime, tmp_pat
     assert names == ["mgpuModuleLoad", "mgpuModuleLoad", "mgpuStreamCreate",
                      "mgpuModuleGetFunction"] + ["mgpuLaunchKernel"] * 3 + [
         "mgpuMemAlloc", "mgpuMemFree", "mgpuStreamSynchronize", "mgpuStreamDestroy",
-        "mgpuStreamCreate", "mgpuStreamDestroy", "mgpuModuleUnload"]
+        "mgpuStreamCreate", "mgpuLaunchKernel", "mgpuStreamSynchronize", "mgpuStreamDestroy",
+        "mgpuModuleUnload"]
     assert data["otherData"]["records"] == len(ev)
     ts = [e["ts"] for e in ev]
     assert ts == sorted(ts) and all(e["dur"] >= 0 for e in ev)
@@ -78,16 +81,19 @@ def test_calls_are_valid_trace_events_with_their_arguments(make_runtime, tmp_pat
     assert "module_hits" in load2["args"]["counters"]
     assert load1["args"]["module"] == hex(m) and load1["args"]["size"] == len(buf)
     launch = host(ev, "mgpuLaunchKernel")
-    assert [e["args"]["launch"] for e in launch] == [1, 2, 3]
+    assert [e["args"]["launch"] for e in launch] == [1, 2, 3, 4]
     assert launch[0]["args"]["kernel"] == "k2" and launch[0]["args"]["grid"] == [4, 2, 1]
     assert launch[0]["args"]["block"] == [64, 1, 1] and launch[0]["args"]["smem"] == 16
     assert launch[0]["args"]["stream"] == hex(s) and launch[0]["args"]["function"] == hex(f)
     alloc = host(ev, "mgpuMemAlloc")[0]
     assert alloc["args"]["bytes"] == 256 and alloc["args"]["ptr"] == hex(p)
     create1, create2 = host(ev, "mgpuStreamCreate")
-    assert "driver_stream_creates" in create1["args"]["counters"]
-    assert "stream_pool_hits" in create2["args"]["counters"]
-    assert create2["args"]["stream"] == hex(s2)
+    assert "stream_creates" in create1["args"]["counters"] and create2["args"]["stream"] == hex(s2)
+    # a stream handle is bound to a driver stream at its first use
+    assert "driver_stream_creates" in launch[0]["args"]["counters"]
+    assert "stream_binds" not in launch[1]["args"]["counters"]
+    assert "stream_pool_hits" in launch[3]["args"]["counters"]
+    assert launch[3]["args"]["stream"] == hex(s2)
 
 
 def test_nested_calls_are_children(make_runtime, tmp_path):
@@ -358,8 +364,9 @@ def test_cli_trace_and_report(program, fake_driver_build, tmp_path, monkeypatch,
     assert rep["kernels"]["k"]["launches"] == 2
     assert rep["kernels"]["k"]["gpu_spans"] == 2  # the CLI turns GPU spans on
     assert rep["kernels"]["k"]["lookups"] == 1 and rep["kernels"]["k"]["lookup_hits"] == 1
-    assert rep["calls"]["mgpuStreamCreate"] == {**rep["calls"]["mgpuStreamCreate"], "count": 1,
-                                                "misses": 1, "hits": 0}
+    launches = rep["calls"]["mgpuLaunchKernel"]  # the first binds the stream: a pool miss
+    assert (launches["count"], launches["hits"], launches["misses"]) == (2, 0, 1)
+    assert rep["calls"]["mgpuModuleLoad"]["misses"] == 1
     assert main(["report", str(out)]) == 0
     text = capsys.readouterr().out
     assert "Kernels" in text and "k " in text and "GPU streams" in text

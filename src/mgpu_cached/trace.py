@@ -7,7 +7,8 @@
         directly (or the only one) FILE, the others FILE.<pid>.
     mgpu-cached report FILE... [--plot OUT.png] [--json]
         per-kernel table (launches, GPU time total / mean / p50 / p99, host time per launch, cache
-        hits of the kernel lookups), per-call table (count, host time, cache or pool hits), GPU
+        hits of the kernel lookups), per-call table (count, host time, cache and pool hits and
+        misses the calls caused), GPU
         time per stream (busy time, and time with two or more streams busy); --plot draws a
         timeline of a few steps and the GPU time per kernel (matplotlib).
 
@@ -28,17 +29,14 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ._paths import library_path
+from ._paths import preload_env
 
 LAUNCHES = ("mgpuLaunchKernel", "mgpuLaunchKernelCooperative", "mgpuLaunchClusterKernel")
-# per call: (counter meaning a hit, counter meaning a miss)
-HIT_COUNTERS = {
-    "mgpuModuleLoad": ("module_hits", "module_misses"),
-    "mgpuModuleLoadJIT": ("module_hits", "module_misses"),
-    "mgpuStreamCreate": ("stream_pool_hits", "driver_stream_creates"),
-    "mgpuEventCreate": ("event_pool_hits", "driver_event_creates"),
-    "mgpuMemAlloc": ("alloc_hits", "alloc_misses"),
-}
+# (counter meaning a hit, counter meaning a miss) of the caches and pools: a call's span lists the
+# counters it moved (a stream is bound to a driver stream at its first use, so a launch or copy
+# can hit or miss the stream pool)
+HIT_COUNTERS = [("module_hits", "module_misses"), ("stream_pool_hits", "driver_stream_creates"),
+                ("event_pool_hits", "driver_event_creates"), ("alloc_hits", "alloc_misses")]
 
 
 # ---- mgpu-cached trace -------------------------------------------------------------------------
@@ -46,12 +44,9 @@ HIT_COUNTERS = {
 def run_traced(output: str, command: Sequence[str], gpu: bool = True,
                limit: Optional[int] = None) -> int:
     """Run `command` with the library preloaded and tracing on; returns its exit status."""
-    if not command:
-        raise SystemExit("mgpu-cached trace: no command given (mgpu-cached trace -o FILE -- CMD)")
     with tempfile.TemporaryDirectory(prefix="mgpu-cached-trace-") as tmp:
         env = dict(os.environ)
-        pre = env.get("LD_PRELOAD", "")
-        env["LD_PRELOAD"] = str(library_path()) + (" " + pre if pre else "")
+        env.update(preload_env(env))
         env["MGPU_CACHED_TRACE"] = os.path.join(tmp, "trace.%p.json")
         if gpu:
             env["MGPU_CACHED_TRACE_GPU"] = "1"
@@ -61,9 +56,12 @@ def run_traced(output: str, command: Sequence[str], gpu: bool = True,
             env["MGPU_CACHED_TRACE_LIMIT"] = str(limit)
         try:
             proc = subprocess.Popen(list(command), env=env)
+        except FileNotFoundError:
+            raise _error(f"{command[0]}: command not found", 127) from None
         except OSError as e:
-            raise SystemExit(f"mgpu-cached trace: cannot run {command[0]!r}: {e}") from None
+            raise _error(f"{command[0]}: cannot run: {e.strerror}", 126) from None
         code = proc.wait()
+        code = 128 - code if code < 0 else code  # as a shell reports a signal
         if code != 0:
             print(f"mgpu-cached trace: command exited with status {code}", file=sys.stderr)
         files = {int(os.path.basename(p).split(".")[1]): p
@@ -207,11 +205,9 @@ def summarize(traces: Sequence[dict], files: Sequence[str] = ()) -> Summary:
             counters = args.get("counters", [])
             if "errors" in counters:
                 c.errors += 1
-            hit, miss = HIT_COUNTERS.get(name, (None, None))
-            if hit and hit in counters:
-                c.hits += 1
-            elif miss and miss in counters:
-                c.misses += 1
+            for hit, miss in HIT_COUNTERS:
+                c.hits += hit in counters
+                c.misses += miss in counters
             kname = args.get("kernel") or (f"function {args['function']}"
                                            if name in LAUNCHES and "function" in args else None)
             if name in LAUNCHES and kname:
@@ -268,7 +264,7 @@ def format_report(s: Summary) -> str:
         h = c.host_us
         rows.append([name, str(c.count), _f(sum(h)), _f(sum(h) / len(h)), _f(_pct(h, 50)),
                      _f(_pct(h, 99)),
-                     f"{c.hits}/{c.misses}" if name in HIT_COUNTERS else "–", str(c.errors)])
+                     f"{c.hits}/{c.misses}" if c.hits or c.misses else "–", str(c.errors)])
     lines += _table(hdr, rows)
     if s.streams:
         lines.append("")
@@ -406,34 +402,47 @@ def plot(traces: Sequence[dict], s: Summary, out: str, window: Optional[Tuple[fl
     return None
 
 
-# ---- the subcommands ---------------------------------------------------------------------------
+# ---- the subcommands (registered in cli.SUBCOMMANDS) ------------------------------------------
 
-def add_parsers(sub) -> None:
-    """Add the ``trace`` and ``report`` subcommands to the CLI's subparsers."""
+def add_trace(sub) -> None:
     p = sub.add_parser("trace", help="run a command with a timeline trace (Chrome trace JSON)")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="trace file to write")
     p.add_argument("--no-gpu", action="store_true",
                    help="host spans only (no timing events on the GPU)")
     p.add_argument("--limit", type=int, help="records kept (MGPU_CACHED_TRACE_LIMIT)")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND ARGS")
+    p.set_defaults(run=_run_trace)
+
+
+def add_report(sub) -> None:
     r = sub.add_parser("report", help="tables (and a plot) from trace files")
     r.add_argument("files", nargs="+", metavar="FILE")
     r.add_argument("--plot", metavar="OUT.png", help="draw a timeline and per-kernel bars")
     r.add_argument("--window", metavar="START:END",
                    help="timeline window in µs of the trace clock (default: the last steps)")
     r.add_argument("--json", action="store_true", help="print the summary as JSON")
+    r.set_defaults(run=_run_report)
 
 
-def main(args: argparse.Namespace) -> int:
-    if args.command == "trace":
-        cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
-        return run_traced(args.output, cmd, gpu=not args.no_gpu, limit=args.limit)
+def _error(message: str, code: int):
+    from .cli import CliError  # cli imports this module
+    return CliError(message, code)
+
+
+def _run_trace(args: argparse.Namespace) -> int:
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        raise _error("trace: no command given (mgpu-cached trace -o FILE -- COMMAND)", 2)
+    return run_traced(args.output, cmd, gpu=not args.no_gpu, limit=args.limit)
+
+
+def _run_report(args: argparse.Namespace) -> int:
     traces = []
     for path in args.files:
         try:
             traces.append(load(path))
         except (OSError, ValueError) as e:
-            raise SystemExit(f"mgpu-cached report: {e}") from None
+            raise _error(f"report: {e}", 1) from None
     s = summarize(traces, args.files)
     print(json.dumps(as_json(s), indent=1) if args.json else format_report(s))
     if args.plot:
@@ -443,7 +452,7 @@ def main(args: argparse.Namespace) -> int:
                 a, b = (float(x) for x in args.window.split(":"))
                 window = (a, b)
             except ValueError:
-                raise SystemExit("mgpu-cached report: --window START:END (µs)") from None
+                raise _error("report: --window START:END (µs)", 2) from None
         note = plot(traces, s, args.plot, window)
         if note:
             print(note, file=sys.stderr)

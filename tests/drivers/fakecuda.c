@@ -506,6 +506,9 @@ static int launch_common(struct fake_func *f, CUstream s) {
   if (!f || f->magic != 0xF0 || f->lib->unloaded) return INVALID_HANDLE;
   if (f->lib->magic == 0x11B && f->ctx != current()) return INVALID_CONTEXT;
   if (s && !valid_stream(s)) return INVALID_HANDLE;
+  /* as the real driver (seen on two H200s): a function of one device's context on a stream of
+   * another's is rejected */
+  if (s && (uintptr_t)s > 2 && f->ctx && s->ctx != f->ctx) return INVALID_HANDLE;
   g_last_stream = s;
   g_last_function = f;
   if (s && g_busy_launches) s->pending++;

@@ -224,7 +224,7 @@ def test_load_in_global_constructor_before_device_is_set(gpu, tmp_path, disable)
     src = tmp_path / "ctor.c"
     src.write_text(CTOR_PROGRAM.replace("BLOB", _c_array(blob("kernels.fatbin"))))
     exe = tmp_path / "ctor"
-    subprocess.run([CC, "-O1", "-o", str(exe), str(src), *mgpu_cached.ldflags().split()],
+    subprocess.run([CC, "-O1", "-o", str(exe), str(src), *mgpu_cached.ldflags_list()],
                    check=True)
     env = dict(os.environ, MGPU_CACHED_STATS_FILE=str(tmp_path / "stats.json"))
     env.pop("MGPU_CACHED_CUDA_DRIVER", None)
@@ -248,7 +248,7 @@ def test_mlir_compiled_programs(gpu, tmp_path, program, llvm, disable):
         pytest.skip("no C compiler")
     exe = tmp_path / "prog"
     cmd = [CC, "-std=c11", "-o", str(exe), str(DATA / "mlir_harness.c"),
-           str(DATA / "mlir" / f"{program}_llvm{llvm}.o"), *mgpu_cached.ldflags().split(), "-ldl"]
+           str(DATA / "mlir" / f"{program}_llvm{llvm}.o"), *mgpu_cached.ldflags_list(), "-ldl"]
     if program == "saxpy":
         cmd.insert(2, "-DSAXPY")
     subprocess.run(cmd, check=True)
