@@ -381,7 +381,7 @@ static void write_rec(FILE *f, const mc_trace_rec *r, int pid, track *tracks,
                       uint32_t *ntracks) {
   const char *kname = r->name ? mc_trace_name(r->name) : NULL;
   if (r->kind == MC_TRACE_GPU_SPAN) {
-    uint32_t t = track_of(tracks, ntracks, r->stream, r->device);
+    uint32_t t = track_of(tracks, ntracks, r->res, r->device);
     const char *what = kname ? kname : r->call == MC_TR_Memcpy ? "memcpy"
                                    : r->call == MC_TR_Memset32 ? "memset32"
                                    : r->call == MC_TR_Memset16 ? "memset16" : "kernel";
@@ -391,10 +391,10 @@ static void write_rec(FILE *f, const mc_trace_rec *r, int pid, track *tracks,
     put_ts(f, "ts", r->t0);
     fputc(',', f);
     put_ts(f, "dur", r->t1 - r->t0);
-    fprintf(f, ",\"pid\":%d,\"tid\":%u,\"args\":{\"stream\":\"0x%llx\",\"device\":%d,"
-               "\"%s\":%u,\"call\":\"%s\"",
-            pid, MC_TRACE_GPU_TID + t, (unsigned long long)r->stream, r->device,
-            is_launch(r->call) ? "launch" : "copy", r->seq, k_call_names[r->call]);
+    fprintf(f, ",\"pid\":%d,\"tid\":%u,\"args\":{\"stream\":\"0x%llx\",\"driver_stream\":"
+               "\"0x%llx\",\"device\":%d,\"%s\":%u,\"call\":\"%s\"",
+            pid, MC_TRACE_GPU_TID + t, (unsigned long long)r->stream, (unsigned long long)r->res,
+            r->device, is_launch(r->call) ? "launch" : "copy", r->seq, k_call_names[r->call]);
     if (!is_launch(r->call)) fprintf(f, ",\"bytes\":%llu", (unsigned long long)r->a);
     fputs("}},\n", f);
     /* a flow arrow from the launching call to the span */
@@ -522,11 +522,11 @@ static void write_trace(int may_call_driver) {
     }
     if (r->kind == MC_TRACE_GPU_SPAN) {
       uint32_t before = ntracks;
-      uint32_t t = track_of(tracks, &ntracks, r->stream, r->device);
+      uint32_t t = track_of(tracks, &ntracks, r->res, r->device);
       if (t == before) {
         fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"args\":{"
                    "\"name\":\"GPU %d stream 0x%llx\"}},\n",
-                pid, MC_TRACE_GPU_TID + t, r->device, (unsigned long long)r->stream);
+                pid, MC_TRACE_GPU_TID + t, r->device, (unsigned long long)r->res);
         fprintf(f, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
                    "\"args\":{\"sort_index\":%u}},\n",
                 pid, MC_TRACE_GPU_TID + t, 1000000 + t);

@@ -1,5 +1,7 @@
 /* trace.h - the timeline trace: every mgpu* call as a host span, and with GPU timing every kernel
- * and copy as a span on its stream's track, written as Chrome trace-event JSON (Perfetto,
+ * and copy as a span on the track of the driver stream it ran on (each span names the stream handle
+ * the program passed: generated code makes a new handle per step, and the pool gives each step's
+ * handles the same few driver streams), written as Chrome trace-event JSON (Perfetto,
  * chrome://tracing) at exit; NVTX ranges named after kernels when a profiler injected NVTX.
  *
  *   MGPU_CACHED_TRACE=FILE        write the trace to FILE at exit ("%p" in FILE: the process id;
@@ -68,7 +70,8 @@ enum { MC_TRACE_HOST = 0, MC_TRACE_GPU_SPAN = 1 };
 typedef struct mc_trace_rec {
   uint64_t t0, t1;    /* CLOCK_MONOTONIC ns (GPU spans: GPU times mapped onto it) */
   uint64_t stream;    /* the stream handle the program passed (0: the NULL stream / none) */
-  uint64_t a, b, res; /* call-specific arguments (bytes, pointers, handles) and the result */
+  uint64_t a, b, res; /* call-specific arguments (bytes, pointers, handles) and the result;
+                       * GPU spans: a = bytes, b = host time of the enqueue, res = driver stream */
   uint64_t notes;     /* bit i: statistics counter i (stats.h) moved during the call */
   uint32_t grid[3], block[3];
   int32_t smem;

@@ -276,7 +276,8 @@ void mc_trace_gpu_begin(CUstream driver_stream, int device) {
     memset(&p->rec, 0, sizeof p->rec);
     p->rec.kind = MC_TRACE_GPU_SPAN;
     p->rec.call = sp->rec.call;
-    p->rec.stream = sp->rec.stream;
+    p->rec.stream = sp->rec.stream;              /* the handle the program passed */
+    p->rec.res = (uint64_t)(uintptr_t)driver_stream; /* where it runs: the span's track */
     p->rec.name = sp->rec.name;
     p->rec.seq = sp->rec.seq;
     p->rec.tid = sp->rec.tid;

@@ -143,7 +143,7 @@ def test_many_threads_each_get_their_own_spans(make_runtime, tmp_path):
     assert set(tids) <= named
 
 
-def test_gpu_spans_one_track_per_stream_and_never_block(make_runtime, tmp_path):
+def test_gpu_spans_a_track_per_stream_and_never_block(make_runtime, tmp_path):
     rt, out = traced(make_runtime, tmp_path, gpu=True)
     buf = blob_buffer(ptx("a", "b"))
     m = rt.mgpuModuleLoad(buf, len(buf))
@@ -168,11 +168,15 @@ def test_gpu_spans_one_track_per_stream_and_never_block(make_runtime, tmp_path):
     assert data["otherData"]["dropped_gpu_spans"] == 0
     gpu = [e for e in ev if e["cat"] == "gpu"]
     assert sorted(e["name"] for e in gpu) == ["a"] * 3 + ["b"] * 3 + ["memset32"]
-    tracks = {e["tid"]: e["args"]["stream"] for e in gpu}
-    assert sorted(tracks.values()) == sorted([hex(s1), hex(s2)])  # one track per stream
+    # a track per driver stream, named after it; each span names the handle the program passed
+    tracks = {}
+    for e in gpu:
+        tracks.setdefault(e["tid"], set()).add((e["args"]["stream"], e["args"]["driver_stream"]))
+    assert sorted(h for t in tracks.values() for h, _ in t) == sorted([hex(s1), hex(s2)])
     names = {e["tid"]: e["args"]["name"] for e in data["traceEvents"]
              if e.get("name") == "thread_name" and e["tid"] in tracks}
-    assert all(hex(int(tracks[t], 16)) in n for t, n in names.items())
+    assert len(names) == 2 and all(len(t) == 1 for t in tracks.values())
+    assert all(next(iter(tracks[t]))[1] in n for t, n in names.items())
     by_seq = {e["args"]["launch"]: e for e in host(ev, "mgpuLaunchKernel")}
     for g in gpu:
         seq = g["args"].get("launch", g["args"].get("copy"))
