@@ -13,25 +13,33 @@
 #include <pthread.h>
 
 #include "backend.h"
+#include "context.h"
+#include "module_cache.h"
 #include "pool.h"
 #include "stats.h"
 #include "trace.h"
 
 static void prepare(void) {
+  mc_module_cache_fork_prepare();
   mc_pool_fork_prepare();
   mc_hip_fork_prepare();
+  mc_context_fork_prepare();
 }
 
 static void parent(void) {
+  mc_context_fork_parent();
   mc_hip_fork_parent();
   mc_pool_fork_parent();
+  mc_module_cache_fork_parent();
 }
 
 static void child(void) {
   mc_trace_fork_child(); /* no lock taken in prepare: its locks are made fresh */
+  mc_context_fork_child();
   mc_stats_fork_child();
   mc_hip_fork_child();
   mc_pool_fork_child();
+  mc_module_cache_fork_child();
 }
 
 /* glibc's registration under this library's DSO handle (what libc_nonshared's pthread_atfork

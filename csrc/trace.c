@@ -10,9 +10,9 @@
  * Locking rule: g_write_lock serialises the writer (which reads chunks while threads may still
  * add records: it reads only published records). g_name_lock guards inserts into the name table;
  * lookups are lock-free (slots are published with release stores). The function map is a table of
- * single 64-bit atomic words (function address and name id packed), so it needs no lock: a
- * concurrent overwrite of a slot can only make a lookup miss (the launch is then named by its
- * function handle). No driver call is made under any lock of this file.
+ * single 64-bit atomic words (function handle and name id packed; a few probes from the handle's
+ * hash), so it needs no lock: when its probes are full a slot is overwritten, which can only make
+ * a lookup miss (the launch is then named by its function handle). No driver call is made under any lock of this file.
  *
  * Exit: the writer runs from an atexit handler registered at the first traced call (and again by
  * trace_gpu.c once the driver is up, so that it runs before the driver's own exit handler), from
@@ -272,20 +272,40 @@ uint32_t mc_trace_name_id(const char *name) {
   return 0;
 }
 
-static uint64_t *fn_slot(const void *function) {
-  uintptr_t p = (uintptr_t)function;
-  return &g_fn_slots[((p >> 4) ^ (p >> 17)) & (MC_TRACE_FN_SLOTS - 1)];
+#define FN_PROBES 8 /* slots tried from a function's hash slot */
+
+static uint32_t fn_hash(uint64_t key) { /* handles may be small tagged integers: mix them */
+  return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 40) & (MC_TRACE_FN_SLOTS - 1);
 }
 
 void mc_trace_function_name(const void *function, uint32_t name) {
   uint64_t key = (uint64_t)(uintptr_t)function & ((1ULL << 48) - 1);
-  if (function) __atomic_store_n(fn_slot(function), key << 16 | (name & 0xFFFF), __ATOMIC_RELAXED);
+  if (!key) return;
+  uint64_t word = key << 16 | (name & 0xFFFF);
+  uint32_t h = fn_hash(key);
+  for (uint32_t i = 0; i < FN_PROBES; ++i) {
+    uint64_t *slot = &g_fn_slots[(h + i) & (MC_TRACE_FN_SLOTS - 1)];
+    uint64_t v = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if ((v >> 16) == key) {
+      if (v != word) __atomic_store_n(slot, word, __ATOMIC_RELAXED);
+      return;
+    }
+    if (!v && __atomic_compare_exchange_n(slot, &v, word, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+      return;
+  }
+  __atomic_store_n(&g_fn_slots[h], word, __ATOMIC_RELAXED); /* full: replace the first */
 }
 
 uint32_t mc_trace_function_lookup(const void *function) {
   uint64_t key = (uint64_t)(uintptr_t)function & ((1ULL << 48) - 1);
-  uint64_t v = function ? __atomic_load_n(fn_slot(function), __ATOMIC_RELAXED) : 0;
-  return (v >> 16) == key ? (uint32_t)(v & 0xFFFF) : 0;
+  if (!key) return 0;
+  uint32_t h = fn_hash(key);
+  for (uint32_t i = 0; i < FN_PROBES; ++i) {
+    uint64_t v = __atomic_load_n(&g_fn_slots[(h + i) & (MC_TRACE_FN_SLOTS - 1)], __ATOMIC_RELAXED);
+    if ((v >> 16) == key) return (uint32_t)(v & 0xFFFF);
+    if (!v) return 0;
+  }
+  return 0;
 }
 
 /* ---- the writer ---- */

@@ -399,8 +399,8 @@ def _wait_until(cond):
 def test_no_lock_held_across_a_module_load(make_hip_runtime, capfd):
     """While one thread's hipModuleLoadData (a first use on device 1) is in the runtime, another
     thread loads the same module on device 2, and the module is unloaded: neither waits for the
-    load. The unload is completed by the loading thread once its load returns: every per-device
-    module is unloaded then, none before (the copy it loads from stays alive until then)."""
+    load. The unload is completed once the load returns: every per-device module is unloaded then,
+    none before (the copy it loads from stays alive until then)."""
     rt = make_hip_runtime(devices=3, env={"MGPU_CACHED_MODULE_CACHE": "0"})
     rt.fake.lib.fake_hold_loads.argtypes = [ctypes.c_int]
     rt.fake.lib.fake_held_loads.restype = ctypes.c_int
@@ -438,8 +438,10 @@ def test_no_lock_held_across_a_module_load(make_hip_runtime, capfd):
     assert done_c and held == 1  # unloaded while it was still held
     assert unloads_while_held == 0  # the destruction waited for the load in flight
     assert rt.fake.count("hipModuleUnload") == rt.fake.count("hipModuleLoadData") == 3
-    assert results[1] is None  # the module was unloaded meanwhile
-    assert "'hipModuleGetGlobal' failed with 'hipErrorInvalidHandle'" in capfd.readouterr().err
+    # The module cache pins the module for the duration of mgpuModuleGetGlobal (module_cache.c):
+    # the program's unload retires it only once that call returned, so the call succeeds.
+    assert results[1]
+    assert "failed" not in capfd.readouterr().err
 
 
 def test_fork_child_forgets_the_parents_libraries(tmp_path, fake_hip_build):

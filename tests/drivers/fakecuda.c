@@ -253,6 +253,57 @@ EXPORT long fake_elapsed_calls(void) {
 }
 /* ---- end of the trace section ---- */
 
+/* ---- modcache: gated calls and the dynamic shared memory check ----
+ * fake_gate(name, n): the next n calls of entry point `name` (cuLibraryLoadData,
+ * cuKernelGetFunction, cuDevicePrimaryCtxRetain, cuFuncSetAttribute) block, outside the fake's
+ * lock, until fake_gate_release() (a JIT or a context creation that takes as long as the test
+ * wants); fake_gate_waiting() says how many are blocked now. cuLibraryLoadData blocks before it
+ * reads the blob, cuFuncSetAttribute after it applied the value. With FAKECUDA_CHECK_SMEM=1 a
+ * launch asking for more than 48 KiB of dynamic shared memory fails with CUDA_ERROR_INVALID_VALUE
+ * unless the function's limit (cuFuncSetAttribute) admits it, as on the real driver. */
+static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the gate below */
+static pthread_cond_t g_gate_cond = PTHREAD_COND_INITIALIZER;
+static char g_gate_name[64];   /* entry point whose calls block */
+static int g_gate_left;        /* calls still to block */
+static int g_gate_waiting;     /* calls blocked now */
+static long g_gate_generation; /* bumped by fake_gate_release */
+EXPORT void fake_gate(const char *name, int n) {
+  pthread_mutex_lock(&g_gate_lock);
+  snprintf(g_gate_name, sizeof g_gate_name, "%s", name ? name : "");
+  g_gate_left = n;
+  pthread_mutex_unlock(&g_gate_lock);
+}
+EXPORT int fake_gate_waiting(void) {
+  pthread_mutex_lock(&g_gate_lock);
+  int n = g_gate_waiting;
+  pthread_mutex_unlock(&g_gate_lock);
+  return n;
+}
+EXPORT void fake_gate_release(void) {
+  pthread_mutex_lock(&g_gate_lock);
+  g_gate_left = 0;
+  g_gate_generation++;
+  pthread_cond_broadcast(&g_gate_cond);
+  pthread_mutex_unlock(&g_gate_lock);
+}
+static void gate(const char *name) { /* g_lock not held */
+  pthread_mutex_lock(&g_gate_lock);
+  if (g_gate_left > 0 && strcmp(name, g_gate_name) == 0) {
+    g_gate_left--;
+    g_gate_waiting++;
+    long gen = g_gate_generation;
+    while (gen == g_gate_generation) pthread_cond_wait(&g_gate_cond, &g_gate_lock);
+    g_gate_waiting--;
+  }
+  pthread_mutex_unlock(&g_gate_lock);
+}
+static int smem_refused(void *f, unsigned smem) { /* g_lock held, f a valid function */
+  static int check = -1;
+  if (check < 0) check = getenv("FAKECUDA_CHECK_SMEM") && *getenv("FAKECUDA_CHECK_SMEM") == '1';
+  return check && smem > 49152 && (int)smem > ((struct fake_func *)f)->smem_limit;
+}
+/* ---- end of the modcache section ---- */
+
 /* ---- driver entry points ---- */
 EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr) {
   switch (error) {
@@ -308,6 +359,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevic
   RETURN(0);
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+  gate("cuDevicePrimaryCtxRetain"); /* modcache */
   BEGIN(cuDevicePrimaryCtxRetain);
   if (dev < 0 || dev >= ndevices()) RETURN(INVALID_DEVICE);
   *pctx = &g_ctx[dev];
@@ -334,9 +386,8 @@ EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
 
 /* Blob parsing shared by libraries and modules. */
 static size_t blob_extent(const unsigned char *p) {
-  uint32_t magic;
-  memcpy(&magic, p, 4);
-  if (magic == 0xBA55ED50u) {
+  /* The magic byte by byte: a short blob at the end of readable memory is not read past. */
+  if (p[0] == 0x50 && p[1] == 0xED && p[2] == 0x55 && p[3] == 0xBA) {
     uint16_t h;
     uint64_t n;
     memcpy(&h, p + 6, 2);
@@ -397,6 +448,7 @@ static struct fake_func *function_for(struct fake_lib *lib, int index, CUcontext
 EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *o,
                                   void **ov, unsigned int no, CUlibraryOption *lo, void **lov,
                                   unsigned int nlo) {
+  gate("cuLibraryLoadData"); /* modcache */
   BEGIN(cuLibraryLoadData);
   (void)o, (void)ov, (void)no, (void)lo, (void)lov, (void)nlo;
   struct fake_lib *lib = malloc(sizeof *lib);
@@ -446,6 +498,7 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const c
   RETURN(0);
 }
 EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
+  gate("cuKernelGetFunction"); /* modcache */
   BEGIN(cuKernelGetFunction);
   struct fake_kernel *k = (struct fake_kernel *)kernel;
   if (!k || k->magic != 0x7E || k->lib->unloaded) RETURN(INVALID_HANDLE);
@@ -497,7 +550,9 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib
   struct fake_func *f = (struct fake_func *)hfunc;
   if (!f || f->magic != 0xF0) RETURN(INVALID_HANDLE);
   if (attrib == 8) f->smem_limit = value;
-  RETURN(0);
+  pthread_mutex_unlock(&g_lock);
+  gate("cuFuncSetAttribute"); /* modcache: returns late, the value applied */
+  return 0;
 }
 
 static int valid_stream(CUstream s);
@@ -522,6 +577,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
   (void)params, (void)extra;
   int r = launch_common((struct fake_func *)f, s);
   if (r) RETURN(r);
+  if (smem_refused(f, smem)) RETURN(INVALID_VALUE); /* modcache */
   long v[8] = {gx, gy, gz, bx, by, bz, smem, 0};
   memset(g_last_launch, 0, sizeof g_last_launch);
   memcpy(g_last_launch, v, sizeof v);
@@ -533,6 +589,7 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p
   (void)params, (void)extra;
   int r = launch_common((struct fake_func *)f, c->hStream);
   if (r) RETURN(r);
+  if (smem_refused(f, c->sharedMemBytes)) RETURN(INVALID_VALUE); /* modcache */
   memset(g_last_launch, 0, sizeof g_last_launch);
   long v[8] = {c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
                c->sharedMemBytes, c->numAttrs};
