@@ -5,8 +5,8 @@
 #   1. traces the benchmark suite's async step (LLVM 19 and 22 objects) with GPU spans:
 #      async_llvmV.json, report.txt (mgpu-cached report, overlap_steps.py), async_llvmV.png
 #      (--plot), and the same step in stock behaviour (host spans) for comparison (report.txt);
-#   2. callcost (benchmarks/harness/callcost.c) against main without the trace (5cc54fd, exported
-#      into .base/ with `git archive 5cc54fd csrc build_runtime.py pyproject.toml`, which the branch
+#   2. callcost (benchmarks/harness/callcost.c) against main without the trace (7d687ac, exported
+#      into .base/ with `git archive 7d687ac csrc build_runtime.py pyproject.toml`, which the branch
 #      merged) and this branch with the trace off, on (host spans) and on with GPU spans,
 #      interleaved: callcost.txt;
 #   3. the test suite, GPU tests included (tests/gpu/test_trace_gpu.py): pytest-gpu.log;
@@ -54,7 +54,7 @@ for V in 19 22; do
 done
 cat "$OUT/report.txt"
 
-echo "== 2. callcost: main without the trace (5cc54fd, .base/) vs this branch, trace off / on / on with GPU spans"
+echo "== 2. callcost: main without the trace (7d687ac, .base/) vs this branch, trace off / on / on with GPU spans"
 ( cd "$ROOT/.base" && python3 build_runtime.py /tmp/baselib > /dev/null ) || exit 1
 python3 - "$ROOT" <<'PY'
 import sys
@@ -69,7 +69,7 @@ gcc $CFLAGS -I"$CUDA/include" -o /tmp/cc_trace "$ROOT/benchmarks/harness/callcos
   -L"$LIB" -lmgpu_cached -Wl,-rpath,"$LIB" $STUBS -lm || exit 1
 {
   for round in 1 2 3; do
-    echo "### round $round: main 5cc54fd without the trace (.base/)"
+    echo "### round $round: main 7d687ac without the trace (.base/)"
     /tmp/cc_base /tmp/empty.fatbin 4000
     echo "### round $round: this branch, trace off"
     /tmp/cc_trace /tmp/empty.fatbin 4000
