@@ -75,7 +75,10 @@ def run_traced(output: str, command: Sequence[str], gpu: bool = True,
         written = []
         for pid, path in sorted(files.items()):
             dest = output if pid == root else f"{output}.{pid}"
-            shutil.move(path, dest)
+            try:
+                shutil.move(path, dest)
+            except OSError as e:
+                raise _error(f"trace: cannot write {dest}: {e.strerror}", 1) from None
             written.append(dest)
         for dest in written:
             print(f"mgpu-cached trace: wrote {dest}", file=sys.stderr)
