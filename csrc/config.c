@@ -188,6 +188,11 @@ int mc_config_explicit(mc_config_var var) {
   return var >= 0 && var < MC_CFG_COUNT && g_explicit[var];
 }
 
+int mc_config_is_set(mc_config_var var) {
+  const char *v = var >= 0 && var < MC_CFG_COUNT ? getenv(g_vars[var].name) : NULL;
+  return v && *v;
+}
+
 int mc_disabled(void) {
   int d = __atomic_load_n(&g_disabled_cached, __ATOMIC_ACQUIRE);
   if (d >= 0) return d;

@@ -57,6 +57,19 @@
   X(stats_file, PATH, "MGPU_CACHED_STATS_FILE", "",                                                \
     "write the counters as JSON to this file at exit (%p in the name: the process id)")           \
   X(verbose, FLAG, "MGPU_CACHED_VERBOSE", "0", "print cache events (loads, replaced blobs)")        \
+  /* the timeline trace (trace.h): parsed from trace.c's constructor when MGPU_CACHED_TRACE is   \
+   * set; NVTX_INJECTION64_PATH at the first traced call */                                        \
+  X(trace_file, PATH, "MGPU_CACHED_TRACE", "",                                                     \
+    "write a timeline of every mgpu* call as Chrome trace-event JSON to this file at exit (%p in " \
+    "the name: the process id)")                                                                    \
+  X(trace_gpu, FLAG, "MGPU_CACHED_TRACE_GPU", "0",                                                 \
+    "the trace also times each kernel, copy and memset on the GPU (two pooled events around each)") \
+  X(trace_limit, COUNT, "MGPU_CACHED_TRACE_LIMIT", "1048576",                                      \
+    "trace records kept (about 100 bytes each, whole chunks of 256); later ones are counted as "   \
+    "dropped")                                                                                      \
+  X(nvtx_injection, PATH, "NVTX_INJECTION64_PATH", "",                                             \
+    "(set by Nsight Systems) the NVTX tool: each mgpu* call pushes an NVTX range named after its " \
+    "kernel or call")                                                                               \
   X(stock_debug, PRESENT, "MLIR_CUDA_DEBUG", "",                                                   \
     "(stock behaviour) the stock wrapper's debug prints, when set at all")
 
@@ -86,6 +99,10 @@ const mc_config_t *mc_config(void);
 
 /* 1 when the variable was set to a valid, non-empty value (an explicit request). */
 int mc_config_explicit(mc_config_var var);
+
+/* 1 when the variable is set, non-empty, in the environment now; parses nothing (for the trace's
+ * constructor, which reads the configuration at load only when the trace is asked for). */
+int mc_config_is_set(mc_config_var var);
 
 /* True when MGPU_CACHED_DISABLE is set: the hot-path test of every ABI entry point. */
 int mc_disabled(void);

@@ -17,6 +17,7 @@
 #include "module_cache.h"
 #include "pool.h"
 #include "stats.h"
+#include "trace.h"
 
 static void prepare(void) {
   mc_module_cache_fork_prepare();
@@ -33,6 +34,7 @@ static void parent(void) {
 }
 
 static void child(void) {
+  mc_trace_fork_child(); /* no lock taken in prepare: its locks are made fresh */
   mc_context_fork_child();
   mc_stats_fork_child();
   mc_hip_fork_child();

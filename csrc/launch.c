@@ -7,6 +7,7 @@
 #include "driver.h"
 #include "pool.h"
 #include "stats.h"
+#include "trace.h"
 
 mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, void **params,
                     void **extra) {
@@ -33,6 +34,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
   int has_cluster = d->cluster[0] > 0 && d->cluster[1] > 0 && d->cluster[2] > 0;
   CUresult r;
   const char *call;
+  MC_TRACE_GPU_BEGIN(stream, device); /* the driver stream the kernel is enqueued on */
   if (!has_cluster && !d->cooperative) {
     call = "cuLaunchKernel";
     r = mc_cu.cuLaunchKernel(cf, (unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2],
@@ -78,6 +80,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     call = "cuLaunchKernelEx";
     r = mc_cu.cuLaunchKernelEx(&cfg, cf, params, extra);
   }
+  MC_TRACE_GPU_END(stream, r ? r : MC_FAILED(st));
   mc_ctx_leave(&scope);
   mc_stream_use_end(&use);
   if (MC_FAILED(st)) return st;

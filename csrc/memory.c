@@ -7,6 +7,7 @@
 #include "driver.h"
 #include "memref.h"
 #include "pool.h"
+#include "trace.h"
 
 /* Run `expr` (a CUresult expression) in the default device's context. */
 #define IN_DEVICE_CONTEXT(callname, expr)                                                         \
@@ -31,7 +32,12 @@
     CUstream drv_ = use_.stream;                                                                  \
     mc_ctx_scope scope_;                                                                          \
     st0_ = mc_ctx_enter(use_.device, &scope_);                                                    \
-    CUresult r_ = MC_FAILED(st0_) ? 0 : (expr);                                                   \
+    CUresult r_ = 0;                                                                              \
+    if (!MC_FAILED(st0_)) {                                                                       \
+      MC_TRACE_GPU_BEGIN(drv_, use_.device); /* the driver stream the copy is enqueued on */      \
+      r_ = (expr);                                                                                \
+      MC_TRACE_GPU_END(drv_, r_);                                                                 \
+    }                                                                                             \
     if (!MC_FAILED(st0_)) mc_ctx_leave(&scope_);                                                  \
     mc_stream_use_end(&use_);                                                                     \
     if (MC_FAILED(st0_)) return st0_;                                                             \

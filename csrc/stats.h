@@ -59,8 +59,12 @@ typedef enum {
 
 extern uint64_t mc_stats_values[MC_STAT_COUNT];
 
+extern int mc_trace_on;   /* trace.h: the timeline trace notes which counters a call moved */
+void mc_trace_stat(int id);
+
 static inline void mc_stat_add(mc_stat_id id, int64_t delta) {
   __atomic_fetch_add(&mc_stats_values[id], (uint64_t)delta, __ATOMIC_RELAXED);
+  if (__builtin_expect(mc_trace_on, 0)) mc_trace_stat((int)id);
 }
 /* fork(): in the child, the statistics file counts from here on (fork.c calls it). */
 void mc_stats_fork_child(void);

@@ -51,6 +51,10 @@ const char *mgpu_cached_config_value(int i);
 const char *mgpu_cached_config_help(int i);
 int mgpu_cached_config_explicit(int i);
 
+/* With MGPU_CACHED_TRACE set: write the trace file now (it is written at exit anyway); 0, or -1
+ * when tracing is off. */
+int mgpu_cached_trace_write(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,10 @@
     mgpu-cached bench [--iterations N] [--rounds R] [--plot FILE.png]
                                  time MLIR's per-launch call sequences, cached vs stock
                                  (needs a GPU; exit status 2 without one)
+    mgpu-cached trace -o FILE [--no-gpu] -- COMMAND ...
+                                 timeline of every mgpu* call and kernel (Chrome trace JSON)
+    mgpu-cached report FILE... [--plot OUT.png]
+                                 per-kernel and per-stream tables (and a plot) of a trace
 
 A subcommand is a function ``add(subparsers)`` in SUBCOMMANDS that adds its parser and sets
 ``run=FUNCTION(args) -> exit status`` on it (see _add_stats); a module of its own may provide it.
@@ -36,6 +40,7 @@ import textwrap
 from typing import Callable, Dict, List, Optional, Tuple
 
 from . import __version__
+from . import trace as _trace
 from ._native import runtime
 from ._paths import (cflags, cmake_dir, include_dir, ldflags, libdir, library_path,
                      pkgconfig_dir, preload, preload_env, stock_libdir)
@@ -200,7 +205,8 @@ def _add_bench(sub) -> None:
     p.set_defaults(run=_run_bench)
 
 
-SUBCOMMANDS: List[Callable] = [_add_stats, _add_config, _add_bench]
+SUBCOMMANDS: List[Callable] = [_add_stats, _add_config, _add_bench,
+                               _trace.add_trace, _trace.add_report]  # trace.py
 
 
 # ---- the command -------------------------------------------------------------------------------

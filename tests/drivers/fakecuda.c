@@ -49,7 +49,7 @@ struct fake_func {
   struct fake_func *next;
 };
 struct CUstream_st { int magic; CUcontext ctx; unsigned flags; int pending; int destroyed; };
-struct CUevent_st { int magic; CUcontext ctx; CUstream waits_on; int destroyed; };
+struct CUevent_st { int magic; CUcontext ctx; CUstream waits_on; int destroyed; long long t_ns; };
 
 static struct CUctx_st g_ctx[MAXDEV];
 static int g_initialized;
@@ -215,6 +215,43 @@ EXPORT CUresult cuCtxSynchronize(void) {
   RETURN(0);
 }
 /* ---- end of the caching allocator section ---- */
+
+/* ---- trace support (branch trace): timing events ----
+ * cuEventRecord stamps an event with the host's CLOCK_MONOTONIC time (the fake "GPU" runs
+ * everything at once); cuEventElapsedTime(_v2) gives the difference in ms, NOT_READY while the
+ * end event waits on a stream with pending work (fake_set_busy_launches / fake_complete), and
+ * counts its calls (fake_elapsed_calls: not in the symbol table the other counts use). */
+#include <time.h>
+static long g_elapsed_calls; /* under g_lock */
+static long long fake_event_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+static int valid_event(CUevent e);
+static CUresult elapsed(float *ms, CUevent a, CUevent b) {
+  pthread_mutex_lock(&g_lock);
+  int r = fake_before_call();
+  if (!r) {
+    g_elapsed_calls++;
+    if (!ms || !valid_event(a) || !valid_event(b)) r = INVALID_HANDLE;
+    else if ((a->waits_on && a->waits_on->pending) || (b->waits_on && b->waits_on->pending))
+      r = NOT_READY;
+    else if (!a->t_ns || !b->t_ns) r = INVALID_HANDLE; /* never recorded */
+    else *ms = (float)((double)(b->t_ns - a->t_ns) / 1e6);
+  }
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { return elapsed(ms, a, b); }
+EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) { return elapsed(ms, a, b); }
+EXPORT long fake_elapsed_calls(void) {
+  pthread_mutex_lock(&g_lock);
+  long n = g_elapsed_calls;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+/* ---- end of the trace section ---- */
 
 /* ---- modcache: gated calls and the dynamic shared memory check ----
  * fake_gate(name, n): the next n calls of entry point `name` (cuLibraryLoadData,
@@ -624,6 +661,7 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
   BEGIN(cuEventRecord);
   if (!valid_event(e) || (s && !valid_stream(s))) RETURN(INVALID_HANDLE);
   e->waits_on = s;
+  e->t_ns = fake_event_clock(); /* trace section */
   RETURN(0);
 }
 EXPORT CUresult cuEventSynchronize(CUevent e) {
