@@ -56,7 +56,7 @@ def mlir_loop(tmp: Path, n: int, rounds: int) -> None:
         subprocess.run(["cc", "-std=c11", "-O2", "-o", str(exe),
                         str(ROOT / "benchmarks" / "alloc_loop_main.c"),
                         str(ROOT / "tests" / "data" / "mlir" / f"alloc_loop_llvm{llvm}.o"),
-                        *mgpu_cached.ldflags().split(), "-ldl"], check=True)
+                        *mgpu_cached.ldflags_list(), "-ldl"], check=True)
         times = {c: [] for c in CONFIGS}
         for _ in range(rounds):
             for name, extra in CONFIGS.items():

@@ -23,7 +23,7 @@ def build(tmp: Path, llvm: int) -> Path:
     exe = tmp / f"empty_llvm{llvm}"
     subprocess.run(["cc", "-std=c11", "-O2", "-o", str(exe), str(DATA / "mlir_harness.c"),
                     str(DATA / "mlir" / f"empty_loop_llvm{llvm}.o"),
-                    *mgpu_cached.ldflags().split(), "-ldl"], check=True)
+                    *mgpu_cached.ldflags_list(), "-ldl"], check=True)
     return exe
 
 

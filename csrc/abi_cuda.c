@@ -23,6 +23,7 @@
 #include "report.h"
 #include "stock.h"
 #include "tensor_map.h"
+#include "trace_abi.h"
 
 #ifndef MC_ABI_LLVM
 #define MC_ABI_LLVM 18
@@ -38,6 +39,7 @@ static inline int FAILED_REPORT(const char *where, mc_status st) {
 }
 
 MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
+  MC_TRACE_CALL(mc_trace_ModuleLoad(data, gpuBlobSize));
   (void)gpuBlobSize; /* not passed by LLVM < 18: never read */
   if (mc_disabled()) return mc_stock_module_load(data);
   mc_module *m = NULL;
@@ -46,6 +48,7 @@ MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
 }
 
 MC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySize) {
+  MC_TRACE_CALL(mc_trace_ModuleLoadJIT(data, optLevel, assemblySize));
   (void)assemblySize; /* LLVM 22 passes two arguments: never read */
   if (mc_disabled()) return mc_stock_module_load_jit(data, optLevel);
   mc_module *m = NULL;
@@ -61,11 +64,13 @@ MC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySi
 }
 
 MC_EXPORT void mgpuModuleUnload(CUmodule module) {
+  MC_TRACE_CALL(mc_trace_ModuleUnload(module));
   if (mc_disabled()) return mc_stock_module_unload(module);
   FAILED_REPORT("mgpuModuleUnload", mc_module_unload((mc_module *)module));
 }
 
 MC_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
+  MC_TRACE_CALL(mc_trace_ModuleGetFunction(module, name));
   if (mc_disabled()) return mc_stock_module_get_function(module, name);
   mc_function *f = NULL;
   mc_status st = mc_module_get_function((mc_module *)module, name, &f);
@@ -76,6 +81,8 @@ MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gr
                                 intptr_t gridZ, intptr_t blockX, intptr_t blockY, intptr_t blockZ,
                                 int32_t smem, CUstream stream, void **params, void **extra,
                                 size_t paramsCount) {
+  MC_TRACE_CALL(mc_trace_LaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
+                                       stream, params, extra, paramsCount));
   (void)paramsCount; /* not passed by LLVM < 18: never read */
   if (mc_disabled())
     return mc_stock_launch_kernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
@@ -85,60 +92,57 @@ MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gr
 }
 
 MC_EXPORT CUstream mgpuStreamCreate(void) {
+  MC_TRACE_CALL(mc_trace_StreamCreate());
   if (mc_disabled()) return mc_stock_stream_create();
   CUstream s = NULL;
   return FAILED_REPORT("mgpuStreamCreate", mc_stream_create(&s)) ? NULL : s;
 }
 
 MC_EXPORT void mgpuStreamDestroy(CUstream stream) {
+  MC_TRACE_CALL(mc_trace_StreamDestroy(stream));
   if (mc_disabled()) return mc_stock_stream_destroy(stream);
   FAILED_REPORT("mgpuStreamDestroy", mc_stream_destroy(stream));
 }
 
 MC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
+  MC_TRACE_CALL(mc_trace_StreamSynchronize(stream));
   if (mc_disabled()) return mc_stock_stream_synchronize(stream);
   FAILED_REPORT("mgpuStreamSynchronize", mc_stream_synchronize(stream));
 }
 
 MC_EXPORT void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
+  MC_TRACE_CALL(mc_trace_StreamWaitEvent(stream, event));
   if (mc_disabled()) return mc_stock_stream_wait_event(stream, event);
-  mc_status st = mc_driver_load();
-  if (!MC_FAILED(st)) {
-    CUresult r = mc_cu.cuStreamWaitEvent(stream, event, /*flags=*/0);
-    mc_pool_note_launch(stream); /* a wait can block the stream: no longer known idle */
-    if (r) st = MC_FAIL("cuStreamWaitEvent(stream, event, /*flags=*/0)", r);
-  }
-  FAILED_REPORT("mgpuStreamWaitEvent", st);
+  FAILED_REPORT("mgpuStreamWaitEvent", mc_stream_wait_event(stream, event));
 }
 
 MC_EXPORT CUevent mgpuEventCreate(void) {
+  MC_TRACE_CALL(mc_trace_EventCreate());
   if (mc_disabled()) return mc_stock_event_create();
   CUevent e = NULL;
   return FAILED_REPORT("mgpuEventCreate", mc_event_create(&e)) ? NULL : e;
 }
 
 MC_EXPORT void mgpuEventDestroy(CUevent event) {
+  MC_TRACE_CALL(mc_trace_EventDestroy(event));
   if (mc_disabled()) return mc_stock_event_destroy(event);
   FAILED_REPORT("mgpuEventDestroy", mc_event_destroy_any(event));
 }
 
 MC_EXPORT void mgpuEventSynchronize(CUevent event) {
+  MC_TRACE_CALL(mc_trace_EventSynchronize(event));
   if (mc_disabled()) return mc_stock_event_synchronize(event);
   FAILED_REPORT("mgpuEventSynchronize", mc_event_synchronize(event));
 }
 
 MC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
+  MC_TRACE_CALL(mc_trace_EventRecord(event, stream));
   if (mc_disabled()) return mc_stock_event_record(event, stream);
-  mc_status st = mc_driver_load();
-  if (!MC_FAILED(st)) {
-    CUresult r = mc_cu.cuEventRecord(event, stream);
-    if (r) st = MC_FAIL("cuEventRecord(event, stream)", r);
-    else mc_pool_note_event_record(stream); /* stream cap: its work is joined elsewhere */
-  }
-  FAILED_REPORT("mgpuEventRecord", st);
+  FAILED_REPORT("mgpuEventRecord", mc_event_record(event, stream));
 }
 
 MC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostShared) {
+  MC_TRACE_CALL(mc_trace_MemAlloc(sizeBytes, stream, isHostShared));
 #if MC_ABI_LLVM >= 18
   int host_shared = isHostShared;
 #else
@@ -151,31 +155,37 @@ MC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostSha
 }
 
 MC_EXPORT void mgpuMemFree(void *ptr, CUstream stream) {
+  MC_TRACE_CALL(mc_trace_MemFree(ptr, stream));
   if (mc_disabled()) return mc_stock_mem_free(ptr, stream);
   FAILED_REPORT("mgpuMemFree", mc_mem_free(ptr, stream));
 }
 
 MC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, CUstream stream) {
+  MC_TRACE_CALL(mc_trace_Memcpy(dst, src, sizeBytes, stream));
   if (mc_disabled()) return mc_stock_memcpy(dst, src, sizeBytes, stream);
   FAILED_REPORT("mgpuMemcpy", mc_memcpy(dst, src, sizeBytes, stream));
 }
 
 MC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count, CUstream stream) {
+  MC_TRACE_CALL(mc_trace_Memset32(dst, value, count, stream));
   if (mc_disabled()) return mc_stock_memset32(dst, value, count, stream);
   FAILED_REPORT("mgpuMemset32", mc_memset32(dst, value, count, stream));
 }
 
 MC_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count, CUstream stream) {
+  MC_TRACE_CALL(mc_trace_Memset16(dst, value, count, stream));
   if (mc_disabled()) return mc_stock_memset16(dst, value, count, stream);
   FAILED_REPORT("mgpuMemset16", mc_memset16(dst, value, count, stream));
 }
 
 MC_EXPORT void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
+  MC_TRACE_CALL(mc_trace_MemHostRegister(ptr, sizeBytes));
   if (mc_disabled()) return mc_stock_host_register(ptr, sizeBytes);
   FAILED_REPORT("mgpuMemHostRegister", mc_host_register(ptr, sizeBytes));
 }
 
 MC_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes) {
+  MC_TRACE_CALL(mc_trace_MemHostRegisterMemRef(rank, descriptor, elementSizeBytes));
   void *ptr = NULL;
   uint64_t bytes = 0;
   mc_status st = mc_memref_dense_extent("mgpuMemHostRegisterMemRef", rank, descriptor,
@@ -185,12 +195,14 @@ MC_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t
 }
 
 MC_EXPORT void mgpuMemHostUnregister(void *ptr) {
+  MC_TRACE_CALL(mc_trace_MemHostUnregister(ptr));
   if (mc_disabled()) return mc_stock_host_unregister(ptr);
   FAILED_REPORT("mgpuMemHostUnregister", mc_host_unregister(ptr));
 }
 
 MC_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
                                            int64_t elementSizeBytes) {
+  MC_TRACE_CALL(mc_trace_MemHostUnregisterMemRef(rank, descriptor, elementSizeBytes));
   void *ptr = NULL;
   uint64_t bytes = 0;
   mc_status st = mc_memref_dense_extent("mgpuMemHostUnregisterMemRef", rank, descriptor,
@@ -200,6 +212,7 @@ MC_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
 }
 
 MC_EXPORT void mgpuSetDefaultDevice(int32_t device) {
+  MC_TRACE_CALL(mc_trace_SetDefaultDevice(device));
   mc_set_thread_device(device);
   mc_hip_set_default_device(device); /* HIP: hipSetDevice too, as the stock ROCm wrapper */
 }
@@ -209,6 +222,9 @@ MC_EXPORT void mgpuLaunchKernelCooperative(CUfunction function, intptr_t gridX, 
                                            intptr_t clusterZ, intptr_t blockX, intptr_t blockY,
                                            intptr_t blockZ, int32_t smem, CUstream stream,
                                            void **params, void **extra) {
+  MC_TRACE_CALL(mc_trace_LaunchKernelCooperative(function, gridX, gridY, gridZ, clusterX, clusterY,
+                                                  clusterZ, blockX, blockY, blockZ, smem, stream,
+                                                  params, extra));
   intptr_t grid[3] = {gridX, gridY, gridZ}, cluster[3] = {clusterX, clusterY, clusterZ};
   intptr_t block[3] = {blockX, blockY, blockZ};
   if (mc_disabled())
@@ -224,6 +240,9 @@ MC_EXPORT void mgpuLaunchClusterKernel(CUfunction function, intptr_t clusterX, i
                                        intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                                        intptr_t blockZ, int32_t smem, CUstream stream,
                                        void **params, void **extra, size_t paramsCount) {
+  MC_TRACE_CALL(mc_trace_LaunchClusterKernel(function, clusterX, clusterY, clusterZ, gridX, gridY,
+                                              gridZ, blockX, blockY, blockZ, smem, stream, params,
+                                              extra, paramsCount));
   (void)paramsCount; /* callers pass 14 arguments: never read */
   intptr_t grid[3] = {gridX, gridY, gridZ}, cluster[3] = {clusterX, clusterY, clusterZ};
   intptr_t block[3] = {blockX, blockY, blockZ};
@@ -241,6 +260,9 @@ MC_EXPORT void mgpuTensorMapEncodeTiled(CUtensorMap *tensorMap, int tensorDataTy
                                         const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
                                         const cuuint32_t *elementStrides, int interleave,
                                         int swizzle, int l2Promotion, int oobFill) {
+  MC_TRACE_CALL(mc_trace_TensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
+                                               globalDim, globalStrides, boxDim, elementStrides,
+                                               interleave, swizzle, l2Promotion, oobFill));
   if (mc_disabled())
     return mc_stock_tensor_map_encode_tiled(tensorMap, tensorDataType, tensorRank, globalAddress,
                                             globalDim, globalStrides, boxDim, elementStrides,
@@ -266,6 +288,9 @@ MC_EXPORT void *mgpuTensorMapEncodeTiledMemref(int64_t tensorRank, void *rankedD
                                                int tensorDataType, int interleave, int swizzle,
                                                int l2Promotion, int oobFill,
                                                int64_t *inputBoxDims) {
+  MC_TRACE_CALL(mc_trace_TensorMapEncodeTiledMemref(tensorRank, rankedDescriptor, tensorDataType,
+                                                     interleave, swizzle, l2Promotion, oobFill,
+                                                     inputBoxDims));
   if (mc_disabled())
     return mc_stock_tensor_map_encode_tiled_memref(tensorRank, rankedDescriptor, tensorDataType,
                                                    interleave, swizzle, l2Promotion, oobFill,

@@ -47,4 +47,11 @@ const char *mc_hip_call_name(const char *call, char *buf, size_t size);
  * wrapper does; reports a failure in its style. */
 void mc_hip_set_default_device(int device);
 
+/* Fork handlers (for pthread_atfork): prepare takes the backend's lock, parent releases it, child
+ * releases it and forgets the parent's libraries and kernels (their memory freed, no HIP call;
+ * their handles then fail as stale). */
+void mc_hip_fork_prepare(void);
+void mc_hip_fork_parent(void);
+void mc_hip_fork_child(void);
+
 #endif

@@ -1,50 +1,108 @@
-/* config.h - run-time configuration, read once from the environment.
+/* config.h - run-time configuration: every environment variable the library reads, parsed in one
+ * place (config.c), once, from the table below.
  *
- *   MGPU_CACHED_DISABLE=1        every mgpu* call behaves like the stock wrapper (same driver calls)
- *   MGPU_CACHED_CUDA_DRIVER=path the CUDA driver library to load (default libcuda.so.1)
- *   MGPU_CACHED_VERBOSE=1        print cache and pool events to stderr
- *   MGPU_CACHED_STATS=1          print the statistics to stderr at exit
- *   MGPU_CACHED_STATS_FILE=path  write the statistics as JSON to path at exit
- *   MLIR_CUDA_DEBUG              (stock mode) the stock wrapper's debug prints
- *   MGPU_CACHED_BACKEND=cuda|hip force a backend (default: automatic, see backend.h)
- *   MGPU_CACHED_HIP_RUNTIME=path the HIP runtime library to load (default libamdhip64.so)
- *   MGPU_CACHED_HIP_NONBLOCKING_STREAMS=1  pooled HIP streams are non-blocking (default: blocking,
- *                                as the stock ROCm wrapper's; see README "ROCm")
- *   MGPU_CACHED_ALLOCATOR=0      mgpuMemAlloc/mgpuMemFree make the stock driver calls (cuMemAlloc,
- *                                cuMemAllocManaged, cuMemFree) while the rest stays cached
- *   MGPU_CACHED_ALLOCATOR_CACHE_BYTES=n  bytes the caching allocator keeps per device for reuse
- *                                (default 2 GiB; suffixes K, M, G; 0 keeps nothing)
- *   MGPU_CACHED_MODULE_CACHE=n   unreferenced modules kept loaded for their next load (default
- *                                256; least recently released unloaded first; 0 keeps none)
- *   MGPU_CACHED_STREAM_QUERY=1   a destroyed stream is always queried (cuStreamQuery) before reuse,
- *                                also right after mgpuStreamSynchronize (see "known idle", pool.c)
- *   MGPU_CACHED_STREAM_CAP=n     driver streams per device above which idle joined streams are
- *                                shared (pool.c; default 64, 0 = never share)
+ * To add a variable, add one line to MC_CONFIG_VARS:
  *
+ *   X(field, KIND, "MGPU_CACHED_NAME", "default", "help: what it does (one sentence)")
+ *
+ * which gives the field `mc_config()->field`, the parsing with its error message, the entry in
+ * `mgpu-cached --help` and in the table the exported mgpu_cached_config_* functions describe (the
+ * README's table is checked against it by tests/test_config.py). KIND is one of
+ *
+ *   FLAG    int 0/1: 1, 0, true, false, on, off, yes, no (any case); default "0" or "1"
+ *   COUNT   unsigned long long, decimal digits
+ *   BYTES   unsigned long long, digits with an optional K, M or G suffix (powers of 1024; a
+ *           trailing B or iB is accepted: 512MiB)
+ *   PATH    const char * (a pointer into the environment, or the default)
+ *   CHOICE  int, the index of the value in the default text "first|second|..." (the first is
+ *           the default); matched exactly (lower case)
+ *   PRESENT int, 1 when the variable is set at all, even empty (the stock wrapper's test)
+ *
+ * An empty value is the default (except for PRESENT). A value that does not parse, or overflows,
+ * prints one line on stderr naming the variable, the value and the default used instead.
  * The structure is filled on first use and never changes afterwards, so readers need no lock.
  */
 #ifndef MGPU_CACHED_CONFIG_H
 #define MGPU_CACHED_CONFIG_H
 
+#define MC_CONFIG_VARS(X)                                                                          \
+  X(disabled, FLAG, "MGPU_CACHED_DISABLE", "0",                                                    \
+    "every mgpu* call behaves exactly like the stock wrapper (same driver calls), for A/B runs")  \
+  /* backend: the choices in the order of mc_backend_id (backend.h), auto = MC_BACKEND_NONE */   \
+  X(backend, CHOICE, "MGPU_CACHED_BACKEND", "auto|cuda|hip",                                       \
+    "the backend: cuda or hip (auto: CUDA if libcuda.so.1 loads and sees a GPU, else HIP)")       \
+  X(driver_path, PATH, "MGPU_CACHED_CUDA_DRIVER", "libcuda.so.1",                                  \
+    "the CUDA driver library to load; set explicitly, a failure to load it is an error")          \
+  X(hip_path, PATH, "MGPU_CACHED_HIP_RUNTIME", "libamdhip64.so",                                   \
+    "the HIP runtime library to load; set explicitly, a failure to load it is an error")          \
+  X(hip_nonblocking, FLAG, "MGPU_CACHED_HIP_NONBLOCKING_STREAMS", "0",                             \
+    "pooled HIP streams are non-blocking (default: blocking, as the stock ROCm wrapper's)")       \
+  X(hip_managed, FLAG, "MGPU_CACHED_HIP_MANAGED", "0",                                             \
+    "HIP: host_shared allocations are hipMallocManaged (default: hipMalloc, as the stock ROCm "   \
+    "wrapper's)")                                                                                   \
+  X(module_cache, COUNT, "MGPU_CACHED_MODULE_CACHE", "256",                                        \
+    "unreferenced modules kept loaded for their next load, least recently released unloaded "     \
+    "first (0: unload at the last mgpuModuleUnload, as stock)")                                     \
+  X(stream_cap, COUNT, "MGPU_CACHED_STREAM_CAP", "64",                                             \
+    "driver streams per device above which a bind takes the driver stream of an idle live "       \
+    "handle (0: no cap)")                                                                           \
+  X(stream_query, FLAG, "MGPU_CACHED_STREAM_QUERY", "0",                                           \
+    "always ask the driver whether a driver stream is idle before pooling it, also after a "      \
+    "synchronization that proves it idle")                                                          \
+  X(allocator, FLAG, "MGPU_CACHED_ALLOCATOR", "1",                                                 \
+    "the caching allocator behind mgpuMemAlloc/mgpuMemFree (0: the stock driver calls)")          \
+  X(allocator_cache_bytes, BYTES, "MGPU_CACHED_ALLOCATOR_CACHE_BYTES", "2G",                       \
+    "bytes the caching allocator keeps per device for reuse (suffixes K, M, G; 0 keeps nothing)") \
+  X(stats_at_exit, FLAG, "MGPU_CACHED_STATS", "0", "print the counters on stderr at exit")         \
+  X(stats_file, PATH, "MGPU_CACHED_STATS_FILE", "",                                                \
+    "write the counters as JSON to this file at exit (%p in the name: the process id)")           \
+  X(verbose, FLAG, "MGPU_CACHED_VERBOSE", "0", "print cache events (loads, replaced blobs)")        \
+  /* the timeline trace (trace.h): parsed from trace.c's constructor when MGPU_CACHED_TRACE is   \
+   * set; NVTX_INJECTION64_PATH at the first traced call */                                        \
+  X(trace_file, PATH, "MGPU_CACHED_TRACE", "",                                                     \
+    "write a timeline of every mgpu* call as Chrome trace-event JSON to this file at exit (%p in " \
+    "the name: the process id)")                                                                    \
+  X(trace_gpu, FLAG, "MGPU_CACHED_TRACE_GPU", "0",                                                 \
+    "the trace also times each kernel, copy and memset on the GPU (two pooled events around each)") \
+  X(trace_limit, COUNT, "MGPU_CACHED_TRACE_LIMIT", "1048576",                                      \
+    "trace records kept (about 100 bytes each, whole chunks of 256); later ones are counted as "   \
+    "dropped")                                                                                      \
+  X(nvtx_injection, PATH, "NVTX_INJECTION64_PATH", "",                                             \
+    "(set by Nsight Systems) the NVTX tool: each mgpu* call pushes an NVTX range named after its " \
+    "kernel or call")                                                                               \
+  X(stock_debug, PRESENT, "MLIR_CUDA_DEBUG", "",                                                   \
+    "(stock behaviour) the stock wrapper's debug prints, when set at all")
+
+#define MC_CFG_TYPE_FLAG int
+#define MC_CFG_TYPE_COUNT unsigned long long
+#define MC_CFG_TYPE_BYTES unsigned long long
+#define MC_CFG_TYPE_PATH const char *
+#define MC_CFG_TYPE_CHOICE int
+#define MC_CFG_TYPE_PRESENT int
+
 typedef struct mc_config_t {
-  int disabled;            /* MGPU_CACHED_DISABLE: stock behaviour */
-  int verbose;             /* MGPU_CACHED_VERBOSE */
-  int stats_at_exit;       /* MGPU_CACHED_STATS */
-  const char *stats_file;  /* MGPU_CACHED_STATS_FILE or NULL (points into the environment) */
-  const char *driver_path; /* MGPU_CACHED_CUDA_DRIVER or "libcuda.so.1" */
-  int stock_debug;         /* MLIR_CUDA_DEBUG set */
-  int backend;             /* MGPU_CACHED_BACKEND: mc_backend_id (0 = automatic) */
-  const char *hip_path;    /* MGPU_CACHED_HIP_RUNTIME or "libamdhip64.so" */
-  int hip_nonblocking;     /* MGPU_CACHED_HIP_NONBLOCKING_STREAMS */
-  int allocator;           /* MGPU_CACHED_ALLOCATOR (default 1): the caching allocator is on */
-  unsigned long long allocator_cache_bytes; /* MGPU_CACHED_ALLOCATOR_CACHE_BYTES */
-  int stream_query;        /* MGPU_CACHED_STREAM_QUERY: always cuStreamQuery before reusing */
-  unsigned long long module_cache; /* MGPU_CACHED_MODULE_CACHE: unreferenced modules kept */
-  unsigned long stream_cap; /* MGPU_CACHED_STREAM_CAP (default 64; 0 = no cap) */
+#define MC_CFG_FIELD(field, kind, name, dflt, help) MC_CFG_TYPE_##kind field; /* name */
+  MC_CONFIG_VARS(MC_CFG_FIELD)
+#undef MC_CFG_FIELD
 } mc_config_t;
 
-/* The configuration; the first call reads the environment (thread-safe). */
+/* The index of each variable in the table: MC_CFG_<field>. */
+typedef enum {
+#define MC_CFG_INDEX(field, kind, name, dflt, help) MC_CFG_##field,
+  MC_CONFIG_VARS(MC_CFG_INDEX)
+#undef MC_CFG_INDEX
+  MC_CFG_COUNT
+} mc_config_var;
+
+/* The configuration; the first call reads the environment (thread-safe) and reports bad values. */
 const mc_config_t *mc_config(void);
+
+/* 1 when the variable was set to a valid, non-empty value (an explicit request). */
+int mc_config_explicit(mc_config_var var);
+
+/* 1 when the variable is set, non-empty, in the environment now; parses nothing (for the trace's
+ * constructor, which reads the configuration at load only when the trace is asked for). */
+int mc_config_is_set(mc_config_var var);
 
 /* True when MGPU_CACHED_DISABLE is set: the hot-path test of every ABI entry point. */
 int mc_disabled(void);

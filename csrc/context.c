@@ -12,11 +12,22 @@
 
 static _Thread_local int tl_device; /* this thread's default device; 0 unless set */
 
-static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
-static mc_status g_init_status;            /* result of runtime_init, written under g_init_once */
-static int g_device_count;                 /* written under g_init_once */
-static pthread_mutex_t g_dev_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the writes to g_ctx */
+/* Initialisation (driver load, cuInit, device count) runs once per process, and again in a forked
+ * child (mc_context_fork_child): a state word instead of a pthread_once, which cannot be reset.
+ * The initialising thread runs it without g_init_lock; others wait on g_init_done. */
+static pthread_mutex_t g_init_lock = PTHREAD_MUTEX_INITIALIZER; /* guards g_init_state changes */
+static pthread_cond_t g_init_done = PTHREAD_COND_INITIALIZER;
+static int g_init_state;                   /* INIT_*; atomic: read lock-free once INIT_DONE */
+static mc_status g_init_status;            /* result, written before INIT_DONE is stored */
+static int g_device_count;                 /* written before INIT_DONE is stored */
+enum { INIT_NONE = 0, INIT_RUNNING = 1, INIT_DONE = 2 };
+
+/* Primary contexts: retained by one thread per device, without g_dev_lock (a context creation
+ * takes long); other threads that need the same device wait on g_dev_done. */
+static pthread_mutex_t g_dev_lock = PTHREAD_MUTEX_INITIALIZER; /* guards g_retaining */
+static pthread_cond_t g_dev_done = PTHREAD_COND_INITIALIZER;
 static CUcontext g_ctx[MC_MAX_DEVICES];    /* retained primary contexts; published with release */
+static unsigned char g_retaining[MC_MAX_DEVICES]; /* a thread is retaining it; under g_dev_lock */
 static int g_smem_optin[MC_MAX_DEVICES];   /* 0 = not queried yet; no lock: racing queries store
                                               the same value, with release */
 
@@ -33,33 +44,41 @@ int mc_thread_device(void) {
 }
 void mc_set_thread_device(int device) { tl_device = device; }
 
-static void runtime_init(void) {
+static mc_status runtime_init(int *count_out) {
   mc_status st = mc_driver_load();
-  if (MC_FAILED(st)) {
-    g_init_status = st;
-    return;
-  }
+  if (MC_FAILED(st)) return st;
   CUresult r = mc_cu.cuInit(0);
-  if (r != 0) {
-    g_init_status = MC_FAIL("cuInit", r);
-    return;
-  }
+  if (r != 0) return MC_FAIL("cuInit", r);
   int count = 0;
   r = mc_cu.cuDeviceGetCount(&count);
-  if (r != 0) {
-    g_init_status = MC_FAIL("cuDeviceGetCount", r);
-    return;
-  }
-  g_device_count = count > MC_MAX_DEVICES ? MC_MAX_DEVICES : count;
-  g_init_status = MC_OK;
+  if (r != 0) return MC_FAIL("cuDeviceGetCount", r);
+  *count_out = count > MC_MAX_DEVICES ? MC_MAX_DEVICES : count;
+  return MC_OK;
 }
 
 mc_status mc_runtime_init(void) {
-  pthread_once(&g_init_once, runtime_init);
+  if (__atomic_load_n(&g_init_state, __ATOMIC_ACQUIRE) == INIT_DONE) return g_init_status;
+  pthread_mutex_lock(&g_init_lock);
+  while (__atomic_load_n(&g_init_state, __ATOMIC_RELAXED) == INIT_RUNNING)
+    pthread_cond_wait(&g_init_done, &g_init_lock);
+  if (__atomic_load_n(&g_init_state, __ATOMIC_RELAXED) == INIT_NONE) {
+    __atomic_store_n(&g_init_state, INIT_RUNNING, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&g_init_lock);
+    int count = 0;
+    mc_status st = runtime_init(&count); /* driver load and cuInit: without the lock */
+    pthread_mutex_lock(&g_init_lock);
+    g_init_status = st;
+    g_device_count = MC_FAILED(st) ? 0 : count;
+    __atomic_store_n(&g_init_state, INIT_DONE, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&g_init_done);
+  }
+  pthread_mutex_unlock(&g_init_lock);
   return g_init_status;
 }
 
-int mc_device_count(void) { return g_device_count; }
+int mc_device_count(void) {
+  return __atomic_load_n(&g_init_state, __ATOMIC_ACQUIRE) == INIT_DONE ? g_device_count : 0;
+}
 
 mc_status mc_device_context(int device, CUcontext *ctx) {
   mc_status st = mc_runtime_init();
@@ -71,27 +90,34 @@ mc_status mc_device_context(int device, CUcontext *ctx) {
     return MC_OK;
   }
   pthread_mutex_lock(&g_dev_lock);
+  while (!g_ctx[device] && g_retaining[device]) pthread_cond_wait(&g_dev_done, &g_dev_lock);
   c = g_ctx[device];
-  CUresult r = 0;
-  const char *call = NULL;
-  if (!c) {
-    CUdevice dev = 0;
-    call = "cuDeviceGet";
-    r = mc_cu.cuDeviceGet(&dev, device);
-    if (r == 0) {
-      call = "cuDevicePrimaryCtxRetain";
-      r = mc_cu.cuDevicePrimaryCtxRetain(&c, dev);
-    }
-    if (r == 0) __atomic_store_n(&g_ctx[device], c, __ATOMIC_RELEASE);
+  if (c) {
+    pthread_mutex_unlock(&g_dev_lock);
+    *ctx = c;
+    return MC_OK;
   }
+  g_retaining[device] = 1;
   pthread_mutex_unlock(&g_dev_lock);
-  if (r != 0) return MC_FAIL(call, r);
+  CUdevice dev = 0;
+  const char *call = "cuDeviceGet";
+  CUresult r = mc_cu.cuDeviceGet(&dev, device);
+  if (r == 0) {
+    call = "cuDevicePrimaryCtxRetain";
+    r = mc_cu.cuDevicePrimaryCtxRetain(&c, dev); /* creates the context: without the lock */
+  }
+  pthread_mutex_lock(&g_dev_lock);
+  g_retaining[device] = 0;
+  if (r == 0) __atomic_store_n(&g_ctx[device], c, __ATOMIC_RELEASE);
+  pthread_cond_broadcast(&g_dev_done);
+  pthread_mutex_unlock(&g_dev_lock);
+  if (r != 0) return MC_FAIL(call, r); /* a waiting thread then tries itself */
   *ctx = c;
   return MC_OK;
 }
 
 mc_status mc_device_max_smem_optin(int device, int *bytes) {
-  if (device < 0 || device >= g_device_count) return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
+  if (device < 0 || device >= mc_device_count()) return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
   int v = __atomic_load_n(&g_smem_optin[device], __ATOMIC_ACQUIRE);
   if (v > 0) {
     *bytes = v;
@@ -125,4 +151,34 @@ void mc_ctx_leave(mc_ctx_scope *scope) {
   CUcontext popped = NULL;
   mc_cu.cuCtxPopCurrent(&popped);
   scope->pushed = 0;
+}
+
+/* ---- fork ---- */
+
+void mc_context_fork_prepare(void) {
+  pthread_mutex_lock(&g_init_lock);
+  pthread_mutex_lock(&g_dev_lock);
+}
+
+void mc_context_fork_parent(void) {
+  pthread_mutex_unlock(&g_dev_lock);
+  pthread_mutex_unlock(&g_init_lock);
+}
+
+void mc_context_fork_child(void) {
+  pthread_mutex_unlock(&g_dev_lock);
+  pthread_mutex_unlock(&g_init_lock);
+  /* Waiters and initialisations in progress were the parent's threads: gone here. */
+  pthread_cond_init(&g_init_done, NULL);
+  pthread_cond_init(&g_dev_done, NULL);
+  /* The parent's contexts are not the child's: forgotten (never released), and the driver is
+   * initialised afresh (cuInit, device count) at the child's first call. */
+  __atomic_store_n(&g_init_state, INIT_NONE, __ATOMIC_RELEASE);
+  g_init_status = MC_OK;
+  g_device_count = 0;
+  for (int d = 0; d < MC_MAX_DEVICES; ++d) {
+    __atomic_store_n(&g_ctx[d], NULL, __ATOMIC_RELEASE);
+    g_retaining[d] = 0;
+    __atomic_store_n(&g_smem_optin[d], 0, __ATOMIC_RELEASE);
+  }
 }

@@ -7,8 +7,11 @@
  * context current for one mgpu* call and restores whatever the caller had current, so the caller's
  * current context is the same after every call as before it.
  *
- * Locking: the device table is filled under g_dev_lock (context.c) and published with release
- * stores; readers load with acquire and take no lock once a device is initialised.
+ * Locking (context.c): initialisation (driver load, cuInit) and each device's context retain run
+ * without a lock, by one thread; threads that need the same result meanwhile wait on a condition
+ * variable (g_init_lock / g_dev_lock released). Results are published with release stores;
+ * readers load with acquire and take no lock once a device is initialised. The two locks are never
+ * held together.
  */
 #ifndef MGPU_CACHED_CONTEXT_H
 #define MGPU_CACHED_CONTEXT_H
@@ -35,6 +38,14 @@ mc_status mc_device_max_smem_optin(int device, int *bytes);
 typedef struct mc_ctx_scope {
   int pushed; /* 1 when mc_ctx_enter pushed a context that mc_ctx_leave must pop */
 } mc_ctx_scope;
+
+/* Fork handlers (the library registers them with pthread_atfork): prepare takes the locks, parent
+ * releases them; child releases them and forgets the parent's state (retained contexts, device
+ * count, the shared memory limits, initialisation), without a driver call, so the child
+ * initialises the driver afresh at its first call. */
+void mc_context_fork_prepare(void);
+void mc_context_fork_parent(void);
+void mc_context_fork_child(void);
 
 /* Make `device`'s primary context current unless it already is. */
 mc_status mc_ctx_enter(int device, mc_ctx_scope *scope);

@@ -67,9 +67,22 @@ static void load_driver(void) {
     if (mc_hip_open(cfg->hip_path, &hip, g_error, sizeof g_error) == 0) choose(MC_BACKEND_HIP);
     return;
   }
-  /* Automatic: CUDA if it loads, unless HIP loads too and CUDA has no device. */
+  /* Automatic: CUDA if it loads, unless HIP loads too and CUDA has no device. A library named
+   * explicitly (MGPU_CACHED_CUDA_DRIVER, MGPU_CACHED_HIP_RUNTIME) that fails to load is an error,
+   * never a silent fall-back to the other backend. */
   int have_cuda = open_cuda(cfg->driver_path, &cuda, cuda_err, sizeof cuda_err) == 0;
   int have_hip = mc_hip_open(cfg->hip_path, &hip, hip_err, sizeof hip_err) == 0;
+  int cuda_missing = !have_cuda && mc_config_explicit(MC_CFG_driver_path);
+  int hip_missing = !have_hip && mc_config_explicit(MC_CFG_hip_path);
+  if (cuda_missing || hip_missing) {
+    snprintf(g_error, sizeof g_error, "%s%s%s%s%s", cuda_missing ? cuda_err : "",
+             cuda_missing ? " (set by MGPU_CACHED_CUDA_DRIVER)" : "",
+             cuda_missing && hip_missing ? "; " : "", hip_missing ? hip_err : "",
+             hip_missing ? " (set by MGPU_CACHED_HIP_RUNTIME)" : "");
+    if (have_cuda) memset(&mc_cu, 0, sizeof mc_cu); /* the handles stay open, unused */
+    if (have_hip) memset(&mc_hip, 0, sizeof mc_hip);
+    return;
+  }
   if (have_cuda && (!have_hip || cuda_has_devices() || mc_hip_device_count() == 0)) {
     if (have_hip) {
       memset(&mc_hip, 0, sizeof mc_hip);

@@ -1,4 +1,5 @@
-/* launch.c - kernel launches in the cached mode (see launch.h). No state of its own, no lock. */
+/* launch.c - kernel launches in the cached mode (see launch.h). No state of its own, no lock:
+ * the stream handle is resolved through pool.h for the duration of the driver call. */
 #include "launch.h"
 
 #include "backend.h"
@@ -6,22 +7,34 @@
 #include "driver.h"
 #include "pool.h"
 #include "stats.h"
+#include "trace.h"
 
 mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, void **params,
                     void **extra) {
-  int device = mc_thread_device();
-  mc_ctx_scope scope;
-  mc_status st = mc_ctx_enter(device, &scope);
+  /* A stream of ours runs the kernel on the device it was made on, whatever the thread's
+   * default device is now; the NULL stream and foreign streams on the default device. */
+  mc_stream_use use;
+  mc_status st = mc_stream_use_begin(stream, "cuLaunchKernel", &use);
   if (MC_FAILED(st)) return st;
+  int device = use.device;
+  stream = use.stream;
+  mc_ctx_scope scope;
+  st = mc_ctx_enter(device, &scope);
+  if (MC_FAILED(st)) {
+    mc_stream_use_end(&use);
+    return st;
+  }
   CUfunction cf = NULL;
   st = mc_function_prepare(f, device, d->smem, &cf);
   if (MC_FAILED(st)) {
     mc_ctx_leave(&scope);
+    mc_stream_use_end(&use);
     return st;
   }
   int has_cluster = d->cluster[0] > 0 && d->cluster[1] > 0 && d->cluster[2] > 0;
   CUresult r;
   const char *call;
+  MC_TRACE_GPU_BEGIN(stream, device); /* the driver stream the kernel is enqueued on */
   if (!has_cluster && !d->cooperative) {
     call = "cuLaunchKernel";
     r = mc_cu.cuLaunchKernel(cf, (unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2],
@@ -67,8 +80,9 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     call = "cuLaunchKernelEx";
     r = mc_cu.cuLaunchKernelEx(&cfg, cf, params, extra);
   }
+  MC_TRACE_GPU_END(stream, r ? r : MC_FAILED(st));
   mc_ctx_leave(&scope);
-  mc_pool_note_launch(stream); /* after the enqueue: see "known idle" in pool.c */
+  mc_stream_use_end(&use);
   if (MC_FAILED(st)) return st;
   if (r != 0) return MC_FAIL(call, r);
   MC_STAT_INC(launches);

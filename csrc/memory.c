@@ -6,6 +6,8 @@
 #include "context.h"
 #include "driver.h"
 #include "memref.h"
+#include "pool.h"
+#include "trace.h"
 
 /* Run `expr` (a CUresult expression) in the default device's context. */
 #define IN_DEVICE_CONTEXT(callname, expr)                                                         \
@@ -18,16 +20,28 @@
     if (r_ != 0) return MC_FAIL(callname, r_);                                                    \
   } while (0)
 
-/* Run `expr` directly on a caller's stream, or in the device's context for the NULL stream. */
+/* Run `expr` on a caller's stream: a stream of ours as its driver stream (`drv_`), in the context of
+ * the device it was made on; the NULL stream and foreign streams in the default device's. */
 #define ON_STREAM(callname, stream, expr)                                                         \
   do {                                                                                            \
-    if (stream) {                                                                                 \
-      mc_status st0_ = mc_driver_load();                                                          \
-      if (MC_FAILED(st0_)) return st0_;                                                           \
-      MC_CU_TRY(callname, (expr));                                                                \
-    } else {                                                                                      \
-      IN_DEVICE_CONTEXT(callname, expr);                                                          \
+    mc_status st0_ = mc_driver_load();                                                            \
+    if (MC_FAILED(st0_)) return st0_;                                                             \
+    mc_stream_use use_;                                                                           \
+    st0_ = mc_stream_use_begin((stream), callname, &use_);                                        \
+    if (MC_FAILED(st0_)) return st0_;                                                             \
+    CUstream drv_ = use_.stream;                                                                  \
+    mc_ctx_scope scope_;                                                                          \
+    st0_ = mc_ctx_enter(use_.device, &scope_);                                                    \
+    CUresult r_ = 0;                                                                              \
+    if (!MC_FAILED(st0_)) {                                                                       \
+      MC_TRACE_GPU_BEGIN(drv_, use_.device); /* the driver stream the copy is enqueued on */      \
+      r_ = (expr);                                                                                \
+      MC_TRACE_GPU_END(drv_, r_);                                                                 \
     }                                                                                             \
+    if (!MC_FAILED(st0_)) mc_ctx_leave(&scope_);                                                  \
+    mc_stream_use_end(&use_);                                                                     \
+    if (MC_FAILED(st0_)) return st0_;                                                             \
+    if (r_ != 0) return MC_FAIL(callname, r_);                                                    \
   } while (0)
 
 mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **out) {
@@ -45,7 +59,15 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
 }
 
 mc_status mc_mem_free(void *ptr, CUstream stream) {
-  if (mc_config()->allocator) return mc_alloc_put(ptr, stream);
+  if (mc_config()->allocator) {
+    /* The allocator records on the driver stream. A stream handle that is no longer valid is
+     * treated as the NULL stream (a synchronous free, which is what the stock cuMemFree does). */
+    mc_stream_use use;
+    if (MC_FAILED(mc_stream_use_begin(stream, "cuMemFree", &use))) return mc_alloc_put(ptr, NULL);
+    mc_status st = mc_alloc_put(ptr, use.stream);
+    mc_stream_use_end(&use);
+    return st;
+  }
   IN_DEVICE_CONTEXT("cuMemFree", mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));
   return MC_OK;
 }
@@ -53,19 +75,19 @@ mc_status mc_mem_free(void *ptr, CUstream stream) {
 mc_status mc_memcpy(void *dst, void *src, size_t bytes, CUstream stream) {
   ON_STREAM("cuMemcpyAsync", stream,
             mc_cu.cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes,
-                                stream));
+                                drv_));
   return MC_OK;
 }
 
 mc_status mc_memset32(void *dst, uint32_t value, size_t count, CUstream stream) {
   ON_STREAM("cuMemsetD32Async", stream,
-            mc_cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count, stream));
+            mc_cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count, drv_));
   return MC_OK;
 }
 
 mc_status mc_memset16(void *dst, uint16_t value, size_t count, CUstream stream) {
   ON_STREAM("cuMemsetD16Async", stream,
-            mc_cu.cuMemsetD16Async((CUdeviceptr)(uintptr_t)dst, value, count, stream));
+            mc_cu.cuMemsetD16Async((CUdeviceptr)(uintptr_t)dst, value, count, drv_));
   return MC_OK;
 }
 

@@ -12,8 +12,20 @@
  * MGPU_CACHED_MODULE_CACHE (default 256) unreferenced modules are kept (the least recently
  * released first), so a JIT process that makes many modules does not keep them all loaded.
  *
- * Handles (mc_module*, mc_function*) are never freed, so a stale handle is detected, not a crash.
- * The locking rule is in module_cache.c.
+ * Handles: an mc_module* / mc_function* is not a pointer but a generation-tagged handle
+ * (slot_table.h): a slot index and the slot's generation. When a module is unloaded from the
+ * driver (retired), its private copy of the blob and its structures are freed and its slots (one
+ * for the module, one per kernel) go back to the tables with a new generation, to be reused by
+ * later modules. Handles made before then read as stale (MGPU_CACHED_STALE_HANDLE), values the
+ * library never made as unknown (MGPU_CACHED_UNKNOWN_HANDLE); neither is ever dereferenced. What
+ * stays per retired module is nothing: memory is bounded by the slots of the most modules and
+ * kernels ever live at the same time.
+ *
+ * Slow driver calls (cuLibraryLoadData and the JIT, cuLibraryUnload, cuKernelGetFunction,
+ * cuLibraryGetKernel, context creation) run without the cache's lock, so a launch or a cache hit
+ * never waits behind another thread's load. Two threads loading the same blob at the same address
+ * at the same time: the second waits for the first one's load and gets its module (one driver
+ * load, one handle). The locking rule and the reclamation are in module_cache.c.
  */
 #ifndef MGPU_CACHED_MODULE_CACHE_H
 #define MGPU_CACHED_MODULE_CACHE_H
@@ -23,8 +35,8 @@
 #include "cuda_api.h"
 #include "status.h"
 
-typedef struct mc_module mc_module;
-typedef struct mc_function mc_function;
+typedef struct mc_module mc_module;     /* never defined: the value is a handle */
+typedef struct mc_function mc_function; /* never defined: the value is a handle */
 
 /* Load (or find) the module for `blob`. jit=1 for mgpuModuleLoadJIT (PTX, with opt_level). On a
  * JIT failure the driver's error log is copied into log (if given). */
@@ -40,6 +52,15 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
 /* For a launch on `device`, whose context is current: validate `f`, give its CUfunction in that
  * context and make sure its dynamic shared memory limit admits `smem` bytes. */
 mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out);
+
+/* Fork handlers (the library registers them with pthread_atfork): prepare takes the cache's
+ * locks, so that no lock is inherited held; parent releases them; child releases them and resets
+ * the cache to a fresh, empty state without any driver call: the parent's driver libraries and
+ * functions are forgotten (never used or unloaded in the child; their memory is not freed) and
+ * every handle made before the fork reads as stale in the child. */
+void mc_module_cache_fork_prepare(void);
+void mc_module_cache_fork_parent(void);
+void mc_module_cache_fork_child(void);
 
 /* ---- ROCm-only export (abi_rocm.c) ---- */
 /* The device address and size of the global `name` of `module` on the calling thread's default

@@ -1,19 +1,28 @@
-/* pool.h - pooled streams and events.
+/* pool.h - stream and event handles, and the pools of driver streams and events behind them.
  *
- * mgpuStreamCreate hands out a non-blocking stream of the calling thread's default device from a
- * per-device pool and mgpuStreamDestroy gives it back; events (timing disabled) likewise. Two
- * handles live at the same time never share an object. An object comes back into use only once
- * the work queued on it has finished (cuStreamQuery / cuEventQuery report ready): one given back
- * while busy waits in a draining list, so a new owner never inherits a dependency on old work.
- * Objects are never destroyed (they are reused, and none is torn down at exit).
+ * mgpuStreamCreate / mgpuEventCreate hand out the library's own handles: a pointer-sized value
+ * that encodes a slot of the handle table and a generation (pool.c shows the encoding). A handle
+ * is never a driver object and never dereferenced: a destroyed handle is detected exactly (its
+ * slot's generation moved on) and reported as the stock wrapper's driver call reports it
+ * (CUDA_ERROR_INVALID_HANDLE), never acted upon, even when its slot serves a new handle.
  *
- * Stream cap: above MGPU_CACHED_STREAM_CAP driver streams on a device, a new stream handle may share
- * the driver stream of a live handle that was joined through an event and is idle (streams the
- * generated code leaks); pool.c explains the rule and why it cannot deadlock a correct program.
+ * A stream handle belongs to the device that was the thread's default device when it was made,
+ * for its whole life. It is bound to a driver stream of that device only while it may have work:
+ * the first enqueue binds it (an idle pooled driver stream, or a new one), mgpuStreamSynchronize
+ * unbinds it when no other thread used it meanwhile (its driver stream is then provably idle and
+ * goes back to the pool without a query), mgpuStreamDestroy gives the driver stream back (reused
+ * only once the driver reports it idle). Above MGPU_CACHED_STREAM_CAP driver streams on a device,
+ * a bind takes the driver stream of a live handle that is provably idle (no thread inside a call
+ * on it, and cuStreamQuery reports its work complete): that handle has no pending work, so it
+ * loses nothing, and its next enqueue binds again. Two handles never hold one driver stream at
+ * the same time, so the library never adds an order between work of two handles.
  *
- * Handles are the driver's own CUstream / CUevent values, so callers may pass them to the driver
- * directly. Handles this library did not make (streams created elsewhere, the NULL stream) are
- * passed through to the driver as the stock wrapper does.
+ * An event handle holds a driver event of the device it was last recorded on (made on the
+ * thread's default device, moved to a stream's device when recorded on a stream of another one).
+ *
+ * Handles this library did not make (driver streams, the NULL stream, CU_STREAM_LEGACY /
+ * CU_STREAM_PER_THREAD) are passed to the driver as the stock wrapper does, in the thread's
+ * default device's context where one is needed.
  */
 #ifndef MGPU_CACHED_POOL_H
 #define MGPU_CACHED_POOL_H
@@ -28,25 +37,54 @@ mc_status mc_stream_destroy(CUstream stream);
 mc_status mc_event_create(CUevent *out);
 mc_status mc_event_destroy(CUevent event);
 
-/* A kernel was just enqueued on `stream` (called by launch.c after each launch): the stream is
- * no longer known to be idle (see "known idle" in pool.c). */
-void mc_pool_note_launch(CUstream stream);
+/* One use of a stream handle by an enqueue (launch, copy, memset): mc_stream_use_begin resolves
+ * the handle to the driver stream to enqueue on (binding it if needed) and the device to work on,
+ * and keeps the binding stable until mc_stream_use_end. For the NULL stream and foreign handles,
+ * `stream` is the caller's value and `device` the thread's default device. A destroyed handle
+ * fails with CUDA_ERROR_INVALID_HANDLE named `call` (the driver call the stock wrapper makes). */
+typedef struct mc_stream_use {
+  CUstream stream;   /* driver stream to enqueue on */
+  int device;        /* device whose context the call needs */
+  void *rec;         /* the handle's record while in use (ours), else NULL */
+} mc_stream_use;
+mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *use);
+void mc_stream_use_end(mc_stream_use *use);
+
+/* The device a handle of ours belongs to (streams: where made; events: last recorded), or the
+ * thread's default device for anything else. Never binds, never fails. */
+int mc_handle_device(const void *handle);
 
 /* Synchronise a stream (the NULL stream in the default device's context). */
 mc_status mc_stream_synchronize(CUstream stream);
+
+/* mgpuStreamWaitEvent: `stream` waits for the last record of `event`. An event never recorded is
+ * complete (as in the driver). A *stream* handle of ours passed as the event (generated code's
+ * handle confusion) is waited for as a whole: its work so far. */
+mc_status mc_stream_wait_event(CUstream stream, CUevent event);
+
+/* mgpuEventRecord. */
+mc_status mc_event_record(CUevent event, CUstream stream);
 
 /* Synchronise an event. Generated code passes a *stream* here when a token was carried through a
  * loop (see the reference notes): a live stream of ours is then synchronised, as the program meant. */
 mc_status mc_event_synchronize(CUevent event);
 
-/* Destroy an event; a live stream of ours passed here (same confusion) is given back as a stream. */
+/* Destroy an event; a live stream of ours passed here (same confusion) is destroyed as a stream. */
 mc_status mc_event_destroy_any(CUevent event);
 
-/* mgpuEventRecord(event, stream) succeeded: mark a live stream of ours as joined (stream cap). */
-void mc_pool_note_event_record(CUstream stream);
-
 /* What `handle` is if this library handed it out and it is live: MC_OBJ_STREAM, MC_OBJ_EVENT,
- * or MC_OBJ_NONE (foreign, or given back). */
+ * or MC_OBJ_NONE (foreign, or destroyed). */
 mc_obj_kind mc_pool_live_kind(const void *handle);
+
+/* The driver object behind a live handle of ours, bound now if it was not, and pinned: it stays
+ * bound until the handle is destroyed (the program may enqueue on it behind the library's back).
+ * Anything else is returned unchanged. (mgpu_cached_driver_handle in mgpu_cached.h.) */
+void *mc_pool_driver_handle(void *handle);
+
+/* fork(): prepare takes the pool's lock, parent releases it, child releases it and forgets every
+ * handle and driver object of the parent (no driver call): the child starts with empty pools. */
+void mc_pool_fork_prepare(void);
+void mc_pool_fork_parent(void);
+void mc_pool_fork_child(void);
 
 #endif

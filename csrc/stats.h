@@ -43,10 +43,11 @@
   X(alloc_releases, "cached blocks given back to the driver (cap, out of memory, release)")  \
   X(alloc_oom_retries, "allocations retried after out of memory released the cache")        \
   /* stream reuse without a query: */                                                         \
-  X(stream_query_skips, "streams given back without cuStreamQuery (synchronized just before)") \
+  X(stream_query_skips, "driver streams pooled without cuStreamQuery (provably idle after a sync)") \
   /* concurrency (issue 4) */                                                                 \
-  X(stream_shares, "stream handles given an idle joined stream at the stream cap")           \
-  X(stream_cap_exceeded, "driver streams made above the stream cap (nothing to share)")      \
+  X(stream_binds, "stream handles bound to a driver stream (first use, or use after an unbind)") \
+  X(stream_reclaims, "driver streams taken from idle live handles at the stream cap")       \
+  X(stream_cap_exceeded, "driver streams made above the stream cap (every bound one busy)")      \
   X(module_evictions, "unreferenced modules unloaded beyond MGPU_CACHED_MODULE_CACHE")
 
 typedef enum {
@@ -58,9 +59,16 @@ typedef enum {
 
 extern uint64_t mc_stats_values[MC_STAT_COUNT];
 
+extern int mc_trace_on;   /* trace.h: the timeline trace notes which counters a call moved */
+void mc_trace_stat(int id);
+
 static inline void mc_stat_add(mc_stat_id id, int64_t delta) {
   __atomic_fetch_add(&mc_stats_values[id], (uint64_t)delta, __ATOMIC_RELAXED);
+  if (__builtin_expect(mc_trace_on, 0)) mc_trace_stat((int)id);
 }
+/* fork(): in the child, the statistics file counts from here on (fork.c calls it). */
+void mc_stats_fork_child(void);
+
 #define MC_STAT_INC(name) mc_stat_add(MC_STAT_##name, 1)
 #define MC_STAT_DEC(name) mc_stat_add(MC_STAT_##name, -1)
 

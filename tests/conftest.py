@@ -159,8 +159,26 @@ class Fake:
         self.lib.fake_log(buf, len(buf))
         return [x for x in buf.value.decode().split(",") if x]
 
+    # Stream and event handles of the library are not driver objects (pool.h); the fake's
+    # per-object controls take the driver object, which Rt installs a translation for.
+    translate = staticmethod(lambda h: h)
+
+    def fake_complete(self, stream) -> None:
+        self.lib.fake_complete(self.translate(stream))
+
+    def fake_stream_device(self, stream) -> int:
+        return self.lib.fake_stream_device(self.translate(stream))
+
+    def fake_stream_flags(self, stream) -> int:
+        return self.lib.fake_stream_flags(self.translate(stream))
+
     def __getattr__(self, name):
         return getattr(self.lib, name)
+
+
+def library_handle(h) -> bool:
+    """True for a stream or event handle the library made (tag 0xC5 / 0xCE in the top byte)."""
+    return bool(h) and (h >> 56) in (0xC5, 0xCE)
 
 
 class Rt:
@@ -170,6 +188,7 @@ class Rt:
         self.fake = Fake(fake_path)
         self.lib = bind(ctypes.CDLL(str(lib_path)))
         self.info = mgpu_cached.Runtime(lib_path)
+        self.fake.translate = lambda h: self.pin(h) if library_handle(h) else h
 
     def __getattr__(self, name):
         return getattr(self.lib, name)
@@ -179,6 +198,18 @@ class Rt:
 
     def launch(self, fn, smem: int = 0, stream=None, grid=(1, 1, 1), block=(32, 1, 1)) -> None:
         self.lib.mgpuLaunchKernel(fn, *grid, *block, smem, stream, None, None, 0)
+
+    def driver_stream(self, fn, stream) -> Optional[int]:
+        """The driver stream a launch on `stream` uses now (launches `fn` once and asks the fake;
+        unlike mgpu_cached_driver_handle this does not pin the handle)."""
+        self.launch(fn, stream=stream)
+        return self.fake.fake_last_stream()
+
+    def pin(self, handle) -> Optional[int]:
+        """mgpu_cached_driver_handle: the driver object behind a handle (pins it)."""
+        f = self.lib.mgpu_cached_driver_handle
+        f.restype, f.argtypes = vp, [vp]
+        return f(handle)
 
 
 def _fresh_runtime(tmp_path: Path, monkeypatch, fake_build: Path, tag: str,

@@ -95,6 +95,7 @@ def test_block_still_in_use_is_not_handed_to_another_stream(art):
     assert art.mgpuMemAlloc(KIB, s2, False) == p
 
 
+@pytest.mark.xfail(strict=True, reason='ordered reuse is being made opt-in (trust issue item 1, branch alloc)')
 def test_same_stream_reuse_is_stream_ordered_for_device_memory_only(art):
     k = busy_kernel(art)
     s = art.mgpuStreamCreate()
@@ -110,6 +111,7 @@ def test_same_stream_reuse_is_stream_ordered_for_device_memory_only(art):
     assert art.mgpuMemAlloc(KIB, None, True) == h
 
 
+@pytest.mark.xfail(strict=True, reason='ordered reuse is being made opt-in (trust issue item 1, branch alloc)')
 def test_foreign_stream_gets_no_stream_ordered_reuse(art):
     k = busy_kernel(art)
     ours = art.mgpuStreamCreate()

@@ -150,7 +150,7 @@ def harness_build(tmp_path_factory):
         exe = out / prog
         subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{ROOT / 'benchmarks/harness'}",
                         f"-D{macro}", "-o", str(exe), str(ROOT / "benchmarks/harness/harness.c"),
-                        str(OBJECTS / f"{stem}_llvm22.o"), *mgpu_cached.ldflags().split(), "-lm"],
+                        str(OBJECTS / f"{stem}_llvm22.o"), *mgpu_cached.ldflags_list(), "-lm"],
                        check=True)
         exes[prog] = exe
     return exes

@@ -94,7 +94,7 @@ def test_planted_defect_is_found_and_minimised(setup, work):
 
 @pytest.mark.parametrize("feature", [
     pytest.param("cross_free", marks=pytest.mark.xfail(strict=True, reason=ITEM1)),
-    pytest.param("cross_alloc", marks=pytest.mark.xfail(strict=True, reason=ITEM1)),
+    "cross_alloc",
 ])
 def test_stock_deterministic_races_give_no_difference(setup, work, feature):
     progs = generate(1, N, DEVICES, (feature,))

@@ -6,7 +6,10 @@ ROCm by Debian's MLIR 19 and 22."""
 import ctypes
 import json
 import os
+import struct
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -87,7 +90,8 @@ def test_errors_read_like_the_stock_rocm_wrapper(hip_rt, capfd):
     rt.launch(f)
     assert "'hipModuleLaunchKernel' failed with 'hipErrorInvalidHandle'" in capfd.readouterr().err
     rt.fake.fake_fail(b"hipStreamCreateWithFlags", 2, 0)
-    assert rt.mgpuStreamCreate() is None
+    s = rt.mgpuStreamCreate()  # a handle: the HIP stream is made at its first use
+    rt.launch(f, stream=s)
     assert "'hipStreamCreateWithFlags' failed with 'hipErrorOutOfMemory'" in capfd.readouterr().err
     assert rt.stats()["errors"] == 4
 
@@ -152,14 +156,15 @@ def test_stream_pool_and_flags(make_hip_runtime, nonblocking):
     env = {"MGPU_CACHED_HIP_NONBLOCKING_STREAMS": "1"} if nonblocking else {}
     rt = make_hip_runtime(env=env)
     first = rt.mgpuStreamCreate()
+    d = rt.pin(first)  # the HIP stream behind the handle
     rt.mgpuStreamDestroy(first)
     for _ in range(5):
         s = rt.mgpuStreamCreate()
-        assert s == first
+        assert rt.pin(s) == d  # the pooled HIP stream serves each new handle
         rt.mgpuStreamDestroy(s)
     assert rt.fake.count("hipStreamCreateWithFlags") == 1
     assert rt.fake.count("hipStreamCreate") == 0 and rt.fake.count("hipStreamDestroy") == 0
-    assert rt.fake.fake_stream_flags(first) == (1 if nonblocking else 0)
+    assert rt.fake.fake_stream_flags(d) == (1 if nonblocking else 0)
 
 
 def test_busy_stream_is_not_handed_out(hip_rt):
@@ -167,15 +172,17 @@ def test_busy_stream_is_not_handed_out(hip_rt):
     f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0), b"k")
     rt.fake.fake_set_busy_launches(1)
     a = rt.mgpuStreamCreate()
-    rt.launch(f, stream=a)
+    da = rt.driver_stream(f, a)
     rt.mgpuStreamDestroy(a)  # work still pending
     b = rt.mgpuStreamCreate()
-    assert b != a
+    db = rt.driver_stream(f, b)
+    assert db != da
     assert rt.fake.count("hipStreamQuery") >= 1
-    rt.fake.fake_complete(a)
+    rt.fake.fake_complete(da)
+    rt.fake.fake_complete(db)
     rt.mgpuStreamDestroy(b)
     c, d = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
-    assert {c, d} == {a, b}
+    assert {rt.pin(c), rt.pin(d)} == {da, db}
 
 
 def test_event_pool(hip_rt):
@@ -190,9 +197,13 @@ def test_event_pool(hip_rt):
     assert rt.fake.count("hipEventRecord") == 3 and rt.fake.count("hipStreamWaitEvent") == 3
 
 
+@pytest.mark.parametrize("managed", [False, True], ids=["hipmalloc", "managed"])
 @pytest.mark.parametrize("allocator", ["1", "0"], ids=["caching-allocator", "allocator-off"])
-def test_memory(make_hip_runtime, allocator):
-    rt = make_hip_runtime(env={"MGPU_CACHED_ALLOCATOR": allocator})
+def test_memory(make_hip_runtime, allocator, managed):
+    env = {"MGPU_CACHED_ALLOCATOR": allocator}
+    if managed:
+        env["MGPU_CACHED_HIP_MANAGED"] = "1"
+    rt = make_hip_runtime(env=env)
     s = rt.mgpuStreamCreate()
     p = rt.mgpuMemAlloc(256, None, True)
     q = rt.mgpuMemAlloc(256, None, False)
@@ -204,8 +215,11 @@ def test_memory(make_hip_runtime, allocator):
     assert ctypes.cast(q, ctypes.POINTER(ctypes.c_uint16))[1] == 0xABCD
     rt.mgpuMemFree(p, None)
     rt.mgpuMemFree(q, None)
-    assert rt.fake.counts("hipMallocManaged", "hipMalloc", "hipMemcpyAsync") == {
-        "hipMallocManaged": 1, "hipMalloc": 1, "hipMemcpyAsync": 1}
+    # host_shared: hipMalloc as in the stock ROCm wrapper, hipMallocManaged only when asked for
+    allocs = {"hipMallocManaged": 1, "hipMalloc": 1} if managed else {"hipMallocManaged": 0,
+                                                                       "hipMalloc": 2}
+    assert rt.fake.counts("hipMallocManaged", "hipMalloc") == allocs
+    assert rt.fake.count("hipMemcpyAsync") == 1
     if allocator == "0":  # the stock calls: a synchronous hipFree per free
         assert rt.fake.counts("hipFree", "hipDeviceSynchronize") == {
             "hipFree": 2, "hipDeviceSynchronize": 0}
@@ -216,12 +230,33 @@ def test_memory(make_hip_runtime, allocator):
         "hipFree": 0, "hipDeviceSynchronize": 2}
     assert rt.mgpuMemAlloc(256, None, True) == p
     assert rt.mgpuMemAlloc(256, None, False) == q
-    assert rt.fake.counts("hipMallocManaged", "hipMalloc") == {"hipMallocManaged": 1,
+    assert rt.fake.counts("hipMallocManaged", "hipMalloc") == allocs
+
+
+@pytest.mark.parametrize("disable", [False, True], ids=["cached", "stock"])
+def test_host_shared_is_hipmalloc_as_in_stock(make_hip_runtime, disable):
+    """By default a host_shared allocation makes the stock ROCm wrapper's call (hipMalloc): managed
+    memory without XNACK is fine-grained host memory, slower and unsafe for some floating-point
+    atomics, so it would change what a program gets."""
+    rt = make_hip_runtime(disable=disable, env={"MGPU_CACHED_ALLOCATOR": "0"})
+    assert rt.mgpuMemAlloc(64, None, True)
+    assert rt.fake.counts("hipMallocManaged", "hipMalloc") == {"hipMallocManaged": 0,
                                                                 "hipMalloc": 1}
 
 
+def test_host_shared_failure_names_the_call_made(make_hip_runtime, capfd):
+    rt = make_hip_runtime(env={"MGPU_CACHED_ALLOCATOR": "0"})
+    rt.fake.fake_fail(b"hipMalloc", 2, 0)
+    assert rt.mgpuMemAlloc(64, None, True) is None
+    assert "'hipMalloc' failed with 'hipErrorOutOfMemory'" in capfd.readouterr().err
+    rt = make_hip_runtime(env={"MGPU_CACHED_ALLOCATOR": "0", "MGPU_CACHED_HIP_MANAGED": "1"})
+    rt.fake.fake_fail(b"hipMallocManaged", 2, 0)
+    assert rt.mgpuMemAlloc(64, None, True) is None
+    assert "'hipMallocManaged' failed with 'hipErrorOutOfMemory'" in capfd.readouterr().err
+
+
 def test_host_shared_falls_back_where_managed_memory_is_unsupported(make_hip_runtime, capfd):
-    rt = make_hip_runtime(env={"FAKEHIP_NO_MANAGED": "1"})
+    rt = make_hip_runtime(env={"FAKEHIP_NO_MANAGED": "1", "MGPU_CACHED_HIP_MANAGED": "1"})
     assert rt.mgpuMemAlloc(64, None, True)
     assert rt.fake.counts("hipMallocManaged", "hipMalloc") == {"hipMallocManaged": 1,
                                                                 "hipMalloc": 1}
@@ -264,6 +299,168 @@ def test_module_get_global(hip_rt, capfd):
     assert "'hipModuleGetGlobal' failed with 'hipErrorNotFound'" in capfd.readouterr().err
     fn(ctypes.byref(p), ctypes.byref(n), 12345, b"gdata")
     assert "'mgpuModuleGetGlobal' failed with 'MGPU_CACHED_UNKNOWN_HANDLE'" in capfd.readouterr().err
+
+
+# ---- per-load state, and the copy kept for loads on other devices -----------------------------
+
+def bundle(*names: str) -> bytes:
+    """A clang offload bundle as clang writes it: an empty host entry and a gfx942 entry that
+    holds the code (text the fake parses)."""
+    code = ptx(*names)
+    ids = [b"host-x86_64-unknown-linux-gnu", b"hipv4-amdgcn-amd-amdhsa--gfx942"]
+    header = 32 + sum(24 + len(i) for i in ids)
+    out = b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", len(ids))
+    for i, size in zip(ids, (0, len(code))):
+        out += struct.pack("<QQQ", header, size, len(i)) + i
+    return out + code
+
+
+def compressed_bundle(version: int, *names: str) -> bytes:
+    """A compressed offload bundle ("CCOB"); the fake takes its "compressed data" as text. Version
+    1 records no total size, versions 2 and 3 do."""
+    data = ptx(*names)
+    if version == 1:
+        return b"CCOB" + struct.pack("<HHIQ", 1, 1, len(data), 0) + data
+    if version == 2:
+        return b"CCOB" + struct.pack("<HHIIQ", 2, 1, 24 + len(data), len(data), 0) + data
+    return b"CCOB" + struct.pack("<HHQQQ", 3, 1, 32 + len(data), len(data), 0) + data
+
+
+@pytest.mark.parametrize("fmt,devices", [("stand-in", 1), ("bundle", 2)])
+def test_unkeyable_code_objects_leave_nothing_per_load(tmp_path, fake_hip_build, fmt, devices):
+    """Review R8: a code object the module cache cannot key (a clang offload bundle), loaded,
+    launched (here on every device) and unloaded per launch, as LLVM <= 20 code does. Every
+    per-device module is unloaded, and the backend's per-load state (library, kernels, copy) is
+    freed at unload: the heap grew by ~1.7 KB per iteration before (with this fake), ~0.6 KB now,
+    what remains being the module cache's never-freed handles (module_cache.c) and the fake's."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path / "hip_load_loop"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-o", str(exe), str(DATA / "hip_load_loop.c"),
+                    *mgpu_cached.ldflags().split(), "-ldl"], check=True)
+    env = dict(os.environ, MGPU_CACHED_BACKEND="hip", MGPU_CACHED_HIP_RUNTIME=str(fake_hip_build),
+               FAKEHIP_DEVICES=str(devices))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    n = 2000
+    p = subprocess.run([str(exe), fmt, str(n), str(devices)], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
+    out = {l.split()[0]: int(l.split()[1]) for l in p.stdout.splitlines()}
+    assert out["loads"] == out["unloads"] == (n + 100) * devices  # one module per device each time
+    assert (out["heap_after"] - out["heap_before"]) / n < 1024
+
+
+@pytest.mark.parametrize("make", [bundle, elf, ptx, lambda *n: compressed_bundle(2, *n),
+                                  lambda *n: compressed_bundle(3, *n)],
+                         ids=["bundle", "elf", "ptx", "ccob-v2", "ccob-v3"])
+def test_code_object_for_other_devices_is_our_copy(make_hip_runtime, capfd, make):
+    """The caller may free its bytes once mgpuModuleLoad returned: a load on another device later
+    uses the library's own copy, never the caller's pointer."""
+    rt = make_hip_runtime(devices=2)
+    buf = blob_buffer(make("k"))
+    m = rt.mgpuModuleLoad(buf, 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    rt.launch(f)
+    overwrite(buf, b"\xff" * len(buf))  # the caller's buffer freed and reused
+    rt.mgpuSetDefaultDevice(1)
+    rt.launch(f)
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 1
+    assert rt.fake.count("hipModuleLoadData") == 2
+    assert capfd.readouterr().err == ""
+    rt.mgpuModuleUnload(m)
+
+
+def test_code_object_of_unknown_length_is_reported_on_other_devices(make_hip_runtime, capfd):
+    """A compressed bundle of version 1 records no size: no copy can be kept, so a launch on
+    another device reports why instead of reading the caller's bytes again."""
+    rt = make_hip_runtime(devices=2)
+    buf = blob_buffer(compressed_bundle(1, "k"))
+    f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(buf, 0), b"k")
+    rt.launch(f)
+    rt.mgpuSetDefaultDevice(1)
+    rt.launch(f)
+    err = capfd.readouterr().err
+    assert "cannot be loaded on device 1: its length is not known" in err
+    assert "failed with 'hipErrorNotSupported'" in err
+    assert rt.fake.count("hipModuleLoadData") == 1
+    assert rt.fake.count("hipModuleLaunchKernel") == 1
+    rt.mgpuSetDefaultDevice(0)
+    rt.launch(f)  # still works where it was loaded
+    assert rt.fake.count("hipModuleLaunchKernel") == 2
+
+
+def _wait_until(cond):
+    deadline = time.monotonic() + 30  # a guard against a hang, not a performance bound
+    while not cond():
+        assert time.monotonic() < deadline, "condition never reached"
+        time.sleep(0.001)
+
+
+def test_no_lock_held_across_a_module_load(make_hip_runtime, capfd):
+    """While one thread's hipModuleLoadData (a first use on device 1) is in the runtime, another
+    thread loads the same module on device 2, and the module is unloaded: neither waits for the
+    load. The unload is completed once the load returns: every per-device module is unloaded then,
+    none before (the copy it loads from stays alive until then)."""
+    rt = make_hip_runtime(devices=3, env={"MGPU_CACHED_MODULE_CACHE": "0"})
+    rt.fake.lib.fake_hold_loads.argtypes = [ctypes.c_int]
+    rt.fake.lib.fake_held_loads.restype = ctypes.c_int
+    get_global = rt.lib.mgpuModuleGetGlobal
+    get_global.restype, get_global.argtypes = None, [ctypes.POINTER(vp),
+                                                     ctypes.POINTER(ctypes.c_size_t), vp,
+                                                     ctypes.c_char_p]
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    results = {}
+
+    def on_device(device):
+        rt.mgpuSetDefaultDevice(device)
+        p, n = vp(), ctypes.c_size_t()
+        get_global(ctypes.byref(p), ctypes.byref(n), m, b"gdata")
+        results[device] = p.value
+
+    rt.fake.fake_hold_loads(1)
+    a = threading.Thread(target=on_device, args=(1,))
+    a.start()
+    _wait_until(lambda: rt.fake.fake_held_loads() == 1)
+    b = threading.Thread(target=on_device, args=(2,))
+    b.start()
+    b.join(30)
+    done_b = not b.is_alive()
+    c = threading.Thread(target=rt.mgpuModuleUnload, args=(m,))
+    c.start()
+    c.join(30)
+    done_c = not c.is_alive()
+    unloads_while_held = rt.fake.count("hipModuleUnload")
+    held = rt.fake.fake_held_loads()
+    rt.fake.fake_hold_loads(-1)
+    for t in (a, b, c):
+        t.join()
+    assert done_b and results[2]  # loaded on device 2 while device 1's load was held
+    assert done_c and held == 1  # unloaded while it was still held
+    assert unloads_while_held == 0  # the destruction waited for the load in flight
+    assert rt.fake.count("hipModuleUnload") == rt.fake.count("hipModuleLoadData") == 3
+    # The module cache pins the module for the duration of mgpuModuleGetGlobal (module_cache.c):
+    # the program's unload retires it only once that call returned, so the call succeeds.
+    assert results[1]
+    assert "failed" not in capfd.readouterr().err
+
+
+def test_fork_child_forgets_the_parents_libraries(tmp_path, fake_hip_build):
+    """The backend's fork handlers (wired to pthread_atfork by the library): in the child the
+    parent's library and kernel handles fail as stale, with no HIP call for them, and new ones
+    work; the parent's stay intact (tests/data/hip_fork_child.c, built with the library's
+    sources so that it can call the handlers and adapters directly)."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    src = DATA.parent.parent / "csrc"
+    exe = tmp_path / "hip_fork_child"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-pthread", f"-I{src}", "-o", str(exe),
+                    *sorted(str(p) for p in src.glob("*.c")), str(DATA / "hip_fork_child.c"),
+                    "-ldl"], check=True)
+    env = dict(os.environ, MGPU_CACHED_BACKEND="hip", MGPU_CACHED_HIP_RUNTIME=str(fake_hip_build))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    p = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "FAIL" not in p.stdout, p.stdout + p.stderr
+    assert p.stdout.count("ok ") == 13
 
 
 # ---- stock ROCm behaviour --------------------------------------------------------------------
@@ -335,11 +532,19 @@ def _choose(tmp_path, fake_driver_build, fake_hip_build, cuda_devices, cuda_path
 
 
 def test_automatic_choice(tmp_path, fake_driver_build, fake_hip_build):
-    # CUDA with a device wins; CUDA without one gives way to HIP; no CUDA driver: HIP
+    # CUDA with a device wins; CUDA without one gives way to HIP
     assert _choose(tmp_path, fake_driver_build, fake_hip_build, 1)[::2] == ("cuda", "cuda")
     assert _choose(tmp_path, fake_driver_build, fake_hip_build, 0)[::2] == ("hip", "hip")
-    assert _choose(tmp_path, fake_driver_build, fake_hip_build, 1,
-                   cuda_path="/nonexistent/libcuda.so.1")[::2] == ("hip", "hip")
+    # a driver named explicitly that does not load is an error, never a fall-back to HIP
+    backend, err, _ = _choose(tmp_path, fake_driver_build, fake_hip_build, 1,
+                              cuda_path="/nonexistent/libcuda.so.1")
+    assert backend == "none"
+    assert err.startswith("cannot load the CUDA driver '/nonexistent/libcuda.so.1'")
+    assert err.endswith("(set by MGPU_CACHED_CUDA_DRIVER)")
+    # and the same for the HIP runtime, even where CUDA loads and sees a device
+    backend, err, _ = _choose(tmp_path, fake_driver_build, fake_hip_build, 1,
+                              hip_path="/nonexistent/libamdhip64.so")
+    assert backend == "none" and err.endswith("(set by MGPU_CACHED_HIP_RUNTIME)")
     backend, err, _ = _choose(tmp_path, fake_driver_build, fake_hip_build, 1,
                               cuda_path="/nonexistent/libcuda.so.1",
                               hip_path="/nonexistent/libamdhip64.so")
@@ -376,7 +581,7 @@ def build_rocm(tmp_path, program, llvm):
         pytest.skip("no C compiler")
     exe = tmp_path / f"{program}_rocm_llvm{llvm}"
     cmd = [CC, "-std=c11", "-o", str(exe), str(DATA / "mlir_harness.c"),
-           str(DATA / "mlir" / f"{program}_rocm_llvm{llvm}.o"), *mgpu_cached.ldflags().split(),
+           str(DATA / "mlir" / f"{program}_rocm_llvm{llvm}.o"), *mgpu_cached.ldflags_list(),
            "-Wl,--no-undefined", "-ldl"]
     if program == "saxpy":
         cmd.insert(2, "-DSAXPY")
@@ -404,7 +609,7 @@ def run_rocm(exe, fake_hip_build, n, disable=False):
 def test_rocm_program_links_and_runs_cached(tmp_path, fake_hip_build, program, llvm):
     exe = build_rocm(tmp_path, program, llvm)
     c = run_rocm(exe, fake_hip_build, 50)
-    held = 1 if program == "saxpy" else 0  # the saxpy harness keeps a stream of its own live
+    held = 0  # the saxpy harness keeps a stream handle live, but never uses it: no HIP stream
     assert c == {"hipModuleLoadData": 1, "hipModuleUnload": 0, "hipModuleGetFunction": 1,
                  "hipStreamCreate": 0, "hipStreamCreateWithFlags": 1 + held,
                  "hipStreamDestroy": 0, "hipModuleLaunchKernel": 50}

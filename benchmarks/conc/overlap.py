@@ -33,7 +33,7 @@ def main() -> None:
         for llvm in (19, 22):
             exe = Path(d) / f"conc{llvm}"
             subprocess.run(["cc", "-std=c11", "-O2", "-o", str(exe), str(DATA / "conc_harness.c"),
-                            str(DATA / f"conc_llvm{llvm}.o"), *mgpu_cached.ldflags().split(),
+                            str(DATA / f"conc_llvm{llvm}.o"), *mgpu_cached.ldflags_list(),
                             "-ldl"], check=True)
             for disable in (False, True):
                 env = dict(os.environ)

@@ -39,7 +39,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         exe = Path(d) / "launch_threads"
         subprocess.run(["cc", "-std=c11", "-O2", "-pthread", "-o", str(exe),
-                        str(HERE / "launch_threads.c"), *mgpu_cached.ldflags().split(), "-ldl"],
+                        str(HERE / "launch_threads.c"), *mgpu_cached.ldflags_list(), "-ldl"],
                        check=True)
         res: dict = {}
         for _ in range(a.reps):

@@ -35,6 +35,26 @@ int mgpu_cached_stats_read(uint64_t *values, int n);
  * that may still use it); returns how many blocks were released. */
 uint64_t mgpu_cached_allocator_release(void);
 
+/* The driver object (CUstream / CUevent, or hipStream_t / hipEvent_t) behind a stream or event
+ * handle from mgpuStreamCreate / mgpuEventCreate, for passing to the driver directly. The handle
+ * is pinned from then on: it keeps this driver object until it is destroyed. Handles the library
+ * did not make are returned unchanged; NULL for a destroyed handle. */
+void *mgpu_cached_driver_handle(void *handle);
+
+/* Configuration: the environment variables the library reads (all of them, each parsed once, at
+ * the first call). For variable i: its name, its default and the value in use as text, a one-line
+ * description, and 1 when it was set to a valid value (an explicit request). */
+int mgpu_cached_config_count(void);
+const char *mgpu_cached_config_name(int i);
+const char *mgpu_cached_config_default(int i);
+const char *mgpu_cached_config_value(int i);
+const char *mgpu_cached_config_help(int i);
+int mgpu_cached_config_explicit(int i);
+
+/* With MGPU_CACHED_TRACE set: write the trace file now (it is written at exit anyway); 0, or -1
+ * when tracing is off. */
+int mgpu_cached_trace_write(void);
+
 #ifdef __cplusplus
 }
 #endif

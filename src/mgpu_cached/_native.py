@@ -7,7 +7,7 @@ reports why it failed on a machine without one.
 from __future__ import annotations
 
 import os
-from typing import Dict, Optional
+from typing import Dict, List, NamedTuple, Optional
 
 import cffi
 
@@ -24,7 +24,22 @@ const char *mgpu_cached_stats_name(int i);
 const char *mgpu_cached_stats_description(int i);
 int mgpu_cached_stats_read(uint64_t *values, int n);
 uint64_t mgpu_cached_allocator_release(void);
+int mgpu_cached_config_count(void);
+const char *mgpu_cached_config_name(int i);
+const char *mgpu_cached_config_default(int i);
+const char *mgpu_cached_config_value(int i);
+const char *mgpu_cached_config_help(int i);
+int mgpu_cached_config_explicit(int i);
 """
+
+
+class Setting(NamedTuple):
+    """One environment variable the library reads, as the library parsed it."""
+    name: str
+    default: str
+    value: str       # the value in use (the default where unset or invalid)
+    explicit: bool   # set to a valid value
+    help: str
 
 
 class Runtime:
@@ -64,6 +79,18 @@ class Runtime:
         n = self._lib.mgpu_cached_stats_count()
         return {self._str(self._lib.mgpu_cached_stats_name(i)) or "":
                 self._str(self._lib.mgpu_cached_stats_description(i)) or "" for i in range(n)}
+
+    def config(self) -> List[Setting]:
+        """Every environment variable the library reads: name, default, value in use, whether it
+        was set (validly), what it does. Reading it parses the environment (once per library
+        instance) and reports invalid values on stderr."""
+        lib = self._lib
+        return [Setting(self._str(lib.mgpu_cached_config_name(i)) or "",
+                        self._str(lib.mgpu_cached_config_default(i)) or "",
+                        self._str(lib.mgpu_cached_config_value(i)) or "",
+                        bool(lib.mgpu_cached_config_explicit(i)),
+                        self._str(lib.mgpu_cached_config_help(i)) or "")
+                for i in range(lib.mgpu_cached_config_count())]
 
     def allocator_release(self) -> int:
         """Give the caching allocator's kept blocks back to the driver; returns how many."""

@@ -2,32 +2,59 @@
 
     mgpu-cached                  summary (version, library, backend, driver, mode)
     mgpu-cached --libdir         folder of libmgpu_cached.so
-    mgpu-cached --ldflags        -L... -lmgpu_cached -Wl,-rpath,...
-    mgpu-cached --preload        LD_PRELOAD=.../libmgpu_cached.so
+    mgpu-cached --includedir     folder of mgpu_cached.h and mgpu_abi.h
+    mgpu-cached --ldflags        -L... -lmgpu_cached -Wl,-rpath,...  (words shell-quoted)
+    mgpu-cached --cflags         -I...                                (words shell-quoted)
+    mgpu-cached --preload        LD_PRELOAD=.../libmgpu_cached.so     (words shell-quoted)
     mgpu-cached --stock-libdir   folder of the same library named libmlir_cuda_runtime.so and
                                  libmlir_rocm_runtime.so
+    mgpu-cached --pkgconfig-dir  folder of mgpu_cached.pc (for PKG_CONFIG_PATH)
+    mgpu-cached --cmake-dir      folder of mgpu_cachedConfig.cmake (for -Dmgpu_cached_DIR=)
     mgpu-cached stats [--json] [-- COMMAND ...]
-                                 statistics of COMMAND run with the library preloaded
-                                 (or of this process when no command is given)
+                                 counters of every process of COMMAND, run with the library
+                                 preloaded (or of this process); exits with COMMAND's status
+    mgpu-cached config           the environment variables, their defaults and values in use
     mgpu-cached bench [--iterations N] [--rounds R] [--plot FILE.png]
                                  time MLIR's per-launch call sequences, cached vs stock
                                  (needs a GPU; exit status 2 without one)
+    mgpu-cached trace -o FILE [--no-gpu] -- COMMAND ...
+                                 timeline of every mgpu* call and kernel (Chrome trace JSON)
+    mgpu-cached report FILE... [--plot OUT.png]
+                                 per-kernel and per-stream tables (and a plot) of a trace
+
+A subcommand is a function ``add(subparsers)`` in SUBCOMMANDS that adds its parser and sets
+``run=FUNCTION(args) -> exit status`` on it (see _add_stats); a module of its own may provide it.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
-from typing import Dict, List, Optional
+import textwrap
+from typing import Callable, Dict, List, Optional, Tuple
 
 from . import __version__
+from . import trace as _trace
 from ._native import runtime
-from ._paths import ldflags, libdir, library_path, preload, stock_libdir
+from ._paths import (cflags, cmake_dir, include_dir, ldflags, libdir, library_path,
+                     pkgconfig_dir, preload, preload_env, stock_libdir)
 
+
+class CliError(Exception):
+    """An error reported as one line ``mgpu-cached: MESSAGE`` with an exit status."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# ---- stats ---------------------------------------------------------------------------------------
 
 def _print_stats(values: Dict[str, int], as_json: bool, descriptions: Dict[str, str]) -> None:
     if as_json:
@@ -38,28 +65,159 @@ def _print_stats(values: Dict[str, int], as_json: bool, descriptions: Dict[str, 
         print(f"{name:<{width}}  {value:>12}  {descriptions.get(name, '')}")
 
 
-def _stats_of_command(command: List[str]) -> Dict[str, object]:
-    """The statistics file the command wrote: version, enabled, backend, stats."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "stats.json")
-        env = dict(os.environ)
-        pre = env.get("LD_PRELOAD", "")
-        env["LD_PRELOAD"] = str(library_path()) + (" " + pre if pre else "")
-        env["MGPU_CACHED_STATS_FILE"] = out
-        code = subprocess.call(command, env=env)
-        if code != 0:
-            print(f"mgpu-cached: command exited with status {code}", file=sys.stderr)
-        if not os.path.exists(out):
-            raise SystemExit("mgpu-cached: the command wrote no statistics (did it exit through "
-                             "exit()/return from main with the library loaded?)")
-        with open(out) as f:
-            return json.load(f)
+def _run_command(command: List[str], env: Dict[str, str]) -> int:
+    """Run COMMAND, return its exit status as a shell reports it (128+N for signal N)."""
+    try:
+        proc = subprocess.Popen(command, env=env)
+    except FileNotFoundError:
+        raise CliError(f"{command[0]}: command not found", 127) from None
+    except PermissionError:
+        raise CliError(f"{command[0]}: permission denied", 126) from None
+    except OSError as e:
+        raise CliError(f"{command[0]}: cannot run: {e.strerror}", 126) from None
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the command's to handle
+    try:
+        code = proc.wait()
+    finally:
+        signal.signal(signal.SIGINT, old)
+    return 128 - code if code < 0 else code
 
+
+def merge_stats(files: List[str]) -> Tuple[Dict[str, int], List[str], int]:
+    """Sum the counters of the statistics files (one per process and copy of the library);
+    returns (counters, backends named, number of distinct processes)."""
+    total: Dict[str, int] = {}
+    backends: List[str] = []
+    pids = set()
+    for path in sorted(files):
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            continue  # a process killed while writing it
+        for name, value in data.get("stats", {}).items():
+            total[name] = total.get(name, 0) + int(value)
+        if data.get("backend") and data["backend"] not in backends:
+            backends.append(data["backend"])
+        pids.add(data.get("pid", path))
+    return total, backends, len(pids)
+
+
+def _stats_of_command(command: List[str]) -> Tuple[Dict[str, int], str, int, int]:
+    """Run COMMAND with the library preloaded; (counters summed over its processes, backend,
+    number of processes that loaded the library, COMMAND's exit status)."""
+    with tempfile.TemporaryDirectory(prefix="mgpu-cached-stats-") as tmp:
+        env = dict(os.environ)
+        env.update(preload_env(env))
+        env["MGPU_CACHED_STATS_FILE"] = os.path.join(tmp, "stats-%p.json")
+        code = _run_command(command, env)
+        values, backends, processes = merge_stats(glob.glob(os.path.join(tmp, "stats-*")))
+    return values, ",".join(backends) or "none", processes, code
+
+
+def _run_stats(args: argparse.Namespace) -> int:
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    code = 0
+    if cmd:
+        values, backend, processes, code = _stats_of_command(cmd)
+        if processes == 0:
+            print(f"mgpu-cached: no process of '{cmd[0]}' loaded {library_path().name} with the "
+                  "statistics on (a static or setuid program, one that cleared LD_PRELOAD, or one "
+                  "that did not exit normally): no statistics", file=sys.stderr)
+            return code
+        if code != 0:
+            print(f"mgpu-cached: '{cmd[0]}' exited with status {code}", file=sys.stderr)
+    else:
+        values, backend, processes = runtime().stats(), runtime().backend, 1
+    if not args.json:
+        print(f"backend  {backend}")
+        if cmd:
+            print(f"processes  {processes} (counters summed over them)")
+    _print_stats(values, args.json, runtime().descriptions())
+    sys.stdout.flush()
+    return code
+
+
+def _add_stats(sub) -> None:
+    p = sub.add_parser("stats", help="cache and pool counters of a command (or of this process)",
+                       description="Run COMMAND with the library preloaded and print the counters "
+                       "of every process of it that loaded the library, summed (one statistics "
+                       "file per process). Exits with COMMAND's status.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("cmd", nargs=argparse.REMAINDER,
+                   help="-- COMMAND ARGS: run it with the library preloaded and report")
+    p.set_defaults(run=_run_stats)
+
+
+# ---- config ----------------------------------------------------------------------------------
+
+def environment_help() -> str:
+    """The table of environment variables, from the library itself (the one place they are
+    parsed)."""
+    try:
+        settings = runtime().config()
+    except (OSError, FileNotFoundError) as e:
+        return f"environment variables: unavailable ({e})"
+    lines = ["environment (read once by the library, at its first call; an invalid value is "
+             "reported on stderr and the default used):"]
+    for s in settings:
+        dflt = f" (default {s.default})" if s.default else ""
+        lines.append(f"  {s.name}")
+        lines += textwrap.wrap(s.help + dflt, width=78, initial_indent="      ",
+                               subsequent_indent="      ")
+    return "\n".join(lines)
+
+
+def _run_config(args: argparse.Namespace) -> int:
+    settings = runtime().config()
+    if args.json:
+        print(json.dumps([s._asdict() for s in settings], indent=2))
+        return 0
+    width = max(len(s.name) for s in settings)
+    for s in settings:
+        how = "set" if s.explicit else "default"
+        print(f"{s.name:<{width}}  {s.value or '(unset)':<16} {how}")
+    return 0
+
+
+def _add_config(sub) -> None:
+    p = sub.add_parser("config", help="the environment variables and the values in use",
+                       description="Every environment variable the library reads, the value it "
+                       "uses in this environment and whether it was set.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=_run_config)
+
+
+# ---- bench -----------------------------------------------------------------------------------
+
+def _run_bench(args: argparse.Namespace) -> int:
+    from .bench import run as run_bench
+    if args.iterations < 1 or args.rounds < 1:
+        raise CliError("bench: --iterations and --rounds must be at least 1", 2)
+    return run_bench(iterations=args.iterations, rounds=args.rounds, plot=args.plot)
+
+
+def _add_bench(sub) -> None:
+    p = sub.add_parser("bench", help="per-launch cost, cached vs stock behaviour (GPU)")
+    p.add_argument("--iterations", type=int, default=3000, help="per worker (default 3000)")
+    p.add_argument("--rounds", type=int, default=3, help="workers per row (default 3)")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the distributions (matplotlib)")
+    p.set_defaults(run=_run_bench)
+
+
+SUBCOMMANDS: List[Callable] = [_add_stats, _add_config, _add_bench,
+                               _trace.add_trace, _trace.add_report]  # trace.py
+
+
+# ---- the command -------------------------------------------------------------------------------
 
 def _summary() -> str:
     rt = runtime()
     err = rt.driver_error()
-    how = ("set by MGPU_CACHED_BACKEND" if os.environ.get("MGPU_CACHED_BACKEND") in ("cuda", "hip")
+    settings = {s.name: s for s in rt.config()}
+    chosen = settings.get("MGPU_CACHED_BACKEND")
+    how = ("set by MGPU_CACHED_BACKEND" if chosen is not None and chosen.explicit
+           and chosen.value != "auto"
            else "automatic: cuda if libcuda.so.1 loads and has a GPU, else hip if libamdhip64.so "
                 "loads")
     lines = [
@@ -72,53 +230,90 @@ def _summary() -> str:
     return "\n".join(lines)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="mgpu-cached", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"mgpu-cached {__version__}")
+_PRINTERS = {  # option -> what it prints
+    "libdir": lambda: str(libdir()),
+    "includedir": lambda: str(include_dir()),
+    "ldflags": ldflags,
+    "cflags": cflags,
+    "preload": preload,
+    "stock_libdir": lambda: str(stock_libdir()),
+    "pkgconfig_dir": lambda: str(pkgconfig_dir()),
+    "cmake_dir": lambda: str(cmake_dir()),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    class Parser(argparse.ArgumentParser):
+        def format_help(self) -> str:  # the variables come from the library: only when asked
+            self.epilog = environment_help()
+            return super().format_help()
+
+        def print_help(self, file=None) -> None:  # argparse would swallow a broken pipe
+            print(self.format_help(), end="", file=file or sys.stdout)
+
+    parser = Parser(prog="mgpu-cached", description=__doc__.split("\n\nA subcommand")[0],
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    version = f"mgpu-cached {__version__}"
+    parser.add_argument("--version", action="version", version=version)
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--libdir", action="store_true", help="print the library folder")
+    group.add_argument("--includedir", action="store_true", help="print the header folder")
     group.add_argument("--ldflags", action="store_true", help="print the flags to link it")
+    group.add_argument("--cflags", action="store_true", help="print the flags to compile with "
+                       "its headers")
     group.add_argument("--preload", action="store_true", help="print the LD_PRELOAD assignment")
     group.add_argument("--stock-libdir", action="store_true",
                        help="print the folder of the copy named libmlir_cuda_runtime.so")
-    sub = parser.add_subparsers(dest="command")
-    p_stats = sub.add_parser("stats", help="cache and pool statistics")
-    p_stats.add_argument("--json", action="store_true", help="print JSON")
-    p_stats.add_argument("cmd", nargs=argparse.REMAINDER,
-                         help="-- COMMAND ARGS: run it with the library preloaded and report")
-    p_bench = sub.add_parser("bench", help="per-launch cost, cached vs stock behaviour (GPU)")
-    p_bench.add_argument("--iterations", type=int, default=3000, help="per worker (default 3000)")
-    p_bench.add_argument("--rounds", type=int, default=3, help="workers per row (default 3)")
-    p_bench.add_argument("--plot", metavar="FILE.png", help="draw the distributions (matplotlib)")
-    args = parser.parse_args(argv)
+    group.add_argument("--pkgconfig-dir", action="store_true",
+                       help="print the folder of mgpu_cached.pc (PKG_CONFIG_PATH)")
+    group.add_argument("--cmake-dir", action="store_true",
+                       help="print the folder of mgpu_cachedConfig.cmake (mgpu_cached_DIR)")
+    sub = parser.add_subparsers(dest="command", metavar="{stats,config,bench,...}")
+    for add in SUBCOMMANDS:
+        add(sub)
+    for p in sub.choices.values():  # --version everywhere
+        p.add_argument("--version", action="version", version=version)
+    return parser
 
-    if args.libdir:
-        print(libdir())
-    elif args.ldflags:
-        print(ldflags())
-    elif args.preload:
-        print(preload())
-    elif args.stock_libdir:
-        print(stock_libdir())
-    elif args.command == "stats":
-        cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
-        if cmd:
-            data = _stats_of_command(cmd)
-            values, backend = data["stats"], data.get("backend", "")
-        else:
-            values, backend = runtime().stats(), runtime().backend
-        if not args.json:
-            print(f"backend  {backend}")
-        _print_stats(values, args.json, runtime().descriptions())
-    elif args.command == "bench":
-        from .bench import run as run_bench
-        if args.iterations < 1 or args.rounds < 1:
-            parser.error("bench: --iterations and --rounds must be at least 1")
-        return run_bench(iterations=args.iterations, rounds=args.rounds, plot=args.plot)
-    else:
-        print(_summary())
+
+def _main(argv: Optional[List[str]]) -> int:
+    args = _parser().parse_args(argv)
+    for option, printer in _PRINTERS.items():
+        if getattr(args, option):
+            library_path()  # no paths or flags that point at a missing build
+            print(printer())
+            return 0
+    run = getattr(args, "run", None)
+    if run is not None:
+        return run(args)
+    print(_summary())
     return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    try:
+        try:
+            code = _main(argv)
+        except SystemExit as e:  # argparse after --help, --version or a usage error
+            code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+        sys.stdout.flush()
+        return code
+    except CliError as e:
+        print(f"mgpu-cached: {e}", file=sys.stderr)
+        return e.status
+    except BrokenPipeError:
+        # the reader went away (`mgpu-cached ... | head -1`): say so once, no traceback, and keep
+        # the interpreter from failing again on the final flush
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        print("mgpu-cached: output closed early (broken pipe)", file=sys.stderr)
+        return 128 + signal.SIGPIPE
+    except OSError as e:  # the library is missing or cannot be loaded
+        print(f"mgpu-cached: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("mgpu-cached: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ struct CUstream_st {
   struct x_queue *xq; /* executing mode: its queue of deferred work (fake_exec.h) */
 };
 struct CUevent_st {
-  int magic; CUcontext ctx; CUstream waits_on; int destroyed;
+  int magic; CUcontext ctx; CUstream waits_on; int destroyed; long long t_ns;
   struct x_rec *xrec; /* executing mode: its latest record (fake_exec.h) */
 };
 
@@ -229,6 +229,94 @@ EXPORT CUresult cuCtxSynchronize(void) {
 }
 /* ---- end of the caching allocator section ---- */
 
+/* ---- trace support (branch trace): timing events ----
+ * cuEventRecord stamps an event with the host's CLOCK_MONOTONIC time (the fake "GPU" runs
+ * everything at once); cuEventElapsedTime(_v2) gives the difference in ms, NOT_READY while the
+ * end event waits on a stream with pending work (fake_set_busy_launches / fake_complete), and
+ * counts its calls (fake_elapsed_calls: not in the symbol table the other counts use). */
+#include <time.h>
+static long g_elapsed_calls; /* under g_lock */
+static long long fake_event_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+static int valid_event(CUevent e);
+static CUresult elapsed(float *ms, CUevent a, CUevent b) {
+  pthread_mutex_lock(&g_lock);
+  int r = fake_before_call();
+  if (!r) {
+    g_elapsed_calls++;
+    if (!ms || !valid_event(a) || !valid_event(b)) r = INVALID_HANDLE;
+    else if ((a->waits_on && a->waits_on->pending) || (b->waits_on && b->waits_on->pending))
+      r = NOT_READY;
+    else if (!a->t_ns || !b->t_ns) r = INVALID_HANDLE; /* never recorded */
+    else *ms = (float)((double)(b->t_ns - a->t_ns) / 1e6);
+  }
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+EXPORT CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { return elapsed(ms, a, b); }
+EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) { return elapsed(ms, a, b); }
+EXPORT long fake_elapsed_calls(void) {
+  pthread_mutex_lock(&g_lock);
+  long n = g_elapsed_calls;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+/* ---- end of the trace section ---- */
+
+/* ---- modcache: gated calls and the dynamic shared memory check ----
+ * fake_gate(name, n): the next n calls of entry point `name` (cuLibraryLoadData,
+ * cuKernelGetFunction, cuDevicePrimaryCtxRetain, cuFuncSetAttribute) block, outside the fake's
+ * lock, until fake_gate_release() (a JIT or a context creation that takes as long as the test
+ * wants); fake_gate_waiting() says how many are blocked now. cuLibraryLoadData blocks before it
+ * reads the blob, cuFuncSetAttribute after it applied the value. With FAKECUDA_CHECK_SMEM=1 a
+ * launch asking for more than 48 KiB of dynamic shared memory fails with CUDA_ERROR_INVALID_VALUE
+ * unless the function's limit (cuFuncSetAttribute) admits it, as on the real driver. */
+static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the gate below */
+static pthread_cond_t g_gate_cond = PTHREAD_COND_INITIALIZER;
+static char g_gate_name[64];   /* entry point whose calls block */
+static int g_gate_left;        /* calls still to block */
+static int g_gate_waiting;     /* calls blocked now */
+static long g_gate_generation; /* bumped by fake_gate_release */
+EXPORT void fake_gate(const char *name, int n) {
+  pthread_mutex_lock(&g_gate_lock);
+  snprintf(g_gate_name, sizeof g_gate_name, "%s", name ? name : "");
+  g_gate_left = n;
+  pthread_mutex_unlock(&g_gate_lock);
+}
+EXPORT int fake_gate_waiting(void) {
+  pthread_mutex_lock(&g_gate_lock);
+  int n = g_gate_waiting;
+  pthread_mutex_unlock(&g_gate_lock);
+  return n;
+}
+EXPORT void fake_gate_release(void) {
+  pthread_mutex_lock(&g_gate_lock);
+  g_gate_left = 0;
+  g_gate_generation++;
+  pthread_cond_broadcast(&g_gate_cond);
+  pthread_mutex_unlock(&g_gate_lock);
+}
+static void gate(const char *name) { /* g_lock not held */
+  pthread_mutex_lock(&g_gate_lock);
+  if (g_gate_left > 0 && strcmp(name, g_gate_name) == 0) {
+    g_gate_left--;
+    g_gate_waiting++;
+    long gen = g_gate_generation;
+    while (gen == g_gate_generation) pthread_cond_wait(&g_gate_cond, &g_gate_lock);
+    g_gate_waiting--;
+  }
+  pthread_mutex_unlock(&g_gate_lock);
+}
+static int smem_refused(void *f, unsigned smem) { /* g_lock held, f a valid function */
+  static int check = -1;
+  if (check < 0) check = getenv("FAKECUDA_CHECK_SMEM") && *getenv("FAKECUDA_CHECK_SMEM") == '1';
+  return check && smem > 49152 && (int)smem > ((struct fake_func *)f)->smem_limit;
+}
+/* ---- end of the modcache section ---- */
+
 /* ---- driver entry points ---- */
 EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr) {
   switch (error) {
@@ -284,6 +372,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevic
   RETURN(0);
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+  gate("cuDevicePrimaryCtxRetain"); /* modcache */
   BEGIN(cuDevicePrimaryCtxRetain);
   if (dev < 0 || dev >= ndevices()) RETURN(INVALID_DEVICE);
   *pctx = &g_ctx[dev];
@@ -310,9 +399,8 @@ EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
 
 /* Blob parsing shared by libraries and modules. */
 static size_t blob_extent(const unsigned char *p) {
-  uint32_t magic;
-  memcpy(&magic, p, 4);
-  if (magic == 0xBA55ED50u) {
+  /* The magic byte by byte: a short blob at the end of readable memory is not read past. */
+  if (p[0] == 0x50 && p[1] == 0xED && p[2] == 0x55 && p[3] == 0xBA) {
     uint16_t h;
     uint64_t n;
     memcpy(&h, p + 6, 2);
@@ -373,6 +461,7 @@ static struct fake_func *function_for(struct fake_lib *lib, int index, CUcontext
 EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *o,
                                   void **ov, unsigned int no, CUlibraryOption *lo, void **lov,
                                   unsigned int nlo) {
+  gate("cuLibraryLoadData"); /* modcache */
   BEGIN(cuLibraryLoadData);
   (void)o, (void)ov, (void)no, (void)lo, (void)lov, (void)nlo;
   struct fake_lib *lib = malloc(sizeof *lib);
@@ -422,6 +511,7 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const c
   RETURN(0);
 }
 EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
+  gate("cuKernelGetFunction"); /* modcache */
   BEGIN(cuKernelGetFunction);
   struct fake_kernel *k = (struct fake_kernel *)kernel;
   if (!k || k->magic != 0x7E || k->lib->unloaded) RETURN(INVALID_HANDLE);
@@ -473,7 +563,9 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib
   struct fake_func *f = (struct fake_func *)hfunc;
   if (!f || f->magic != 0xF0) RETURN(INVALID_HANDLE);
   if (attrib == 8) f->smem_limit = value;
-  RETURN(0);
+  pthread_mutex_unlock(&g_lock);
+  gate("cuFuncSetAttribute"); /* modcache: returns late, the value applied */
+  return 0;
 }
 
 static int valid_stream(CUstream s);
@@ -482,6 +574,9 @@ static int launch_common(struct fake_func *f, CUstream s) {
   if (!f || f->magic != 0xF0 || f->lib->unloaded) return INVALID_HANDLE;
   if (f->lib->magic == 0x11B && f->ctx != current()) return INVALID_CONTEXT;
   if (s && !valid_stream(s)) return INVALID_HANDLE;
+  /* as the real driver (seen on two H200s): a function of one device's context on a stream of
+   * another's is rejected */
+  if (s && (uintptr_t)s > 2 && f->ctx && s->ctx != f->ctx) return INVALID_HANDLE;
   g_last_stream = s;
   g_last_function = f;
   if (s && g_busy_launches) s->pending++;
@@ -495,6 +590,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
   (void)params, (void)extra;
   int r = launch_common((struct fake_func *)f, s);
   if (r) RETURN(r);
+  if (smem_refused(f, smem)) RETURN(INVALID_VALUE); /* modcache */
   if (exec_on()) x_launch(((struct fake_func *)f)->lib->names[((struct fake_func *)f)->index], params, s, current());
   long v[8] = {gx, gy, gz, bx, by, bz, smem, 0};
   memset(g_last_launch, 0, sizeof g_last_launch);
@@ -507,6 +603,7 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p
   (void)params, (void)extra;
   int r = launch_common((struct fake_func *)f, c->hStream);
   if (r) RETURN(r);
+  if (smem_refused(f, c->sharedMemBytes)) RETURN(INVALID_VALUE); /* modcache */
   if (exec_on()) x_launch(((struct fake_func *)f)->lib->names[((struct fake_func *)f)->index], params, c->hStream, current());
   memset(g_last_launch, 0, sizeof g_last_launch);
   long v[8] = {c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
@@ -584,6 +681,7 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
   if (!valid_event(e) || (s && !valid_stream(s))) RETURN(INVALID_HANDLE);
   if (exec_on()) x_record(e, s, current());
   e->waits_on = s;
+  e->t_ns = fake_event_clock(); /* trace section */
   RETURN(0);
 }
 EXPORT CUresult cuEventSynchronize(CUevent e) {

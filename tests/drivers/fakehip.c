@@ -3,7 +3,9 @@
  * It exports every entry point of mgpu-cached's HIP table (csrc/hip_api.h, same names as
  * libamdhip64.so) with a small, strict model: devices (FAKEHIP_DEVICES, default 1), a per-thread
  * current device, modules parsed from blobs (as fakecuda.c: kernel names follow ".entry "; a real
- * ELF code object with none accepts any name; "BAD..." fails with hipErrorInvalidImage), functions
+ * ELF code object with none accepts any name; "BAD..." fails with hipErrorInvalidImage; clang
+ * offload bundles, real or the tests' stand-in, and compressed ones are read up to their extent,
+ * so the bytes are read at hipModuleLoadData and only then), functions
  * per module, streams with flags and pending work, events, host-backed memory. It counts every
  * call, logs call names, and lets tests inject failures and busy streams (the same control
  * interface as fakecuda.c, so tests drive both alike). FAKEHIP_NO_MANAGED=1 makes hipMallocManaged
@@ -38,7 +40,7 @@ struct ihipModule_t {
   int magic; /* 0x30D */
   int device;
   int nk, any_name, unloaded;
-  char names[MAXK][64];
+  char (*names)[64]; /* [MAXK]; freed at unload (the struct stays, so stale use is detected) */
 };
 struct ihipModuleSymbol_t { int magic; struct ihipModule_t *mod; int index; struct ihipModuleSymbol_t *next; };
 struct ihipStream_t { int magic; int device; unsigned flags; int pending; int destroyed; };
@@ -136,19 +138,81 @@ EXPORT hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int 
   RETURN(0);
 }
 
+/* ---- code object formats: real clang offload bundles, compressed bundles (added block) ---- */
+/* A real clang offload bundle (magic, u64 count, entries of u64 offset, u64 size, u64 id length
+ * and the id) ends at its furthest entry; 0 if the header does not add up (the stand-in). */
+static size_t bundle_extent(const unsigned char *p) {
+  uint64_t n, off, size, idlen;
+  memcpy(&n, p + 24, 8);
+  if (n == 0 || n > 16) return 0;
+  size_t pos = 32, end = 32;
+  for (uint64_t i = 0; i < n; ++i) {
+    memcpy(&off, p + pos, 8);
+    memcpy(&size, p + pos + 8, 8);
+    if (off > (1u << 24) || size > (1u << 24)) return 0;
+    memcpy(&idlen, p + pos + 16, 8);
+    if (idlen > 256) return 0;
+    pos += 24 + (size_t)idlen;
+    if (pos > end) end = pos;
+    if (off + size > end) end = (size_t)(off + size);
+  }
+  return end;
+}
+/* A compressed bundle ("CCOB", u16 version, ...): its "compressed data" is text in the fake,
+ * after a header of 20 (version 1), 24 (version 2) or 32 bytes (version 3). */
+static size_t ccob_extent(const unsigned char *p) {
+  uint16_t v;
+  memcpy(&v, p + 4, 2);
+  size_t header = v == 1 ? 20 : v == 2 ? 24 : 32;
+  return header + strlen((const char *)p + header);
+}
+/* Holding loads: hipModuleLoadData on device `g_hold_device` waits (outside the fake's lock)
+ * until the test lets it go, so a test can see what other threads can do meanwhile. */
+static pthread_mutex_t g_hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_hold_cv = PTHREAD_COND_INITIALIZER;
+static int g_hold_device = -1; /* under g_hold_lock */
+static int g_held;             /* calls waiting now; under g_hold_lock */
+EXPORT void fake_hold_loads(int device) {
+  pthread_mutex_lock(&g_hold_lock);
+  g_hold_device = device;
+  pthread_cond_broadcast(&g_hold_cv);
+  pthread_mutex_unlock(&g_hold_lock);
+}
+EXPORT int fake_held_loads(void) {
+  pthread_mutex_lock(&g_hold_lock);
+  int n = g_held;
+  pthread_mutex_unlock(&g_hold_lock);
+  return n;
+}
+static void wait_while_held(void) {
+  pthread_mutex_lock(&g_hold_lock);
+  g_held++;
+  pthread_cond_broadcast(&g_hold_cv);
+  while (g_hold_device >= 0 && g_hold_device == tl_device) pthread_cond_wait(&g_hold_cv, &g_hold_lock);
+  g_held--;
+  pthread_mutex_unlock(&g_hold_lock);
+}
+/* ---- end of the added block ---- */
+
 static size_t blob_extent(const unsigned char *p) {
-  /* the tests' stand-in for a clang offload bundle: 40 header bytes, then text */
-  if (memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) return 40 + strlen((const char *)p + 40);
+  /* a real bundle, else the tests' stand-in for one: 40 header bytes, then text */
+  if (memcmp(p, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0) {
+    size_t n = bundle_extent(p);
+    return n ? n : 40 + strlen((const char *)p + 40);
+  }
+  if (memcmp(p, "CCOB", 4) == 0) return ccob_extent(p);
   return elf_or_text_extent(p);
 }
 
 EXPORT hipError_t hipModuleLoadData(hipModule_t *module, const void *image) {
+  wait_while_held();
   BEGIN(hipModuleLoadData);
   const unsigned char *p = image;
   if (!p || !module) RETURN(1);
   if (p[0] == 'B' && p[1] == 'A' && p[2] == 'D') RETURN(200);
   if (blob_extent(p) > ((size_t)1 << 24)) RETURN(200); /* a header pointing far away: rejected unread */
   hipModule_t m = calloc(1, sizeof *m);
+  m->names = calloc(MAXK, sizeof *m->names);
   m->magic = 0x30D;
   m->device = tl_device;
   size_t n = blob_extent(p);
@@ -161,6 +225,7 @@ EXPORT hipError_t hipModuleLoadData(hipModule_t *module, const void *image) {
   }
   if (!m->nk && p[0] == 0x7f) m->any_name = 1;
   if (!m->nk && !m->any_name) {
+    free(m->names);
     free(m);
     RETURN(200);
   }
@@ -172,7 +237,9 @@ static int valid_module(hipModule_t m) { return known(m) && m->magic == 0x30D &&
 EXPORT hipError_t hipModuleUnload(hipModule_t m) {
   BEGIN(hipModuleUnload);
   if (!valid_module(m)) RETURN(400);
-  m->unloaded = 1; /* never freed: stale use is detected */
+  m->unloaded = 1; /* the struct is never freed: stale use is detected */
+  free(m->names);
+  m->names = NULL;
   RETURN(0);
 }
 EXPORT hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *name) {

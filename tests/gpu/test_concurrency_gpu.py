@@ -29,7 +29,7 @@ def build(tmp_path, name, sources, extra=()):
         pytest.skip("no C compiler")
     exe = tmp_path / name
     subprocess.run([CC, "-std=c11", "-O1", "-pthread", "-o", str(exe), *map(str, sources), *extra,
-                    *mgpu_cached.ldflags().split(), "-ldl"], check=True)
+                    *mgpu_cached.ldflags_list(), "-ldl"], check=True)
     return exe
 
 
@@ -67,7 +67,7 @@ def test_token_through_loop_is_synchronised_on_gpu(gpu, tmp_path, llvm):
     p, st = run(harness(tmp_path, llvm), ["token", 20000], tmp_path)
     assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
     assert p.stdout.split()[1] == "20000"
-    assert st["live_streams"] == 0 and st["driver_stream_creates"] == 2 and st["errors"] == 0
+    assert st["live_streams"] == 0 and st["driver_stream_creates"] == 1 and st["errors"] == 0
 
 
 @pytest.mark.parametrize("llvm", [19, 22])
@@ -76,7 +76,8 @@ def test_generated_async_loop_bounded_streams_and_right_results(gpu, tmp_path, l
     p, st = run(harness(tmp_path, llvm), ["join", n], tmp_path)
     assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr  # values checked inside
     assert st["live_streams"] == 2 * n  # handles the generated code never gives back
-    assert st["driver_stream_creates"] == 64 and st["stream_cap_exceeded"] == 0
+    # idle leaked handles give their driver streams back at the cap (pool.h)
+    assert st["driver_stream_creates"] <= 64 and st["stream_cap_exceeded"] == 0
 
 
 def test_many_threads_every_result_checked(gpu, tmp_path):
@@ -104,7 +105,7 @@ def test_module_loaded_before_main_runs_on_each_chosen_gpu(gpu, tmp_path, mode):
         assert f"device {d}: values" in p.stdout and f"buffer on device {d};" in p.stdout
     # conc.mlir has 5 kernels; the real driver enumerates them all at load, each resolved per device
     assert st["driver_module_loads"] == 1 and st["function_resolves"] == 5 * n
-    assert st["driver_stream_creates"] == 64 * n
+    assert st["driver_stream_creates"] <= 64 * n and st["stream_cap_exceeded"] == 0
 
 
 def test_stock_behaviour_runs_on_the_first_gpu_only(gpu, tmp_path):
@@ -114,3 +115,17 @@ def test_stock_behaviour_runs_on_the_first_gpu_only(gpu, tmp_path):
     exe = build(tmp_path, "multigpu", [CONC / "multigpu.c", CONC / "conc_llvm22.o"])
     p, _ = run(exe, [n, "seq", 10], tmp_path, env={"MGPU_CACHED_DISABLE": "1"})
     assert p.returncode != 0, p.stdout + p.stderr  # device 1's work is not on device 1
+
+
+@pytest.mark.parametrize("disable", ["0", "1"])
+def test_objects_stay_on_the_device_they_were_made_on(gpu, tmp_path, disable):
+    """Trust issue item 7: a module, stream, event and two buffers made on device 0, then
+    mgpuSetDefaultDevice(1), then saxpy on the device-0 stream: right results, no error (stock:
+    everything stays on the first device)."""
+    n = _device_count()
+    if n < 2:
+        pytest.skip(f"needs at least 2 GPUs (this machine has {n})")
+    exe = build(tmp_path, "stay", [CONC / "stay_on_device.c"])
+    p, st = run(exe, [DATA / "kernels.fatbin"], tmp_path, env={"MGPU_CACHED_DISABLE": disable})
+    assert p.returncode == 0 and p.stderr == "" and p.stdout.endswith("wrong 0 of 1024\nok\n"), \
+        p.stdout + p.stderr

@@ -190,7 +190,7 @@ def test_mlir_programs_lowered_for_rocm(amd_gpu, tmp_path, llvm, disable):
     exe = tmp_path / "saxpy"
     subprocess.run([CC, "-std=c11", "-DSAXPY", "-o", str(exe), str(DATA / "mlir_harness.c"),
                     str(DATA / "mlir" / f"saxpy_rocm_llvm{llvm}.o"),
-                    *mgpu_cached.ldflags().split(), "-ldl"], check=True)
+                    *mgpu_cached.ldflags_list(), "-ldl"], check=True)
     env = dict(os.environ, MGPU_CACHED_BACKEND="hip")
     env.pop("MGPU_CACHED_DISABLE", None)
     if disable:

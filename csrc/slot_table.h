@@ -1,0 +1,77 @@
+/* slot_table.h - generation-tagged handles: a handle names a slot of a table that never shrinks,
+ * together with the slot's generation at the time the handle was made, so an object can be freed
+ * while stale handles to it are still recognised (the slot outlives the object).
+ *
+ * A handle is a 64-bit value: tag (8 bits, one per table, so a handle of another table or a
+ * pointer the library did not make is recognised), generation (32 bits) and slot index (24 bits).
+ * A slot's generation is odd while the slot is live and even while it is free; every retirement and
+ * every reuse adds one, so a handle is live only while its slot still has the generation it was
+ * made with, stale once the slot moved on, and unknown if its generation was never issued. A slot
+ * whose generation would wrap around is never reused, so a stale handle never becomes live again.
+ *
+ * Memory: slots live in chunks of MC_SLOT_CHUNK slots, allocated on demand and never freed; the
+ * table holds as many slots as were ever live at the same time. Each slot is a header (generation,
+ * free-list link) followed by the owner's payload, whose size the owner sets once.
+ *
+ * Locking: alloc, publish, retire and fork_child run under the owner's lock (the table has none of
+ * its own). find and still take no lock: they read the chunk pointer and the slot's generation with
+ * acquire loads. A payload field that lock-free readers read must be written with release stores
+ * and read with acquire loads, and be re-checked against the generation after the read
+ * (mc_slot_still): a store made after the slot was retired and reused is then seen to be so.
+ */
+#ifndef MGPU_CACHED_SLOT_TABLE_H
+#define MGPU_CACHED_SLOT_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MC_SLOT_INDEX_BITS 24
+#define MC_SLOT_CHUNK_BITS 8
+#define MC_SLOT_CHUNK ((uint32_t)1 << MC_SLOT_CHUNK_BITS)
+#define MC_SLOT_MAX_CHUNKS ((uint32_t)1 << (MC_SLOT_INDEX_BITS - MC_SLOT_CHUNK_BITS))
+
+typedef struct mc_slot_table {
+  uint64_t tag;                               /* top byte of this table's handles; immutable */
+  size_t payload;                             /* payload bytes per slot; set once, owner's lock */
+  size_t stride;                              /* header + payload, 8-aligned; set with payload */
+  unsigned char *chunks[MC_SLOT_MAX_CHUNKS];  /* published with release, never freed */
+  uint32_t nslots;                            /* slots created so far; owner's lock */
+  uint32_t free_head, free_tail;              /* FIFO of free slots, index + 1 (0: none); owner's
+                                                 lock */
+} mc_slot_table;
+
+#define MC_SLOT_TABLE_INIT(tag_byte) {(uint64_t)(tag_byte), 0, 0, {0}, 0, 0, 0}
+
+typedef enum { MC_SLOT_LIVE = 0, MC_SLOT_STALE = 1, MC_SLOT_UNKNOWN = 2 } mc_slot_state;
+
+/* Set the payload size (once, before the first alloc). Owner's lock. */
+void mc_slot_table_set_payload(mc_slot_table *t, size_t payload);
+
+/* A free slot (not live: no handle finds it), its payload zeroed; NULL if memory ran out or the
+ * table is full. *handle is the handle it will have once published. The owner fills the payload,
+ * then publishes or gives it back. Owner's lock. */
+void *mc_slot_alloc(mc_slot_table *t, uint32_t *index, uint64_t *handle);
+
+/* Make an allocated slot live; returns its handle (never 0), the one alloc announced. Owner's lock. */
+uint64_t mc_slot_publish(mc_slot_table *t, uint32_t index);
+
+/* Give back an allocated slot that was never published. Owner's lock. */
+void mc_slot_unalloc(mc_slot_table *t, uint32_t index);
+
+/* Retire a live slot: its handles become stale; the slot is reused later. Owner's lock. */
+void mc_slot_retire(mc_slot_table *t, uint32_t index);
+
+/* The payload and generation of handle h's slot and whether h is live, stale or unknown.
+ * Lock-free; never reads memory the table did not allocate. */
+mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload, uint32_t *index);
+
+/* Whether handle h is still live (after reading its payload lock-free). */
+int mc_slot_still(const mc_slot_table *t, uint64_t h);
+
+/* The payload of slot `index` (allocated). */
+void *mc_slot_payload(const mc_slot_table *t, uint32_t index);
+
+/* In a forked child: retire every live slot (the parent's handles read as stale there). */
+void mc_slot_table_fork_child(mc_slot_table *t);
+
+#endif

@@ -1,0 +1,155 @@
+"""Configuration: every environment variable is read in one place (csrc/config.c, from the table
+MC_CONFIG_VARS), an invalid value is reported in one line and its default used, and the README,
+`mgpu-cached --help` and the library's own table list the same variables."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import mgpu_cached
+from conftest import blob_buffer, ptx, ROOT
+
+_PROBE = ("import json, mgpu_cached; "
+          "print(json.dumps({s.name: [s.value, s.explicit] for s in "
+          "mgpu_cached.Runtime().config()}))")
+
+
+def parse(**env):
+    """A fresh process parses the environment: (values in use, explicit flags, stderr lines)."""
+    full = {k: v for k, v in os.environ.items() if not k.startswith("MGPU_CACHED")}
+    full.update(env)
+    p = subprocess.run([sys.executable, "-c", _PROBE], env=full, capture_output=True, text=True,
+                       check=True)
+    table = json.loads(p.stdout)
+    return ({k: v[0] for k, v in table.items()}, {k: v[1] for k, v in table.items()},
+            p.stderr.splitlines())
+
+
+@pytest.mark.parametrize("name,value,used,why", [
+    ("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", "-1", "2147483648", "is not a byte count"),
+    ("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", "12X", "2147483648", "is not a byte count"),
+    ("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", "17179869184G", "2147483648", "is out of range"),
+    ("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", "1G5", "2147483648", "is not a byte count"),
+    ("MGPU_CACHED_STREAM_CAP", "abc", "64", "is not a non-negative decimal integer"),
+    ("MGPU_CACHED_STREAM_CAP", " 8", "64", "is not a non-negative decimal integer"),
+    ("MGPU_CACHED_STREAM_CAP", "99999999999999999999", "64", "is out of range"),
+    ("MGPU_CACHED_MODULE_CACHE", "-5", "256", "is not a non-negative decimal integer"),
+    ("MGPU_CACHED_DISABLE", "maybe", "0", "is not 1/0"),
+    ("MGPU_CACHED_ALLOCATOR", "2", "1", "is not 1/0"),
+])
+def test_invalid_value_is_reported_in_one_line_and_the_default_used(name, value, used, why):
+    values, explicit, err = parse(**{name: value})
+    assert values[name] == used and not explicit[name]
+    default = used if name != "MGPU_CACHED_ALLOCATOR_CACHE_BYTES" else "2G"
+    assert err == [f"mgpu-cached: {name}='{value}' {why}" +
+                   err[0][len(f"mgpu-cached: {name}='{value}' {why}"):]], err
+    assert err[0].endswith(f"; using the default {default}")
+
+
+def test_invalid_backend_is_reported_and_the_choice_stays_automatic():
+    values, explicit, err = parse(MGPU_CACHED_BACKEND="CUDA")
+    assert values["MGPU_CACHED_BACKEND"] == "auto" and not explicit["MGPU_CACHED_BACKEND"]
+    assert err == ["mgpu-cached: MGPU_CACHED_BACKEND='CUDA' is not one of auto, cuda, hip; "
+                   "using auto"]
+
+
+@pytest.mark.parametrize("name,value,used", [
+    ("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", "512MiB", str(512 << 20)),
+    ("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", "3k", "3072"),
+    ("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", "0", "0"),
+    ("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", "16777215G", str(16777215 << 30)),
+    ("MGPU_CACHED_STREAM_CAP", "0", "0"),
+    ("MGPU_CACHED_DISABLE", "Yes", "1"),
+    ("MGPU_CACHED_ALLOCATOR", "off", "0"),
+    ("MGPU_CACHED_BACKEND", "hip", "hip"),
+    ("MLIR_CUDA_DEBUG", "", "1"),
+])
+def test_valid_values_are_taken_silently(name, value, used):
+    values, explicit, err = parse(**{name: value})
+    assert values[name] == used and explicit[name] and err == []
+
+
+def test_empty_value_is_the_default_silently():
+    values, explicit, err = parse(MGPU_CACHED_STREAM_CAP="", MGPU_CACHED_CUDA_DRIVER="")
+    assert values["MGPU_CACHED_STREAM_CAP"] == "64"
+    assert values["MGPU_CACHED_CUDA_DRIVER"] == "libcuda.so.1"
+    assert not explicit["MGPU_CACHED_CUDA_DRIVER"] and err == []
+
+
+def test_the_parsed_value_is_the_one_the_library_uses(make_runtime, capfd):
+    """MGPU_CACHED_STREAM_CAP=abc falls back to 64 driver streams, not to 0 (= no cap) or to
+    whatever strtoul made of it: at 64 bound idle handles, the next bind reclaims one of theirs."""
+    rt = make_runtime(env={"MGPU_CACHED_STREAM_CAP": "abc"})
+    f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0), b"k")
+    streams = [rt.mgpuStreamCreate() for _ in range(64)]
+    drivers = [rt.driver_stream(f, s) for s in streams]  # 64 bound, idle (the fake's work is done)
+    assert rt.fake.count("cuStreamCreate") == 64
+    extra = rt.driver_stream(f, rt.mgpuStreamCreate())
+    assert rt.fake.count("cuStreamCreate") == 64, "at the default cap an idle one is reclaimed"
+    assert extra in drivers and rt.stats()["stream_reclaims"] == 1
+    assert "MGPU_CACHED_STREAM_CAP='abc'" in capfd.readouterr().err
+
+
+def test_stats_file_in_a_missing_directory_is_reported(tmp_path):
+    target = tmp_path / "no-such-dir" / "stats.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MGPU_CACHED")}
+    env["MGPU_CACHED_STATS_FILE"] = str(target)
+    p = subprocess.run([sys.executable, "-c", "import mgpu_cached; mgpu_cached.stats()"],
+                       env=env, capture_output=True, text=True, check=True)
+    lines = p.stderr.splitlines()
+    assert lines[0] == (f"mgpu-cached: MGPU_CACHED_STATS_FILE='{target}': cannot write "
+                        f"'{target}': No such file or directory; printing the statistics here "
+                        "instead")
+    assert lines[1].startswith("mgpu-cached statistics (enabled")
+    assert any(line.split() == ["module_loads", "0"] for line in lines)
+    assert not target.parent.exists()
+
+
+def test_stats_file_per_process(tmp_path):
+    """%p in MGPU_CACHED_STATS_FILE is the process id; a second copy of the library in the same
+    process writes its own file (NAME.2) instead of overwriting the first."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MGPU_CACHED")}
+    env["MGPU_CACHED_STATS_FILE"] = str(tmp_path / "s-%p.json")
+    code = ("import os, shutil, sys, mgpu_cached; "
+            f"shutil.copy(mgpu_cached.library_path(), {str(tmp_path / 'copy.so')!r}); "
+            f"mgpu_cached.Runtime({str(tmp_path / 'copy.so')!r}).stats(); mgpu_cached.stats(); "
+            "print(os.getpid())")
+    pid = int(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout)
+    files = sorted(p.name for p in tmp_path.glob("s-*"))
+    assert files == [f"s-{pid}.json", f"s-{pid}.json.2"]
+    for f in files:
+        data = json.loads((tmp_path / f).read_text())
+        assert data["pid"] == pid and data["version"] == mgpu_cached.__version__
+
+
+def test_no_getenv_outside_config_c():
+    """One place parses the environment: no other C file calls getenv."""
+    offenders = [p.name for p in (ROOT / "csrc").glob("*.c")
+                 if p.name != "config.c" and re.search(r"\bgetenv\s*\(", p.read_text())]
+    assert offenders == []
+
+
+def _library_names():
+    return [s.name for s in mgpu_cached.runtime().config()]
+
+
+def test_readme_lists_every_variable_in_one_table():
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("| variable | default | effect |")
+    table = readme[start:readme.index("\n\n", start)]
+    rows = re.findall(r"^\| `([A-Z][A-Z0-9_]+)", table, re.M)
+    assert sorted(rows) == sorted(_library_names()) and len(set(rows)) == len(rows)
+    assert readme.count("| variable |") == 1, "one table of variables"
+
+
+def test_help_lists_every_variable():
+    out = subprocess.run([sys.executable, "-m", "mgpu_cached", "--help"], capture_output=True,
+                         text=True, check=True).stdout
+    listed = re.findall(r"^  ([A-Z][A-Z0-9_]+)$", out, re.M)
+    assert listed == _library_names()
+    assert "MGPU_CACHED_STREAM_CAP" in listed
