@@ -1,0 +1,743 @@
+/* sparse.c - cuSPARSE and cuSPARSELt operations for the sparse mgpu* entry points (see sparse.h).
+ *
+ * Locking: g_sp_lock guards the cuSPARSE handle table (g_slots, g_nslots) and the stock-mode
+ * handles; it is never held across a library or driver call. A slot marked busy belongs to the
+ * one thread using it until it is released. The cuSPARSELt per-device handles are published with
+ * a compare-and-swap (a thread that loses the race destroys its own).
+ */
+#include "sparse.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "context.h"
+#include "driver.h"
+#include "memory.h"
+#include "pool.h"
+#include "report.h"
+#include "sparse_lib.h"
+#include "stock.h"
+
+#define MAX_SLOTS 64 /* cuSPARSE handles kept; beyond, a call's extra handle is destroyed after */
+#define MAX_DEVICES 64
+
+typedef struct sp_slot {
+  cusparseHandle_t h; /* owned by the table */
+  int device;         /* device whose context it was made in */
+  CUstream stream;    /* driver stream it is set to */
+  int busy;           /* 1 while a call uses it (under g_sp_lock) */
+} sp_slot;
+
+static pthread_mutex_t g_sp_lock = PTHREAD_MUTEX_INITIALIZER;
+static sp_slot g_slots[MAX_SLOTS]; /* under g_sp_lock */
+static int g_nslots;               /* under g_sp_lock */
+static cusparseHandle_t g_stock_env; /* stock mode: the process-wide handle (as upstream) */
+
+/* cuSPARSELt handles: cached mode one per device, stock mode one for the process. */
+static void *g_lt_handles[MAX_DEVICES]; /* published with CAS, never freed */
+static void *g_lt_stock;                 /* stock mode, under g_sp_lock */
+
+/* ---- one library call's setup: handle, driver stream, context ---- */
+
+typedef struct sp_call {
+  cusparseHandle_t h;
+  CUstream stream;  /* driver stream the work goes to */
+  int slot;         /* index in g_slots, or -1 (stock, or an extra handle to destroy after) */
+  int pushed;       /* a context scope to leave */
+  mc_ctx_scope scope;
+  mc_stream_use use;
+} sp_call;
+
+static mc_status need_cusparse(void) { return mc_cusparse_load(); }
+
+#define SP_TRY(callname, expr)                                                                   \
+  do {                                                                                           \
+    cusparseStatus_t sp_try_ = (expr);                                                           \
+    if (sp_try_ != 0) return MC_SP_FAIL(callname, sp_try_);                                      \
+  } while (0)
+
+static mc_status begin_call(CUstream stream, const char *call, sp_call *c) {
+  memset(c, 0, sizeof *c);
+  c->slot = -1;
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  if (mc_disabled()) { /* upstream: the global handle, no stream, no context */
+    c->h = __atomic_load_n(&g_stock_env, __ATOMIC_ACQUIRE);
+    return MC_OK;
+  }
+  st = mc_stream_use_begin(stream, call, &c->use);
+  if (MC_FAILED(st)) return st;
+  st = mc_ctx_enter(c->use.device, &c->scope);
+  if (MC_FAILED(st)) {
+    mc_stream_use_end(&c->use);
+    return st;
+  }
+  c->pushed = 1;
+  c->stream = c->use.stream;
+  int dev = c->use.device, rebind = -1;
+  pthread_mutex_lock(&g_sp_lock);
+  for (int i = 0; i < g_nslots && c->slot < 0; ++i)
+    if (!g_slots[i].busy && g_slots[i].device == dev && g_slots[i].stream == c->stream) c->slot = i;
+  if (c->slot < 0 && g_nslots >= MAX_SLOTS) /* table full: re-aim an idle handle of the device */
+    for (int i = 0; i < g_nslots && rebind < 0; ++i)
+      if (!g_slots[i].busy && g_slots[i].device == dev) rebind = i;
+  if (c->slot < 0 && rebind >= 0) c->slot = rebind;
+  if (c->slot >= 0) {
+    g_slots[c->slot].busy = 1;
+    c->h = g_slots[c->slot].h;
+  }
+  pthread_mutex_unlock(&g_sp_lock);
+  cusparseStatus_t s = 0;
+  if (c->slot < 0) { /* a new handle, made in the device's context */
+    const char *failed = "cusparseCreate(&handle)";
+    s = mc_sp.cusparseCreate(&c->h);
+    if (s == 0) {
+      failed = "cusparseSetStream(handle, stream)";
+      s = mc_sp.cusparseSetStream(c->h, c->stream);
+      if (s != 0) mc_sp.cusparseDestroy(c->h);
+    }
+    if (s != 0) {
+      mc_ctx_leave(&c->scope);
+      mc_stream_use_end(&c->use);
+      return MC_SP_FAIL(failed, s);
+    }
+    pthread_mutex_lock(&g_sp_lock);
+    if (g_nslots < MAX_SLOTS) {
+      c->slot = g_nslots++;
+      g_slots[c->slot] = (sp_slot){c->h, dev, c->stream, 1};
+    }
+    pthread_mutex_unlock(&g_sp_lock);
+    mc_debug("cuSPARSE handle made for device %d, stream %p", dev, (void *)c->stream);
+  } else if (rebind >= 0) {
+    s = mc_sp.cusparseSetStream(c->h, c->stream);
+    pthread_mutex_lock(&g_sp_lock);
+    g_slots[c->slot].stream = s == 0 ? c->stream : (CUstream)(intptr_t)-1; /* -1: matches none */
+    if (s != 0) g_slots[c->slot].busy = 0;
+    pthread_mutex_unlock(&g_sp_lock);
+    if (s != 0) {
+      mc_ctx_leave(&c->scope);
+      mc_stream_use_end(&c->use);
+      return MC_SP_FAIL("cusparseSetStream(handle, stream)", s);
+    }
+  }
+  return MC_OK;
+}
+
+static void end_call(sp_call *c) {
+  if (mc_disabled()) return;
+  if (c->slot >= 0) {
+    pthread_mutex_lock(&g_sp_lock);
+    g_slots[c->slot].busy = 0;
+    pthread_mutex_unlock(&g_sp_lock);
+  } else if (c->h) {
+    mc_sp.cusparseDestroy(c->h);
+  }
+  if (c->pushed) mc_ctx_leave(&c->scope);
+  mc_stream_use_end(&c->use);
+}
+
+/* alpha = beta = 1 in the compute type (upstream's ALPHABETA): bf16, f16, f32, else f64; complex
+ * types get (1, 0) (upstream passes a real scalar and the library reads past it). */
+typedef struct sp_one {
+  _Alignas(16) unsigned char alpha[16];
+  _Alignas(16) unsigned char beta[16];
+} sp_one;
+
+static void one_of(int ctp, sp_one *o) {
+  memset(o, 0, sizeof *o);
+  if (ctp == MC_CUDA_R_16BF || ctp == MC_CUDA_C_16BF) {
+    uint16_t v = 0x3F80;
+    memcpy(o->alpha, &v, 2);
+  } else if (ctp == MC_CUDA_R_16F || ctp == MC_CUDA_C_16F) {
+    uint16_t v = 0x3C00;
+    memcpy(o->alpha, &v, 2);
+  } else if (ctp == MC_CUDA_R_32F || ctp == MC_CUDA_C_32F) {
+    float v = 1.0f;
+    memcpy(o->alpha, &v, 4);
+  } else {
+    double v = 1.0;
+    memcpy(o->alpha, &v, 8);
+  }
+  memcpy(o->beta, o->alpha, sizeof o->alpha);
+}
+
+/* ---- environment ---- */
+
+mc_status mc_sparse_env_create(void) {
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  if (mc_disabled()) {
+    mc_stock_scope_push();
+    cusparseHandle_t h = NULL;
+    cusparseStatus_t s = mc_sp.cusparseCreate(&h);
+    mc_stock_scope_pop();
+    if (s) return MC_SP_FAIL("cusparseCreate(&cusparse_env)", s);
+    __atomic_store_n(&g_stock_env, h, __ATOMIC_RELEASE);
+    return MC_OK;
+  }
+  sp_call c; /* warm a handle for the NULL stream of the thread's device */
+  st = begin_call(NULL, "mgpuCreateSparseEnv", &c);
+  if (MC_FAILED(st)) return st;
+  end_call(&c);
+  return MC_OK;
+}
+
+mc_status mc_sparse_env_destroy(void) {
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  if (!mc_disabled()) return MC_OK; /* the handles stay for the next environment */
+  cusparseHandle_t h = __atomic_exchange_n(&g_stock_env, NULL, __ATOMIC_ACQ_REL);
+  SP_TRY("cusparseDestroy(cusparse_env)", mc_sp.cusparseDestroy(h));
+  return MC_OK;
+}
+
+/* ---- descriptors (host only: no handle, no context, as upstream) ---- */
+
+mc_status mc_sparse_create_dnvec(intptr_t size, void *values, int32_t dtp, void **out) {
+  *out = NULL;
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseCreateDnVec(&vec, size, values, dTp)",
+         mc_sp.cusparseCreateDnVec(out, size, values, dtp));
+  return MC_OK;
+}
+
+mc_status mc_sparse_destroy_dnvec(void *v) {
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseDestroyDnVec(vec)", mc_sp.cusparseDestroyDnVec(v));
+  return MC_OK;
+}
+
+mc_status mc_sparse_create_dnmat(intptr_t rows, intptr_t cols, void *values, int32_t dtp,
+                                 void **out) {
+  *out = NULL;
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseCreateDnMat(&mat, rows, cols, /*ld=*/cols, values, dTp, CUSPARSE_ORDER_ROW)",
+         mc_sp.cusparseCreateDnMat(out, rows, cols, cols, values, dtp, MC_CUSPARSE_ORDER_ROW));
+  return MC_OK;
+}
+
+mc_status mc_sparse_destroy_dnmat(void *m) {
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseDestroyDnMat(mat)", mc_sp.cusparseDestroyDnMat(m));
+  return MC_OK;
+}
+
+mc_status mc_sparse_create_coo(intptr_t rows, intptr_t cols, intptr_t nnz, void *row_idxs,
+                               void *col_idxs, void *values, int32_t itp, int32_t dtp,
+                               void **out) {
+  *out = NULL;
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseCreateCoo(&mat, rows, cols, nnz, rowIdxs, colIdxs, values, iTp, "
+         "CUSPARSE_INDEX_BASE_ZERO, dTp)",
+         mc_sp.cusparseCreateCoo(out, rows, cols, nnz, row_idxs, col_idxs, values, itp,
+                                 MC_CUSPARSE_INDEX_BASE_ZERO, dtp));
+  return MC_OK;
+}
+
+mc_status mc_sparse_create_coo_aos(intptr_t rows, intptr_t cols, intptr_t nnz, void *idxs,
+                                   void *values, int32_t itp, int32_t dtp, void **out) {
+  *out = NULL;
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  if (!mc_sp.cusparseCreateCooAoS) /* removed in cuSPARSE 12 */
+    return MC_SP_FAIL("cusparseCreateCooAoS", MC_CUSPARSE_STATUS_NOT_SUPPORTED);
+  SP_TRY("cusparseCreateCooAoS(&mat, rows, cols, nnz, idxs, values, iTp, "
+         "CUSPARSE_INDEX_BASE_ZERO, dTp)",
+         mc_sp.cusparseCreateCooAoS(out, rows, cols, nnz, idxs, values, itp,
+                                    MC_CUSPARSE_INDEX_BASE_ZERO, dtp));
+  return MC_OK;
+}
+
+mc_status mc_sparse_create_csr(intptr_t rows, intptr_t cols, intptr_t nnz, void *pos, void *idxs,
+                               void *values, int32_t ptp, int32_t itp, int32_t dtp, void **out) {
+  *out = NULL;
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseCreateCsr(&mat, rows, cols, nnz, rowPos, colIdxs, values, pTp, iTp, "
+         "CUSPARSE_INDEX_BASE_ZERO, dTp)",
+         mc_sp.cusparseCreateCsr(out, rows, cols, nnz, pos, idxs, values, ptp, itp,
+                                 MC_CUSPARSE_INDEX_BASE_ZERO, dtp));
+  return MC_OK;
+}
+
+mc_status mc_sparse_create_csc(intptr_t rows, intptr_t cols, intptr_t nnz, void *pos, void *idxs,
+                               void *values, int32_t ptp, int32_t itp, int32_t dtp, void **out) {
+  *out = NULL;
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  if (!mc_sp.cusparseCreateCsc)
+    return MC_SP_FAIL("cusparseCreateCsc", MC_CUSPARSE_STATUS_NOT_SUPPORTED);
+  SP_TRY("cusparseCreateCsc(&mat, rows, cols, nnz, colPos, rowIdxs, values, pTp, iTp, "
+         "CUSPARSE_INDEX_BASE_ZERO, dTp)",
+         mc_sp.cusparseCreateCsc(out, rows, cols, nnz, pos, idxs, values, ptp, itp,
+                                 MC_CUSPARSE_INDEX_BASE_ZERO, dtp));
+  return MC_OK;
+}
+
+mc_status mc_sparse_create_bsr(intptr_t brows, intptr_t bcols, intptr_t bnnz, intptr_t rbsz,
+                               intptr_t cbsz, void *pos, void *idxs, void *values, int32_t ptp,
+                               int32_t itp, int32_t dtp, void **out) {
+  *out = NULL;
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  if (!mc_sp.cusparseCreateBsr) return MC_OK; /* before cuSPARSE 12.1: null, as upstream */
+  SP_TRY("cusparseCreateBsr(&mat, brows, bcols, bnnz, rBsz, cBsz, rowPos, colIdxs, values, pTp, "
+         "iTp, CUSPARSE_INDEX_BASE_ZERO, dTp, CUSPARSE_ORDER_ROW)",
+         mc_sp.cusparseCreateBsr(out, brows, bcols, bnnz, rbsz, cbsz, pos, idxs, values, ptp, itp,
+                                 MC_CUSPARSE_INDEX_BASE_ZERO, dtp, MC_CUSPARSE_ORDER_ROW));
+  return MC_OK;
+}
+
+mc_status mc_sparse_destroy_spmat(void *m) {
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseDestroySpMat(mat)", mc_sp.cusparseDestroySpMat(m));
+  return MC_OK;
+}
+
+mc_status mc_sparse_spmat_get_size(void *m, void *rows, void *cols, void *nnz) {
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseSpMatGetSize(matDescr, rows, cols, nnz)",
+         mc_sp.cusparseSpMatGetSize(m, (int64_t *)rows, (int64_t *)cols, (int64_t *)nnz));
+  return MC_OK;
+}
+
+mc_status mc_sparse_set_csr_pointers(void *m, void *pos, void *idxs, void *values) {
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseCsrSetPointers(matDescr, p, c, v)",
+         mc_sp.cusparseCsrSetPointers(m, pos, idxs, values));
+  return MC_OK;
+}
+
+mc_status mc_sparse_spgemm_create_descr(void **out) {
+  *out = NULL;
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseSpGEMM_createDescr(&spgemmDesc)", mc_sp.cusparseSpGEMM_createDescr(out));
+  return MC_OK;
+}
+
+mc_status mc_sparse_spgemm_destroy_descr(void *d) {
+  mc_status st = need_cusparse();
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseSpGEMM_destroyDescr(spgemmDesc)", mc_sp.cusparseSpGEMM_destroyDescr(d));
+  return MC_OK;
+}
+
+/* ---- operations (a handle on the stream's driver stream) ---- */
+
+/* Run `expr` (a cuSPARSE call using c.h and one) between begin_call and end_call. */
+#define SP_OP(stream, ctp, callname, expr)                                                       \
+  do {                                                                                           \
+    sp_call c;                                                                                   \
+    mc_status st_ = begin_call((stream), callname, &c);                                          \
+    if (MC_FAILED(st_)) return st_;                                                              \
+    sp_one one;                                                                                  \
+    one_of((ctp), &one);                                                                         \
+    cusparseStatus_t s_ = (expr);                                                                \
+    end_call(&c);                                                                                \
+    if (s_) return MC_SP_FAIL(callname, s_);                                                     \
+  } while (0)
+
+mc_status mc_sparse_spmv_buffer_size(int32_t ma, void *a, void *x, void *y, int32_t ctp,
+                                     CUstream stream, intptr_t *out) {
+  size_t size = 0;
+  *out = 0;
+  SP_OP(stream, ctp, "cusparseSpMV_bufferSize",
+        mc_sp.cusparseSpMV_bufferSize(c.h, ma, one.alpha, a, x, one.beta, y, ctp,
+                                      MC_CUSPARSE_SPMV_ALG_DEFAULT, &size));
+  *out = (intptr_t)size;
+  return MC_OK;
+}
+
+mc_status mc_sparse_spmv(int32_t ma, void *a, void *x, void *y, int32_t ctp, void *buf,
+                         CUstream stream) {
+  SP_OP(stream, ctp, "cusparseSpMV",
+        mc_sp.cusparseSpMV(c.h, ma, one.alpha, a, x, one.beta, y, ctp,
+                           MC_CUSPARSE_SPMV_ALG_DEFAULT, buf));
+  return MC_OK;
+}
+
+mc_status mc_sparse_spmm_buffer_size(int32_t ma, int32_t mb, void *a, void *b, void *cm,
+                                     int32_t ctp, CUstream stream, intptr_t *out) {
+  size_t size = 0;
+  *out = 0;
+  SP_OP(stream, ctp, "cusparseSpMM_bufferSize",
+        mc_sp.cusparseSpMM_bufferSize(c.h, ma, mb, one.alpha, a, b, one.beta, cm, ctp,
+                                      MC_CUSPARSE_SPMM_ALG_DEFAULT, &size));
+  *out = (intptr_t)size;
+  return MC_OK;
+}
+
+mc_status mc_sparse_spmm(int32_t ma, int32_t mb, void *a, void *b, void *cm, int32_t ctp,
+                         void *buf, CUstream stream) {
+  SP_OP(stream, ctp, "cusparseSpMM",
+        mc_sp.cusparseSpMM(c.h, ma, mb, one.alpha, a, b, one.beta, cm, ctp,
+                           MC_CUSPARSE_SPMM_ALG_DEFAULT, buf));
+  return MC_OK;
+}
+
+mc_status mc_sparse_sddmm_buffer_size(int32_t ma, int32_t mb, void *a, void *b, void *cm,
+                                      int32_t ctp, CUstream stream, intptr_t *out) {
+  size_t size = 0;
+  *out = 0;
+  SP_OP(stream, ctp, "cusparseSDDMM_bufferSize",
+        mc_sp.cusparseSDDMM_bufferSize(c.h, ma, mb, one.alpha, a, b, one.beta, cm, ctp,
+                                       MC_CUSPARSE_SDDMM_ALG_DEFAULT, &size));
+  *out = (intptr_t)size;
+  return MC_OK;
+}
+
+mc_status mc_sparse_sddmm(int32_t ma, int32_t mb, void *a, void *b, void *cm, int32_t ctp,
+                          void *buf, CUstream stream) {
+  SP_OP(stream, ctp, "cusparseSDDMM",
+        mc_sp.cusparseSDDMM(c.h, ma, mb, one.alpha, a, b, one.beta, cm, ctp,
+                            MC_CUSPARSE_SDDMM_ALG_DEFAULT, buf));
+  return MC_OK;
+}
+
+mc_status mc_sparse_spgemm_work_estimation(void *d, int32_t ma, int32_t mb, void *a, void *b,
+                                           void *cm, int32_t ctp, intptr_t bs, void *buf,
+                                           CUstream stream, intptr_t *out) {
+  size_t size = (size_t)bs;
+  *out = 0;
+  SP_OP(stream, ctp, "cusparseSpGEMM_workEstimation",
+        mc_sp.cusparseSpGEMM_workEstimation(c.h, ma, mb, one.alpha, a, b, one.beta, cm, ctp,
+                                            MC_CUSPARSE_SPGEMM_DEFAULT, d, &size, buf));
+  *out = (intptr_t)size;
+  return MC_OK;
+}
+
+mc_status mc_sparse_spgemm_compute(void *d, int32_t ma, int32_t mb, void *a, void *b, void *cm,
+                                   int32_t ctp, intptr_t bs, void *buf, CUstream stream,
+                                   intptr_t *out) {
+  size_t size = (size_t)bs;
+  *out = 0;
+  SP_OP(stream, ctp, "cusparseSpGEMM_compute",
+        mc_sp.cusparseSpGEMM_compute(c.h, ma, mb, one.alpha, a, b, one.beta, cm, ctp,
+                                     MC_CUSPARSE_SPGEMM_DEFAULT, d, &size, buf));
+  *out = (intptr_t)size;
+  return MC_OK;
+}
+
+mc_status mc_sparse_spgemm_copy(void *d, int32_t ma, int32_t mb, void *a, void *b, void *cm,
+                                int32_t ctp, CUstream stream) {
+  SP_OP(stream, ctp, "cusparseSpGEMM_copy",
+        mc_sp.cusparseSpGEMM_copy(c.h, ma, mb, one.alpha, a, b, one.beta, cm, ctp,
+                                  MC_CUSPARSE_SPGEMM_DEFAULT, d));
+  return MC_OK;
+}
+
+/* ---- cuSPARSELt ---- */
+
+/* Layout in the caller's reserved space (S = the loaded library's struct size):
+ *   sparse matrix: matrix descriptor @0, algorithm selection @S, plan @2S, matmul descriptor @3S,
+ *                  values pointer @ MC_SPLT_SPMAT_RESERVED - 8;
+ *   dense matrix:  matrix descriptor @0, values pointer @ MC_SPLT_DNMAT_RESERVED - 8.
+ * With S = 11024 (cuSPARSELt <= 0.5) this is upstream's struct layout byte for byte. */
+#define LT_MAT(p) ((unsigned char *)(p))
+#define LT_ALG(p, S) ((unsigned char *)(p) + (S))
+#define LT_PLAN(p, S) ((unsigned char *)(p) + 2 * (S))
+#define LT_MATMUL(p, S) ((unsigned char *)(p) + 3 * (S))
+#define LT_SP_VALUES(p) ((void **)((unsigned char *)(p) + MC_SPLT_SPMAT_RESERVED - 8))
+#define LT_DN_VALUES(p) ((void **)((unsigned char *)(p) + MC_SPLT_DNMAT_RESERVED - 8))
+
+/* Load cuSPARSELt and check that its structs fit the space the lowering reserves. */
+static mc_status need_lt(const char *who) {
+  mc_status st = mc_cusparselt_load();
+  if (MC_FAILED(st)) return st;
+  size_t S = mc_splt_struct_bytes();
+  if (S % 16 || 4 * S > MC_SPLT_SPMAT_RESERVED - 8 || S > MC_SPLT_DNMAT_RESERVED - 8)
+    return MC_FAIL(who, MC_E_TOO_SMALL);
+  return MC_OK;
+}
+
+/* A handle's memory: S bytes, 16-byte aligned, zeroed. */
+static void *lt_handle_alloc(void) {
+  size_t S = mc_splt_struct_bytes();
+  void *p = aligned_alloc(16, (S + 15) / 16 * 16);
+  if (p) memset(p, 0, S);
+  return p;
+}
+
+/* The cuSPARSELt handle for `device` (cached mode; made in its context on first use). */
+static mc_status lt_handle(int device, void **out) {
+  if (device < 0 || device >= MAX_DEVICES) return MC_FAIL("cusparseLtInit", MC_E_BAD_DEVICE);
+  void *h = __atomic_load_n(&g_lt_handles[device], __ATOMIC_ACQUIRE);
+  if (h) {
+    *out = h;
+    return MC_OK;
+  }
+  void *mine = lt_handle_alloc();
+  if (!mine) return MC_FAIL("cusparseLtInit", MC_E_NO_MEMORY);
+  mc_ctx_scope scope;
+  mc_status st = mc_ctx_enter(device, &scope);
+  if (MC_FAILED(st)) {
+    free(mine);
+    return st;
+  }
+  cusparseStatus_t s = mc_splt.cusparseLtInit(mine);
+  if (s) {
+    mc_ctx_leave(&scope);
+    free(mine);
+    return MC_SP_FAIL("cusparseLtInit(&cusparseLt_env)", s);
+  }
+  void *expect = NULL;
+  if (!__atomic_compare_exchange_n(&g_lt_handles[device], &expect, mine, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE)) {
+    mc_splt.cusparseLtDestroy(mine); /* another thread won */
+    free(mine);
+    mine = expect;
+  }
+  mc_ctx_leave(&scope);
+  *out = mine;
+  return MC_OK;
+}
+
+/* One cuSPARSELt call's setup: handle, driver stream, context (cached), or the stock handle. */
+typedef struct lt_call {
+  void *h;
+  CUstream stream; /* cached: the driver stream; stock: the caller's stream as given */
+  int pushed;
+  mc_ctx_scope scope;
+  mc_stream_use use;
+} lt_call;
+
+static mc_status lt_begin(const char *who, CUstream stream, lt_call *c) {
+  memset(c, 0, sizeof *c);
+  mc_status st = need_lt(who);
+  if (MC_FAILED(st)) return st;
+  if (mc_disabled()) {
+    pthread_mutex_lock(&g_sp_lock);
+    c->h = g_lt_stock;
+    pthread_mutex_unlock(&g_sp_lock);
+    c->stream = stream;
+    if (!c->h) return MC_SP_FAIL("cusparseLt (mgpuCreateSparseLtEnv was not called)",
+                                 MC_CUSPARSE_STATUS_NOT_INITIALIZED);
+    return MC_OK;
+  }
+  st = mc_stream_use_begin(stream, who, &c->use);
+  if (MC_FAILED(st)) return st;
+  st = lt_handle(c->use.device, &c->h);
+  if (!MC_FAILED(st)) st = mc_ctx_enter(c->use.device, &c->scope);
+  if (MC_FAILED(st)) {
+    mc_stream_use_end(&c->use);
+    return st;
+  }
+  c->pushed = 1;
+  c->stream = c->use.stream;
+  return MC_OK;
+}
+
+static void lt_end(lt_call *c) {
+  if (c->pushed) mc_ctx_leave(&c->scope);
+  if (!mc_disabled()) mc_stream_use_end(&c->use);
+}
+
+#define LT_TRY(c, callname, expr)                                                                 \
+  do {                                                                                           \
+    cusparseStatus_t lt_s_ = (expr);                                                             \
+    if (lt_s_) {                                                                                 \
+      lt_end(c);                                                                                 \
+      return MC_SP_FAIL(callname, lt_s_);                                                        \
+    }                                                                                            \
+  } while (0)
+
+mc_status mc_sparselt_env_create(void) {
+  mc_status st = need_lt("mgpuCreateSparseLtEnv");
+  if (MC_FAILED(st)) return st;
+  if (!mc_disabled()) {
+    void *h = NULL;
+    return lt_handle(mc_thread_device(), &h);
+  }
+  void *h = lt_handle_alloc();
+  if (!h) return MC_FAIL("cusparseLtInit", MC_E_NO_MEMORY);
+  mc_stock_scope_push();
+  cusparseStatus_t s = mc_splt.cusparseLtInit(h);
+  mc_stock_scope_pop();
+  if (s) {
+    free(h);
+    return MC_SP_FAIL("cusparseLtInit(&cusparseLt_env)", s);
+  }
+  pthread_mutex_lock(&g_sp_lock);
+  void *old = g_lt_stock;
+  g_lt_stock = h;
+  pthread_mutex_unlock(&g_sp_lock);
+  free(old); /* created twice: upstream asserts; the old one is simply replaced */
+  return MC_OK;
+}
+
+mc_status mc_sparselt_env_destroy(void) {
+  mc_status st = need_lt("mgpuDestroySparseLtEnv");
+  if (MC_FAILED(st)) return st;
+  if (!mc_disabled()) return MC_OK; /* the per-device handles stay for the next environment */
+  pthread_mutex_lock(&g_sp_lock);
+  void *h = g_lt_stock;
+  g_lt_stock = NULL;
+  pthread_mutex_unlock(&g_sp_lock);
+  if (!h) return MC_OK;
+  cusparseStatus_t s = mc_splt.cusparseLtDestroy(h);
+  free(h);
+  if (s) return MC_SP_FAIL("cusparseLtDestroy(&cusparseLt_env)", s);
+  return MC_OK;
+}
+
+mc_status mc_sparselt_create_dnmat(void *dh, intptr_t rows, intptr_t cols, void *values,
+                                   int32_t dtp, CUstream stream) {
+  if (!dh) return MC_FAIL("mgpuCreateCuSparseLtDnMat", MC_E_NULL_ARGUMENT);
+  lt_call c;
+  mc_status st = lt_begin("mgpuCreateCuSparseLtDnMat", stream, &c);
+  if (MC_FAILED(st)) return st;
+  memset(dh, 0, mc_splt_struct_bytes());
+  *LT_DN_VALUES(dh) = values;
+  LT_TRY(&c, "cusparseLtDenseDescriptorInit",
+         mc_splt.cusparseLtDenseDescriptorInit(c.h, LT_MAT(dh), rows, cols, /*lda=*/cols,
+                                               /*alignment=*/16, dtp, MC_CUSPARSE_ORDER_ROW));
+  lt_end(&c);
+  return MC_OK;
+}
+
+mc_status mc_sparselt_destroy_dnmat(void *dh) {
+  mc_status st = need_lt("mgpuDestroyCuSparseLtDnMat");
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseLtMatDescriptorDestroy(&(dnmat_handle->mat))",
+         mc_splt.cusparseLtMatDescriptorDestroy(LT_MAT(dh)));
+  return MC_OK;
+}
+
+mc_status mc_sparselt_create_2to4_spmat(void *sh, intptr_t rows, intptr_t cols, void *values,
+                                        int32_t dtp, CUstream stream) {
+  if (!sh) return MC_FAIL("mgpuCusparseLtCreate2To4SpMat", MC_E_NULL_ARGUMENT);
+  lt_call c;
+  mc_status st = lt_begin("mgpuCusparseLtCreate2To4SpMat", stream, &c);
+  if (MC_FAILED(st)) return st;
+  memset(sh, 0, 4 * mc_splt_struct_bytes());
+  *LT_SP_VALUES(sh) = values;
+  LT_TRY(&c, "cusparseLtStructuredDescriptorInit",
+         mc_splt.cusparseLtStructuredDescriptorInit(c.h, LT_MAT(sh), rows, cols, /*ld=*/cols,
+                                                    /*alignment=*/16, dtp, MC_CUSPARSE_ORDER_ROW,
+                                                    MC_CUSPARSELT_SPARSITY_50_PERCENT));
+  lt_end(&c);
+  return MC_OK;
+}
+
+mc_status mc_sparselt_destroy_spmat(void *sh) {
+  mc_status st = need_lt("mgpuDestroyCuSparseLtSpMat");
+  if (MC_FAILED(st)) return st;
+  SP_TRY("cusparseLtMatDescriptorDestroy(&(spmat_handle->mat))",
+         mc_splt.cusparseLtMatDescriptorDestroy(LT_MAT(sh)));
+  return MC_OK;
+}
+
+mc_status mc_sparselt_spmm_buffer_size(void *bs, int32_t ma, int32_t mb, void *a, void *b, void *cm,
+                                       int32_t ctp, int32_t prune_flag, CUstream stream) {
+  if (!bs || !a || !b || !cm)
+    return MC_FAIL("mgpuCuSparseLtSpMMBufferSize", MC_E_NULL_ARGUMENT);
+  lt_call c;
+  mc_status st = lt_begin("mgpuCuSparseLtSpMMBufferSize", stream, &c);
+  if (MC_FAILED(st)) return st;
+  size_t S = mc_splt_struct_bytes();
+  int64_t *sizes = (int64_t *)bs;
+  LT_TRY(&c, "cusparseLtMatmulDescriptorInit",
+         mc_splt.cusparseLtMatmulDescriptorInit(c.h, LT_MATMUL(a, S), ma, mb, LT_MAT(a), LT_MAT(b),
+                                                LT_MAT(cm), LT_MAT(cm),
+                                                mc_splt_compute_type(ctp)));
+  LT_TRY(&c, "cusparseLtMatmulAlgSelectionInit",
+         mc_splt.cusparseLtMatmulAlgSelectionInit(c.h, LT_ALG(a, S), LT_MATMUL(a, S),
+                                                  MC_CUSPARSELT_MATMUL_ALG_DEFAULT));
+  int alg = 0;
+  LT_TRY(&c, "cusparseLtMatmulAlgSetAttribute",
+         mc_splt.cusparseLtMatmulAlgSetAttribute(c.h, LT_ALG(a, S),
+                                                 MC_CUSPARSELT_MATMUL_ALG_CONFIG_ID, &alg,
+                                                 sizeof alg));
+  LT_TRY(&c, "cusparseLtMatmulPlanInit",
+         mc_splt.cusparseLtMatmulPlanInit(c.h, LT_PLAN(a, S), LT_MATMUL(a, S), LT_ALG(a, S)));
+  void *values = *LT_SP_VALUES(a);
+  if (prune_flag > 0) /* in place */
+    LT_TRY(&c, "cusparseLtSpMMAPrune",
+           mc_splt.cusparseLtSpMMAPrune(c.h, LT_MATMUL(a, S), values, values,
+                                        MC_CUSPARSELT_PRUNE_SPMMA_STRIP, c.stream));
+  int *dvalid = NULL;
+  if (prune_flag == 2) { /* check the structure (synchronises the stream, as upstream) */
+    st = mc_disabled() ? MC_OK : mc_mem_alloc(sizeof(int), stream, 0, (void **)&dvalid);
+    if (mc_disabled()) dvalid = (int *)mc_stock_mem_alloc(sizeof(int), stream, 0);
+    if (MC_FAILED(st) || !dvalid) {
+      lt_end(&c);
+      return MC_FAILED(st) ? st : MC_FAIL("mgpuCuSparseLtSpMMBufferSize", MC_E_NO_MEMORY);
+    }
+    LT_TRY(&c, "cusparseLtSpMMAPruneCheck",
+           mc_splt.cusparseLtSpMMAPruneCheck(c.h, LT_MATMUL(a, S), values, dvalid, c.stream));
+  }
+  LT_TRY(&c, "cusparseLtMatmulGetWorkspace",
+         mc_splt.cusparseLtMatmulGetWorkspace(c.h, LT_PLAN(a, S), (size_t *)&sizes[0]));
+  LT_TRY(&c, "cusparseLtSpMMACompressedSize",
+         mc_splt.cusparseLtSpMMACompressedSize(c.h, LT_PLAN(a, S), (size_t *)&sizes[1],
+                                               (size_t *)&sizes[2]));
+  lt_end(&c);
+  if (dvalid) {
+    int valid = 0;
+    if (mc_disabled()) {
+      mc_stock_memcpy(&valid, dvalid, sizeof valid, stream);
+      mc_stock_stream_synchronize(stream);
+      mc_stock_mem_free(dvalid, stream);
+    } else {
+      st = mc_memcpy(&valid, dvalid, sizeof valid, stream);
+      if (!MC_FAILED(st)) st = mc_stream_synchronize(stream);
+      mc_status fst = mc_mem_free(dvalid, stream);
+      if (MC_FAILED(st)) return st;
+      if (MC_FAILED(fst)) return fst;
+    }
+    if (valid != 0)
+      fprintf(stderr, "CUPARSE-LT: sparse matrix is not 2:4; computed results will be invalid\n");
+  }
+  return MC_OK;
+}
+
+mc_status mc_sparselt_spmm(void *a, void *b, void *cm, void *workspace, void *compressed,
+                           void *compressed_buffer, CUstream stream) {
+  if (!a || !b || !cm) return MC_FAIL("mgpuCuSparseLtSpMM", MC_E_NULL_ARGUMENT);
+  lt_call c;
+  mc_status st = lt_begin("mgpuCuSparseLtSpMM", stream, &c);
+  if (MC_FAILED(st)) return st;
+  size_t S = mc_splt_struct_bytes();
+  float alpha = 1.0f, beta = 1.0f; /* upstream: ALPHABETA(CUDA_R_32F) */
+  LT_TRY(&c, "cusparseLtSpMMACompress",
+         mc_splt.cusparseLtSpMMACompress(c.h, LT_PLAN(a, S), *LT_SP_VALUES(a), compressed,
+                                         compressed_buffer, c.stream));
+  /* D = A*B + C with C == D. Stock: the NULL stream (no streams given); cached: the stream. */
+  CUstream streams[1] = {c.stream};
+  int nstreams = mc_disabled() ? 0 : 1;
+  LT_TRY(&c, "cusparseLtMatmul",
+         mc_splt.cusparseLtMatmul(c.h, LT_PLAN(a, S), &alpha, compressed, *LT_DN_VALUES(b), &beta,
+                                  *LT_DN_VALUES(cm), *LT_DN_VALUES(cm), workspace,
+                                  nstreams ? streams : NULL, nstreams));
+  /* Upstream destroys the matrix descriptor here and again in mgpuDestroyCuSparseLtSpMat; the
+   * plan is the SpMM's: destroy it here, the descriptor once, in mgpuDestroyCuSparseLtSpMat. */
+  LT_TRY(&c, "cusparseLtMatmulPlanDestroy", mc_splt.cusparseLtMatmulPlanDestroy(LT_PLAN(a, S)));
+  lt_end(&c);
+  return MC_OK;
+}
+
+/* ---- fork ---- */
+
+void mc_sparse_fork_prepare(void) { pthread_mutex_lock(&g_sp_lock); }
+void mc_sparse_fork_parent(void) { pthread_mutex_unlock(&g_sp_lock); }
+void mc_sparse_fork_child(void) {
+  /* The parent's handles belong to its contexts: forget them (no library call). */
+  g_nslots = 0;
+  memset(g_slots, 0, sizeof g_slots);
+  g_stock_env = NULL;
+  g_lt_stock = NULL;
+  memset(g_lt_handles, 0, sizeof g_lt_handles);
+  pthread_mutex_unlock(&g_sp_lock);
+}
