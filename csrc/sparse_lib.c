@@ -22,8 +22,8 @@ typedef struct sp_lib {
   const char *const *wheels; /* folders below site-packages/nvidia holding lib/<name> */
   pthread_once_t once;
   int ok;                    /* written once under `once` */
-  char path[1024];           /* the file loaded */
-  char error[2048];          /* why nothing loaded: every place tried */
+  char path[2400];           /* the file loaded */
+  char error[4096];          /* why nothing loaded: every place tried */
 } sp_lib;
 
 static const char *const k_sp_names[] = {"libcusparse.so.12", "libcusparse.so.11", "libcusparse.so",
@@ -40,13 +40,13 @@ static sp_lib g_lt = {"cuSPARSELt", "MGPU_CACHED_CUSPARSELT", k_lt_names, k_lt_w
 static void note(sp_lib *l, const char *fmt, const char *a) {
   size_t n = strlen(l->error);
   if (n + 8 >= sizeof l->error) return;
-  snprintf(l->error + n, sizeof l->error - n, fmt, a);
+  if (snprintf(l->error + n, sizeof l->error - n, fmt, a) < 0) l->error[n] = 0;
 }
 
 /* dlopen one candidate; on success resolve `resolve` and keep the path. */
 static void *try_open(sp_lib *l, const char *file) {
   void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
-  if (h) snprintf(l->path, sizeof l->path, "%s", file);
+  if (h && snprintf(l->path, sizeof l->path, "%s", file) < 0) l->path[0] = 0;
   return h;
 }
 
