@@ -59,6 +59,9 @@ static void read_environment(void) {
   char *end = NULL;
   unsigned long c = (cap && *cap) ? strtoul(cap, &end, 10) : 64;
   g_config.stream_cap = (cap && *cap && (!end || *end)) ? 64 : c; /* unparsable: the default */
+  g_config.ignore_host_shared = env_flag("MGPU_CACHED_IGNORE_HOST_SHARED");
+  const char *dev = getenv("MGPU_CACHED_DEVICE");
+  g_config.device = (dev && *dev) ? dev : NULL;
   __atomic_store_n(&g_disabled_cached, g_config.disabled, __ATOMIC_RELEASE);
 }
 
