@@ -1,0 +1,231 @@
+/* sparse_main.c - runs the MLIR sparse GPU programs (sparse_gpu.mlir, compiled by compile.sh into
+ * sparse_gpu_llvmN.o) and checks each result against a CPU reference computed here.
+ *
+ *   sparse_main [--no-check] [--reps N] [name...]   names: spmv spmm sddmm spgemm matmul24
+ *
+ * Prints one line per program: "<name> ok|FAIL max_abs_err=<e> reps=<N> us_per_call=<t>" and
+ * exits with the number of failures. Inputs are small integers, so every result is exact in f32
+ * and f16 and the comparison is exact. --no-check runs the calls without comparing (the CPU tests
+ * use it with fake libraries that do not compute). Link: cc sparse_main.c sparse_gpu_llvm19.o
+ * -lmgpu_cached (or the stock libmlir_cuda_runtime.so). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct { float *alloc, *data; int64_t off, n[1], s[1]; } M1;
+typedef struct { float *alloc, *data; int64_t off, n[2], s[2]; } M2;
+typedef struct { uint16_t *alloc, *data; int64_t off, n[2], s[2]; } H2;
+
+void _mlir_ciface_spmv(M1 *r, M2 *A, M1 *x, M1 *y);
+void _mlir_ciface_spmm(M2 *r, M2 *A, M2 *B, M2 *C);
+void _mlir_ciface_sddmm(M2 *r, M2 *S, M2 *A, M2 *B);
+void _mlir_ciface_spgemm(M2 *r, M2 *A, M2 *B);
+void _mlir_ciface_matmul24(H2 *r, H2 *A, H2 *B, H2 *C);
+void mgpuCreateSparseEnv(void);
+void mgpuDestroySparseEnv(void);
+void mgpuCreateSparseLtEnv(void);
+void mgpuDestroySparseLtEnv(void);
+
+static int g_check = 1, g_reps = 1;
+
+static M1 v1(int n, float (*f)(int)) {
+  M1 m = {0};
+  m.alloc = m.data = malloc(sizeof(float) * n);
+  m.n[0] = n;
+  m.s[0] = 1;
+  for (int i = 0; i < n; ++i) m.data[i] = f(i);
+  return m;
+}
+static M2 v2(int r, int c, float (*f)(int, int)) {
+  M2 m = {0};
+  m.alloc = m.data = malloc(sizeof(float) * r * c);
+  m.n[0] = r, m.n[1] = c, m.s[0] = c, m.s[1] = 1;
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < c; ++j) m.data[i * c + j] = f(i, j);
+  return m;
+}
+static M2 copy2(const M2 *a) {
+  M2 m = *a;
+  size_t n = (size_t)a->n[0] * a->n[1] * sizeof(float);
+  m.alloc = m.data = malloc(n);
+  memcpy(m.data, a->data, n);
+  return m;
+}
+static M1 copy1(const M1 *a) {
+  M1 m = *a;
+  m.alloc = m.data = malloc(sizeof(float) * a->n[0]);
+  memcpy(m.data, a->data, sizeof(float) * a->n[0]);
+  return m;
+}
+static float at(const M2 *m, int i, int j) { return m->data[m->off + i * m->s[0] + j * m->s[1]]; }
+
+/* Sparse-ish patterns of small integers. */
+static float fa(int i, int j) { return (i * 7 + j * 3) % 5 < 2 ? (float)((3 * i + 5 * j) % 4 + 1) : 0.f; }
+static float fb(int i, int j) { return (float)((i + 2 * j) % 3); }
+static float fc(int i, int j) { return (float)((i * j) % 4); }
+static float fs(int i, int j) { return (i + j) % 3 == 0 ? 1.f : 0.f; }
+static float fx(int i) { return (float)(i % 4); }
+static float fy(int i) { return (float)(i % 3); }
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static int report(const char *name, double err, double us) {
+  int ok = !g_check || err == 0.0;
+  printf("%s %s max_abs_err=%g reps=%d us_per_call=%.1f\n", name, ok ? "ok" : "FAIL", err, g_reps,
+         us);
+  return ok ? 0 : 1;
+}
+
+static int run_spmv(void) {
+  M2 A = v2(64, 32, fa);
+  M1 x = v1(32, fx), y0 = v1(64, fy), r = {0};
+  double t0 = now_us();
+  for (int k = 0; k < g_reps; ++k) {
+    M1 y = copy1(&y0);
+    _mlir_ciface_spmv(&r, &A, &x, &y);
+  }
+  double us = (now_us() - t0) / g_reps;
+  double err = 0;
+  for (int i = 0; i < 64; ++i) {
+    float ref = y0.data[i];
+    for (int j = 0; j < 32; ++j) ref += at(&A, i, j) * x.data[j];
+    err = fmax(err, fabs(ref - r.data[r.off + i * r.s[0]]));
+  }
+  return report("spmv", err, us);
+}
+
+static int run_spmm(void) {
+  M2 A = v2(64, 32, fa), B = v2(32, 16, fb), C0 = v2(64, 16, fc), r = {0};
+  double t0 = now_us();
+  for (int k = 0; k < g_reps; ++k) {
+    M2 C = copy2(&C0);
+    _mlir_ciface_spmm(&r, &A, &B, &C);
+  }
+  double us = (now_us() - t0) / g_reps;
+  double err = 0;
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 16; ++j) {
+      float ref = at(&C0, i, j);
+      for (int k = 0; k < 32; ++k) ref += at(&A, i, k) * at(&B, k, j);
+      err = fmax(err, fabs(ref - at(&r, i, j)));
+    }
+  return report("spmm", err, us);
+}
+
+static int run_sddmm(void) {
+  M2 S = v2(32, 32, fs), A = v2(32, 16, fb), B = v2(16, 32, fc), r = {0};
+  double t0 = now_us();
+  for (int k = 0; k < g_reps; ++k) _mlir_ciface_sddmm(&r, &S, &A, &B);
+  double us = (now_us() - t0) / g_reps;
+  double err = 0;
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 32; ++j) {
+      float ref = 0;
+      if (at(&S, i, j) != 0) {
+        ref = at(&S, i, j);
+        for (int k = 0; k < 16; ++k) ref += at(&A, i, k) * at(&B, k, j);
+      }
+      err = fmax(err, fabs(ref - at(&r, i, j)));
+    }
+  return report("sddmm", err, us);
+}
+
+static int run_spgemm(void) {
+  M2 A = v2(32, 32, fa), B = v2(32, 32, fs), r = {0};
+  double t0 = now_us();
+  for (int k = 0; k < g_reps; ++k) _mlir_ciface_spgemm(&r, &A, &B);
+  double us = (now_us() - t0) / g_reps;
+  double err = 0;
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 32; ++j) {
+      float ref = 0;
+      for (int k = 0; k < 32; ++k) ref += at(&A, i, k) * at(&B, k, j);
+      err = fmax(err, fabs(ref - at(&r, i, j)));
+    }
+  return report("spgemm", err, us);
+}
+
+/* f16 <-> f32 for the small integers used here (exact). */
+static uint16_t h_of(float f) {
+  if (f == 0) return 0;
+  int e;
+  float m = frexpf(f, &e); /* f = m * 2^e, 0.5 <= m < 1 */
+  uint16_t mant = (uint16_t)((m * 2 - 1) * 1024 + 0.5f);
+  return (uint16_t)(((e - 1 + 15) << 10) | mant);
+}
+static float f_of(uint16_t h) {
+  if ((h & 0x7fff) == 0) return 0;
+  int e = (h >> 10) & 0x1f;
+  float m = 1 + (h & 0x3ff) / 1024.f;
+  return ldexpf(m, e - 15) * ((h & 0x8000) ? -1 : 1);
+}
+static H2 h2(int r, int c, float (*f)(int, int)) {
+  H2 m = {0};
+  m.alloc = m.data = malloc(2 * r * c);
+  m.n[0] = r, m.n[1] = c, m.s[0] = c, m.s[1] = 1;
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < c; ++j) m.data[i * c + j] = h_of(f(i, j));
+  return m;
+}
+/* 2:4 along rows: two nonzeros in every group of four. */
+static float f24(int i, int j) { return (j % 4 == (i % 2) || j % 4 == 2 + (i % 2)) ? (float)((i + j) % 2 + 1) : 0.f; }
+
+static int run_matmul24(void) {
+  H2 A = h2(16, 16, f24), B = h2(16, 16, fb), C0 = h2(16, 16, fc), r = {0};
+  double t0 = now_us();
+  for (int k = 0; k < g_reps; ++k) {
+    H2 C = C0;
+    C.alloc = C.data = malloc(2 * 256);
+    memcpy(C.data, C0.data, 2 * 256);
+    _mlir_ciface_matmul24(&r, &A, &B, &C);
+  }
+  double us = (now_us() - t0) / g_reps;
+  double err = 0;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) {
+      float ref = f_of(C0.data[i * 16 + j]);
+      for (int k = 0; k < 16; ++k) ref += f_of(A.data[i * 16 + k]) * f_of(B.data[k * 16 + j]);
+      err = fmax(err, fabs(ref - f_of(r.data[r.off + i * r.s[0] + j * r.s[1]])));
+    }
+  return report("matmul24", err, us);
+}
+
+int main(int argc, char **argv) {
+  const char *names[8];
+  int n = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--no-check")) g_check = 0;
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = atoi(argv[++i]);
+    else if (n < 8) names[n++] = argv[i];
+  }
+  static const char *all[] = {"spmv", "spmm", "sddmm", "spgemm", "matmul24"};
+  if (!n) {
+    for (int i = 0; i < 5; ++i) names[i] = all[i];
+    n = 5;
+  }
+  mgpuCreateSparseEnv();
+  int fails = 0, lt = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!strcmp(names[i], "spmv")) fails += run_spmv();
+    else if (!strcmp(names[i], "spmm")) fails += run_spmm();
+    else if (!strcmp(names[i], "sddmm")) fails += run_sddmm();
+    else if (!strcmp(names[i], "spgemm")) fails += run_spgemm();
+    else if (!strcmp(names[i], "matmul24")) {
+      if (!lt++) mgpuCreateSparseLtEnv();
+      fails += run_matmul24();
+    } else {
+      fprintf(stderr, "unknown program %s\n", names[i]);
+      fails++;
+    }
+  }
+  if (lt) mgpuDestroySparseLtEnv();
+  mgpuDestroySparseEnv();
+  return fails;
+}
