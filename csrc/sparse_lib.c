@@ -4,6 +4,8 @@
  */
 #include "sparse_lib.h"
 
+#include "report.h"
+
 #include <dlfcn.h>
 #include <glob.h>
 #include <pthread.h>
@@ -162,6 +164,7 @@ static void load_cusparse(void) {
   }
   MC_CUSPARSE_SYMBOLS(X)
 #undef X
+  mc_debug("cuSPARSE loaded from %s", g_sp.path);
   __atomic_store_n(&g_sp.ok, 1, __ATOMIC_RELEASE);
 }
 
@@ -183,6 +186,7 @@ static void load_cusparselt(void) {
   mc_splt.cusparseLtGetProperty(MC_LIB_PROPERTY_MINOR, &minor);
   mc_splt.cusparseLtGetProperty(MC_LIB_PROPERTY_PATCH, &patch);
   g_lt_version = major * 1000 + minor * 100 + patch;
+  mc_debug("cuSPARSELt %d.%d.%d loaded from %s", major, minor, patch, g_lt.path);
   __atomic_store_n(&g_lt.ok, 1, __ATOMIC_RELEASE);
 }
 
