@@ -524,6 +524,11 @@ static mc_status lt_begin(const char *who, CUstream stream, lt_call *c) {
     c->stream = stream;
     if (!c->h) return MC_SP_FAIL("cusparseLt (mgpuCreateSparseLtEnv was not called)",
                                  MC_CUSPARSE_STATUS_NOT_INITIALIZED);
+    /* Upstream makes these calls with no context of its own; cuSPARSELt 0.8 then fails
+     * (cusparseLtMatmulAlgSelectionInit: internal error, seen on the H100) unless something
+     * else made a context current on the thread. Stock mode pushes upstream's frozen context. */
+    mc_stock_scope_push();
+    c->pushed = 2;
     return MC_OK;
   }
   st = mc_stream_use_begin(stream, who, &c->use);
@@ -540,7 +545,8 @@ static mc_status lt_begin(const char *who, CUstream stream, lt_call *c) {
 }
 
 static void lt_end(lt_call *c) {
-  if (c->pushed) mc_ctx_leave(&c->scope);
+  if (c->pushed == 2) mc_stock_scope_pop();
+  else if (c->pushed) mc_ctx_leave(&c->scope);
   if (!mc_disabled()) mc_stream_use_end(&c->use);
 }
 

@@ -16,8 +16,9 @@
  *
  * Stock mode (MGPU_CACHED_DISABLE=1): the stock wrapper's calls: one process-wide cuSPARSE handle
  * made by mgpuCreateSparseEnv in the frozen stock context and destroyed by mgpuDestroySparseEnv,
- * no stream set (the NULL stream), no context for the operations; one process-wide cuSPARSELt
- * handle. Both modes translate the lowering's cuSPARSELt compute type to the loaded version's.
+ * no stream set (the NULL stream), no context for the cuSPARSE operations; one process-wide
+ * cuSPARSELt handle, its operations in the stock context (upstream has none, and cuSPARSELt 0.8
+ * fails without one: see sparse.c). Both modes translate the lowering's cuSPARSELt compute type to the loaded version's.
  *
  * Locking: the handle table is guarded by g_sp_lock (sparse.c); no library call is made under it.
  */
