@@ -406,14 +406,42 @@ mc_status mc_sparse_sddmm(int32_t ma, int32_t mb, void *a, void *b, void *cm, in
   return MC_OK;
 }
 
+/* Cached mode: an empty CSR output of SpGEMM (nnz 0, as the sparsifier makes it) gets zeroed row
+ * offsets, on the call's stream, before cuSPARSE sees it. The generated code allocates them with
+ * gpu.alloc and never writes them; cuSPARSE reads them (upstream passes beta = 1): with memory
+ * fresh from the driver they held zeros or the same leftovers every time, with the caching
+ * allocator they hold the previous call's result and SpGEMM went wrong (H100, run 2 in
+ * benchmarks/results/h100-sparse). Zero offsets are exactly the empty matrix the descriptor says
+ * C is. Anything else (nnz > 0, not CSR, no cusparseCsrGet) is left alone. */
+static mc_status zero_empty_csr_offsets(void *cm, CUstream stream) {
+  int64_t rows = 0, cols = 0, nnz = -1;
+  void *offsets = NULL, *ind = NULL, *val = NULL;
+  int off_type = 0, idx_type = 0, base = 0, vtype = 0;
+  if (mc_disabled() || !cm || !mc_sp.cusparseCsrGet ||
+      mc_sp.cusparseCsrGet(cm, &rows, &cols, &nnz, &offsets, &ind, &val, &off_type, &idx_type,
+                           &base, &vtype) != 0 ||
+      nnz != 0 || !offsets || rows < 0)
+    return MC_OK;
+  size_t width = off_type == 1 ? 2 : off_type == 2 ? 4 : off_type == 3 ? 8 : 0;
+  if (!width) return MC_OK;
+  size_t bytes = (size_t)(rows + 1) * width;
+  CUresult r = width == 2 ? mc_cu.cuMemsetD16Async((CUdeviceptr)(uintptr_t)offsets, 0, bytes / 2,
+                                                   stream)
+                          : mc_cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)offsets, 0, bytes / 4,
+                                                   stream);
+  return r ? MC_FAIL("cuMemsetD32Async(csrRowOffsets of the empty SpGEMM result)", r) : MC_OK;
+}
+
 mc_status mc_sparse_spgemm_work_estimation(void *d, int32_t ma, int32_t mb, void *a, void *b,
                                            void *cm, int32_t ctp, intptr_t bs, void *buf,
                                            CUstream stream, intptr_t *out) {
   size_t size = (size_t)bs;
   *out = 0;
   SP_OP(stream, ctp, "cusparseSpGEMM_workEstimation",
-        mc_sp.cusparseSpGEMM_workEstimation(c.h, ma, mb, one.alpha, a, b, one.beta, cm, ctp,
-                                            MC_CUSPARSE_SPGEMM_DEFAULT, d, &size, buf));
+        MC_FAILED(zero_empty_csr_offsets(cm, c.stream))
+            ? MC_CUSPARSE_STATUS_EXECUTION_FAILED
+            : mc_sp.cusparseSpGEMM_workEstimation(c.h, ma, mb, one.alpha, a, b, one.beta, cm, ctp,
+                                                  MC_CUSPARSE_SPGEMM_DEFAULT, d, &size, buf));
   *out = (intptr_t)size;
   return MC_OK;
 }
@@ -680,6 +708,16 @@ mc_status mc_sparselt_spmm_buffer_size(void *bs, int32_t ma, int32_t mb, void *a
     if (MC_FAILED(st) || !dvalid) {
       lt_end(&c);
       return MC_FAILED(st) ? st : MC_FAIL("mgpuCuSparseLtSpMMBufferSize", MC_E_NO_MEMORY);
+    }
+    /* cuSPARSELt only writes the flag when it finds a violation: the flag must start at 0.
+     * Upstream relies on fresh driver memory; memory from the caching allocator holds leftovers
+     * (seen on the H100: spurious "not 2:4" warnings). Cached mode zeroes it. */
+    if (!mc_disabled()) {
+      CUresult r = mc_cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)dvalid, 0, 1, c.stream);
+      if (r) {
+        lt_end(&c);
+        return MC_FAIL("cuMemsetD32Async(valid)", r);
+      }
     }
     LT_TRY(&c, "cusparseLtSpMMAPruneCheck",
            mc_splt.cusparseLtSpMMAPruneCheck(c.h, LT_MATMUL(a, S), values, dvalid, c.stream));

@@ -23,6 +23,7 @@ typedef struct cusparseContext *cusparseHandle_t;
 /* Constants (values from cusparse.h 12.x / cusparseLt.h 0.8; library_types.h). */
 #define MC_CUSPARSE_STATUS_SUCCESS 0
 #define MC_CUSPARSE_STATUS_NOT_INITIALIZED 1
+#define MC_CUSPARSE_STATUS_EXECUTION_FAILED 6
 #define MC_CUSPARSE_STATUS_NOT_SUPPORTED 10
 #define MC_CUSPARSE_INDEX_BASE_ZERO 0
 #define MC_CUSPARSE_ORDER_ROW 2
@@ -124,7 +125,11 @@ typedef struct cusparseContext *cusparseHandle_t;
   X(cusparseSpMatGetSize, cusparseSpMatGetSize, cusparseStatus_t, (void *mat, int64_t *rows,      \
     int64_t *cols, int64_t *nnz), (mat, rows, cols, nnz), 1)                                       \
   X(cusparseCsrSetPointers, cusparseCsrSetPointers, cusparseStatus_t, (void *mat, void            \
-    *rowOffsets, void *colInd, void *values), (mat, rowOffsets, colInd, values), 1)
+    *rowOffsets, void *colInd, void *values), (mat, rowOffsets, colInd, values), 1)              \
+  X(cusparseCsrGet, cusparseCsrGet, cusparseStatus_t, (void *mat, int64_t *rows, int64_t *cols,   \
+    int64_t *nnz, void **rowOffsets, void **colInd, void **values, int *offType, int *idxType,    \
+    int *idxBase, int *valueType), (mat, rows, cols, nnz, rowOffsets, colInd, values, offType,    \
+    idxType, idxBase, valueType), 0)
 
 /* cuSPARSELt: `handle`, `mat`, `matmul`, `alg`, `plan` point to caller-owned opaque structs. */
 #define MC_CUSPARSELT_SYMBOLS(X)                                                                   \

@@ -315,6 +315,29 @@ def test_spgemm_sequence(make_sparse):
     assert sp.count("cusparseSpGEMM_copy") == 1 and sp.count("cusparseSpGEMM_destroyDescr") == 1
 
 
+@pytest.mark.parametrize("disable", [False, True])
+def test_empty_spgemm_result_gets_zero_row_offsets_in_cached_mode(make_sparse, disable):
+    """The sparsifier hands SpGEMM an empty CSR C whose row offsets it allocated and never wrote;
+    with the caching allocator they held the previous result (wrong SpGEMM on the H100)."""
+    sp = make_sparse(disable=disable)
+    sp.mgpuCreateSparseEnv()
+    s = sp.mgpuStreamCreate()
+    for width, itp in ((8, IDX64), (4, IDX32)):
+        garbage = arr(ctypes.c_uint8, [0xAB] * (33 * width))
+        off = sp.device_array(garbage, s)
+        a = sp.mgpuCreateCsr(32, 32, 5, 1, 2, 3, itp, itp, CUDA_R_32F, s)
+        c = sp.mgpuCreateCsr(32, 32, 0, off, None, None, itp, itp, CUDA_R_32F, s)
+        d = sp.mgpuSpGEMMCreateDescr(s)
+        assert sp.mgpuSpGEMMWorkEstimation(d, 0, 0, a, a, c, CUDA_R_32F, 0, None, s) == 1064
+        after = sp.read(off, garbage, s)
+        assert after == ([0] * len(after) if not disable else [0xAB] * len(after))
+        # a C that is not empty is left alone
+        full = sp.device_array(garbage, s)
+        c2 = sp.mgpuCreateCsr(32, 32, 7, full, 1, 1, itp, itp, CUDA_R_32F, s)
+        sp.mgpuSpGEMMWorkEstimation(d, 0, 0, a, a, c2, CUDA_R_32F, 0, None, s)
+        assert sp.read(full, garbage, s) == [0xAB] * len(after)
+
+
 def test_library_status_reported_in_the_stock_form(make_sparse, capfd):
     sp = make_sparse()
     assert sp.fake.fake_fail(b"cusparseSpMV", 3, 0) == 0
@@ -475,6 +498,25 @@ def test_sparselt_prune_check_warns(make_sparse, capfd):
     capfd.readouterr()
     lt_program(sp, s, prune=2)
     assert "sparse matrix is not 2:4" in capfd.readouterr().err
+
+
+def test_sparselt_prune_check_flag_starts_at_zero(make_sparse, capfd):
+    """cuSPARSELt writes the check's flag only when the matrix is not 2:4: the flag's memory,
+    reused from the caching allocator, must be zeroed first (spurious warnings on the H100)."""
+    sp = make_sparse()
+    sp.mgpuCreateSparseLtEnv()
+    s = sp.mgpuStreamCreate()
+    blocks = [sp.mgpuMemAlloc(4, s, False) for _ in range(16)]  # leave non-zero small blocks
+    for p in blocks:                                             # in the allocator's cache
+        sp.mgpuMemset32(p, 0xFFFFFFFF, 1, s)
+    for p in blocks:
+        sp.mgpuMemFree(p, s)
+    sp.mgpuStreamSynchronize(s)
+    capfd.readouterr()
+    lt_program(sp, s, prune=2)
+    lt_program(sp, s, prune=2)
+    assert "not 2:4" not in capfd.readouterr().err
+    assert sp.count("cusparseLtSpMMAPruneCheck") == 2
 
 
 def test_sparselt_stock_mode(make_sparse):

@@ -280,6 +280,14 @@ EXPORT cusparseStatus_t cusparseSpMatGetSize(void *m, int64_t *r, int64_t *c, in
   *r = d->rows; *c = d->cols; *nnz = d->nnz;
   RETURN(0);
 }
+EXPORT cusparseStatus_t cusparseCsrGet(void *m, int64_t *r, int64_t *c, int64_t *nnz, void **p0, void **p1, void **v, int *t0, int *t1, int *base, int *type) {
+  BEGIN(cusparseCsrGet);
+  struct fake_desc *d = m;
+  if (!valid_desc(d) || d->kind != 4) RETURN(INVALID);
+  *r = d->rows; *c = d->cols; *nnz = d->nnz; *p0 = d->p0; *p1 = d->p1; *v = d->values;
+  *t0 = d->t0; *t1 = d->t1; *base = d->order; *type = d->dtype;
+  RETURN(0);
+}
 EXPORT cusparseStatus_t cusparseCsrSetPointers(void *m, void *p, void *c, void *v) {
   BEGIN(cusparseCsrSetPointers);
   struct fake_desc *d = m;
@@ -406,7 +414,9 @@ EXPORT cusparseStatus_t cusparseLtSpMMAPruneCheck(const void *h, const void *mm,
   (void)in;
   if (!lt_ok(h) || lt_tag(mm) != LT_MATMUL) RETURN(INVALID);
   const char *bad = getenv("FAKECUSPARSELT_NOT_24");
-  *valid = bad && *bad == '1'; /* device memory is host memory in the fake driver */
+  /* as the real library (H100): the flag is only written when the check fails, so it must start
+   * at 0; device memory is host memory in the fake driver */
+  if (bad && *bad == '1') *valid = 1;
   g_last_stream = s;
   RETURN(0);
 }
