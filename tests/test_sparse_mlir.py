@@ -48,6 +48,21 @@ def test_sparse_programs_run_on_the_fakes(sparse_main, fake_driver_build, disabl
     assert p.stderr == "", p.stderr  # no cuSPARSE, cuSPARSELt or driver call failed
 
 
+def test_repeated_spgemm_hands_cusparse_an_empty_result_with_zero_offsets(sparse_main,
+                                                                         fake_driver_build):
+    """The generated SpGEMM code allocates the empty result's row offsets and never writes them;
+    reused from the caching allocator they held an earlier call's data, and SpGEMM on the H100 went
+    wrong from the second call on. The fake counts work estimations that see nonzero offsets."""
+    exe, fake = sparse_main
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build),
+               MGPU_CACHED_CUSPARSE=str(fake), FAKECUSPARSE_REPORT="1")
+    env.pop("MGPU_CACHED_DISABLE", None)
+    p = subprocess.run([str(exe), "--no-check", "--reps", "5", "spmv", "spgemm"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
+    assert "fakecusparse: spgemm_dirty_c=0" in p.stdout, p.stdout
+
+
 def test_without_cusparse_the_program_says_which_library(sparse_main, fake_driver_build, tmp_path):
     exe, _ = sparse_main
     env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build),

@@ -249,9 +249,22 @@ EXPORT cusparseStatus_t cusparseSpGEMM_destroyDescr(void *d) {
 }
 /* Work estimation / compute: size query with a null buffer (answers 64 + 1000*phase), else
  * records the buffer; compute with a buffer sets C's nnz to A's nnz + B's nnz. */
+static long g_spgemm_dirty_c; /* work estimations that saw an empty C with nonzero row offsets */
+EXPORT long fake_sp_spgemm_dirty_c(void) { return g_spgemm_dirty_c; }
+__attribute__((destructor)) static void report_at_exit(void) {
+  const char *v = getenv("FAKECUSPARSE_REPORT");
+  if (v && *v == '1') printf("fakecusparse: spgemm_dirty_c=%ld\n", g_spgemm_dirty_c);
+}
 EXPORT cusparseStatus_t cusparseSpGEMM_workEstimation(cusparseHandle_t h, int opA, int opB, const void *alpha, void *A, void *B, const void *beta, void *C, int ctp, int alg, void *d, size_t *size, void *buf) {
   BEGIN(cusparseSpGEMM_workEstimation);
-  (void)opA; (void)opB; (void)A; (void)B; (void)C; (void)alg;
+  (void)opA; (void)opB; (void)A; (void)B; (void)alg;
+  struct fake_desc *c = C;
+  if (valid_desc(c) && c->kind == 4 && c->nnz == 0 && c->p0) /* the real library reads these */
+    for (int64_t i = 0; i <= c->rows; ++i)
+      if (idx(c->p0, c->t0, i) != 0) {
+        g_spgemm_dirty_c++;
+        break;
+      }
   int s = op(h, alpha, beta, ctp, buf);
   if (!s && !valid_desc(d)) s = INVALID;
   if (!s && !buf) *size = 1064;
