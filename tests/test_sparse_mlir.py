@@ -1,5 +1,5 @@
 """MLIR sparse programs through the sparsifier's GPU library path (benchmarks/mlir/sparse:
-sparse_gpu.mlir compiled by Debian's MLIR 19 into tests/data/mlir/sparse_gpu_llvm19.o) link
+sparse_gpu.mlir compiled by Debian's MLIR 19 and 22 into tests/data/mlir/sparse_gpu_llvm{19,22}.o) link
 against the library and run against the fake driver and the fake cuSPARSE/cuSPARSELt: every
 call succeeds in both modes, and SpMV (the fake computes CSR SpMV) matches the CPU reference
 computed by the C driver. On the GPU the same driver checks all five (benchmarks/results/h100-sparse)."""
@@ -16,14 +16,16 @@ from conftest import CC, DATA, DRIVERS, ROOT, compile_shared
 SPARSE = ROOT / "benchmarks" / "mlir" / "sparse"
 
 
-@pytest.fixture(scope="module")
-def sparse_main(tmp_path_factory):
+@pytest.fixture(scope="module", params=[19, 22])
+def sparse_main(tmp_path_factory, request):
+    """The C driver linked with the object MLIR 19 or 22 made (same 31 mgpu* declarations)."""
     if CC is None:
         pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("sparse_mlir")
+    d = tmp_path_factory.mktemp(f"sparse_mlir{request.param}")
     exe = d / "sparse_main"
     subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", "-o", str(exe),
-                    str(SPARSE / "sparse_main.c"), str(DATA / "mlir" / "sparse_gpu_llvm19.o"),
+                    str(SPARSE / "sparse_main.c"),
+                    str(DATA / "mlir" / f"sparse_gpu_llvm{request.param}.o"),
                     *mgpu_cached.ldflags().split(), "-lm", "-ldl"], check=True)
     fake = compile_shared(DRIVERS / "fakecusparse.c", d / "libfakecusparse.so")
     return exe, fake
