@@ -11,6 +11,7 @@
 #include "report.h"
 #include "sparse.h"
 #include "sparse_lib.h"
+#include "sparselt.h"
 
 #define MC_EXPORT __attribute__((visibility("default")))
 

@@ -6,7 +6,7 @@
  * each layer releases them and forgets every object of the parent (no driver call: a child must
  * never use the parent's driver objects), so the child starts like a fresh process and
  * initialises the driver again on its first call.
- * Lock order of the prepare step: sparse handles, module cache, allocator, pool, HIP backend, context. No code path takes two
+ * Lock order of the prepare step: sparse and sparselt handles, module cache, allocator, pool, HIP backend, context. No code path takes two
  * of these locks nested in another order (each file's locking rule says which calls it makes
  * under its lock).
  */
@@ -15,9 +15,11 @@
 #include "backend.h"
 #include "pool.h"
 #include "sparse.h"
+#include "sparselt.h"
 
 static void prepare(void) {
   mc_sparse_fork_prepare();
+  mc_sparselt_fork_prepare();
   mc_pool_fork_prepare();
   mc_hip_fork_prepare();
 }
@@ -25,12 +27,14 @@ static void prepare(void) {
 static void parent(void) {
   mc_hip_fork_parent();
   mc_pool_fork_parent();
+  mc_sparselt_fork_parent();
   mc_sparse_fork_parent();
 }
 
 static void child(void) {
   mc_hip_fork_child();
   mc_pool_fork_child();
+  mc_sparselt_fork_child();
   mc_sparse_fork_child();
 }
 

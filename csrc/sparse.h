@@ -1,7 +1,7 @@
-/* sparse.h - the cuSPARSE and cuSPARSELt operations behind the sparse mgpu* entry points.
+/* sparse.h - the cuSPARSE operations behind the sparse mgpu* entry points (cuSPARSELt: sparselt.h).
  *
- * Same arguments and semantics as upstream's CudaRuntimeWrappers.cpp (MLIR_ENABLE_CUDA_CUSPARSE /
- * _CUSPARSELT, LLVM 19, 22 and main); every function returns a status, abi_sparse.c reports it.
+ * Same arguments and semantics as upstream's CudaRuntimeWrappers.cpp (MLIR_ENABLE_CUDA_CUSPARSE,
+ * LLVM 19, 22 and main); every function returns a status, abi_sparse.c reports it.
  *
  * Cached mode: cuSPARSE handles are made once and reused, one per (device, driver stream) in
  * use: a call takes an idle handle already set to the driver stream its stream argument resolves
@@ -9,16 +9,12 @@
  * context) and sets its stream. So the work runs on the program's stream, in order with the
  * program's copies and launches on it (the stock wrapper ignores the stream argument and runs
  * everything on the legacy NULL stream). mgpuCreateSparseEnv loads the library and warms a handle;
- * mgpuDestroySparseEnv keeps the handles for the next environment. cuSPARSELt: one handle per
- * device, made on first use, kept; the matrix structs live in the space the lowering reserves in
- * the caller's frame (44104 bytes per sparse, 11032 per dense matrix): the library's struct size
- * is checked against it on every create (sparse_lib.h: mc_splt_struct_bytes).
+ * mgpuDestroySparseEnv keeps the handles for the next environment. An empty CSR result of SpGEMM
+ * gets zeroed row offsets before cuSPARSE reads them (see sparse.c).
  *
- * Stock mode (MGPU_CACHED_DISABLE=1): the stock wrapper's calls: one process-wide cuSPARSE handle
- * made by mgpuCreateSparseEnv in the frozen stock context and destroyed by mgpuDestroySparseEnv,
- * no stream set (the NULL stream), no context for the cuSPARSE operations; one process-wide
- * cuSPARSELt handle, its operations in the stock context (upstream has none, and cuSPARSELt 0.8
- * fails without one: see sparse.c). Both modes translate the lowering's cuSPARSELt compute type to the loaded version's.
+ * Stock mode (MGPU_CACHED_DISABLE=1): the stock wrapper's calls: one process-wide handle made by
+ * mgpuCreateSparseEnv in the frozen stock context and destroyed by mgpuDestroySparseEnv, no stream
+ * set (the NULL stream), no context for the operations.
  *
  * Locking: the handle table is guarded by g_sp_lock (sparse.c); no library call is made under it.
  */
@@ -29,10 +25,6 @@
 
 #include "cuda_api.h"
 #include "status.h"
-
-/* The bytes the MLIR lowering (LLVM 19-22) reserves in the caller's frame, 16-byte aligned. */
-#define MC_SPLT_SPMAT_RESERVED 44104
-#define MC_SPLT_DNMAT_RESERVED 11032
 
 mc_status mc_sparse_env_create(void);
 mc_status mc_sparse_env_destroy(void);
@@ -77,19 +69,6 @@ mc_status mc_sparse_spgemm_copy(void *d, int32_t ma, int32_t mb, void *a, void *
                                 int32_t ctp, CUstream stream);
 mc_status mc_sparse_spmat_get_size(void *m, void *rows, void *cols, void *nnz);
 mc_status mc_sparse_set_csr_pointers(void *m, void *pos, void *idxs, void *values);
-
-mc_status mc_sparselt_env_create(void);
-mc_status mc_sparselt_env_destroy(void);
-mc_status mc_sparselt_create_dnmat(void *dh, intptr_t rows, intptr_t cols, void *values,
-                                   int32_t dtp, CUstream stream);
-mc_status mc_sparselt_destroy_dnmat(void *dh);
-mc_status mc_sparselt_create_2to4_spmat(void *sh, intptr_t rows, intptr_t cols, void *values,
-                                        int32_t dtp, CUstream stream);
-mc_status mc_sparselt_destroy_spmat(void *sh);
-mc_status mc_sparselt_spmm_buffer_size(void *bs, int32_t ma, int32_t mb, void *a, void *b, void *c,
-                                       int32_t ctp, int32_t prune_flag, CUstream stream);
-mc_status mc_sparselt_spmm(void *a, void *b, void *c, void *workspace, void *compressed,
-                           void *compressed_buffer, CUstream stream);
 
 /* fork(): the child forgets the parent's handles (no library call). */
 void mc_sparse_fork_prepare(void);
