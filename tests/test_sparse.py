@@ -543,3 +543,29 @@ def test_sparselt_missing_library_is_named(make_sparse, tmp_path, capfd):
     err = capfd.readouterr().err
     assert err.count("cuSPARSELt (libcusparseLt.so.0) could not be loaded") == 1
     assert "nvidia-cusparselt-cu13" in err and "MGPU_CACHED_CUSPARSELT" in err
+
+
+def test_fork_child_makes_its_own_handles(make_sparse):
+    """A child of fork() forgets the parent's cuSPARSE/cuSPARSELt handles (they belong to the
+    parent's contexts) and makes new ones on first use; the parent keeps reusing its own."""
+    import os
+    sp = make_sparse()
+    sp.mgpuCreateSparseEnv()
+    sp.mgpuSpMMBufferSize(0, 0, None, None, None, CUDA_R_32F, None)
+    sp.mgpuCreateSparseLtEnv()
+    assert sp.count("cusparseCreate") == 1 and sp.count("cusparseLtInit") == 1
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: report the counts after one call of each kind, then leave at once
+        os.close(r)
+        sp.mgpuSpMMBufferSize(0, 0, None, None, None, CUDA_R_32F, None)
+        sp.mgpuCreateSparseLtEnv()
+        os.write(w, f"{sp.count('cusparseCreate')} {sp.count('cusparseLtInit')}".encode())
+        os._exit(0)
+    os.close(w)
+    got = os.read(r, 64).decode()
+    os.waitpid(pid, 0)
+    assert got == "2 2"
+    sp.mgpuSpMMBufferSize(0, 0, None, None, None, CUDA_R_32F, None)
+    sp.mgpuCreateSparseLtEnv()
+    assert sp.count("cusparseCreate") == 1 and sp.count("cusparseLtInit") == 1
