@@ -5,7 +5,8 @@
  * otherwise it calls the cached implementation and reports a failed status in the stock style.
  * Trailing arguments that some callers do not pass (gpuBlobSize, paramsCount, the JIT
  * assemblySize) are declared but never read. MC_ABI_LLVM selects the caller flavour: 18 and newer
- * pass isHostShared to mgpuMemAlloc; a build for LLVM 14-17 callers (-DMC_ABI_LLVM=14) ignores it.
+ * pass isHostShared to mgpuMemAlloc; a build for LLVM 14-17 callers (-DMC_ABI_LLVM=14) ignores it,
+ * and so does the default build with MGPU_CACHED_IGNORE_HOST_SHARED=1 (config.h).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -144,7 +145,8 @@ MC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
 MC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostShared) {
   MC_TRACE_CALL(mc_trace_MemAlloc(sizeBytes, stream, isHostShared));
 #if MC_ABI_LLVM >= 18
-  int host_shared = isHostShared;
+  /* LLVM 14-17 code passes two arguments: isHostShared is then whatever the register held. */
+  int host_shared = mc_config()->ignore_host_shared ? 0 : (int)isHostShared;
 #else
   (void)isHostShared; /* not passed by LLVM < 18 callers */
   int host_shared = 0;

@@ -230,3 +230,5 @@ MC_EXPORT const char *mgpu_cached_config_value(int i) {
 MC_EXPORT int mgpu_cached_config_explicit(int i) {
   return (i >= 0 && i < MC_CFG_COUNT) ? mc_config_explicit((mc_config_var)i) : 0;
 }
+
+const char *mc_config_foreign_env(const char *name) { return name ? getenv(name) : NULL; }

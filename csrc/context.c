@@ -4,13 +4,75 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend.h"
+#include "config.h"
 #include "driver.h"
+#include "report.h"
 
 #define MC_MAX_DEVICES 64
 
-static _Thread_local int tl_device; /* this thread's default device; 0 unless set */
+static _Thread_local int tl_device;     /* this thread's default device, once set */
+static _Thread_local int tl_device_set; /* mgpuSetDefaultDevice was called on this thread */
+static pthread_once_t g_pdev_once = PTHREAD_ONCE_INIT;
+static int g_process_device;            /* default for threads that never set one; written once
+                                           under g_pdev_once (MGPU_CACHED_DEVICE) */
+
+static const char *const k_rank_vars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                          "SLURM_LOCALID", "MPI_LOCALRANKID",
+                                          "MV2_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK"};
+
+/* MGPU_CACHED_DEVICE: unset -> 0 (no driver call); N -> N; local-rank -> the launcher's local
+ * rank modulo the device count (the driver is initialised for the count). */
+static void process_device_init(void) {
+  const char *spec = mc_config()->device;
+  if (!spec) return;
+  char *end = NULL;
+  long n = strtol(spec, &end, 10);
+  if (end != spec && !*end) {
+    g_process_device = n < 0 ? 0 : (int)n;
+    return;
+  }
+  if (strcmp(spec, "local-rank") != 0) {
+    mc_message("MGPU_CACHED_DEVICE='%s' is neither a device ordinal nor 'local-rank': device 0",
+               spec);
+    return;
+  }
+  const char *var = NULL, *val = NULL;
+  for (size_t i = 0; i < sizeof k_rank_vars / sizeof *k_rank_vars && !val; ++i) {
+    const char *v = mc_config_foreign_env(k_rank_vars[i]);
+    if (v && *v) var = k_rank_vars[i], val = v;
+  }
+  if (!val) {
+    mc_debug("MGPU_CACHED_DEVICE=local-rank: no local rank in the environment: device 0");
+    return;
+  }
+  long rank = strtol(val, &end, 10);
+  if (end == val || *end || rank < 0) {
+    mc_message("MGPU_CACHED_DEVICE=local-rank: %s='%s' is not a rank: device 0", var, val);
+    return;
+  }
+  int count = 0;
+  if (mc_backend_is_hip()) {
+    count = mc_hip_device_count();
+  } else if (!MC_FAILED(mc_runtime_init())) {
+    count = mc_device_count();
+  }
+  if (count <= 0) {
+    mc_message("MGPU_CACHED_DEVICE=local-rank: no device to choose from: device 0");
+    return;
+  }
+  g_process_device = (int)(rank % count);
+  if (mc_backend_is_hip()) mc_hip.hipSetDevice(g_process_device);
+  mc_debug("MGPU_CACHED_DEVICE=local-rank: %s=%ld of %d devices: device %d", var, rank, count,
+           g_process_device);
+}
+
+static int process_device(void) {
+  pthread_once(&g_pdev_once, process_device_init);
+  return g_process_device;
+}
 
 /* Initialisation (driver load, cuInit, device count) runs once per process, and again in a forked
  * child (mc_context_fork_child): a state word instead of a pthread_once, which cannot be reset.
@@ -37,12 +99,17 @@ int mc_thread_device(void) {
    * (a program that picks its GPU with hipSetDevice, e.g. one per MPI rank, keeps working). */
   /* mc_backend() is one atomic load; only before the driver is loaded does this load it. */
   if (mc_backend() == MC_BACKEND_HIP || (!mc_driver_loaded() && mc_backend_is_hip())) {
+    if (!tl_device_set && mc_config()->device) return process_device();
     int d = 0;
     if (mc_hip.hipGetDevice(&d) == 0) return d;
   }
-  return tl_device;
+  if (tl_device_set) return tl_device;
+  return process_device();
 }
-void mc_set_thread_device(int device) { tl_device = device; }
+void mc_set_thread_device(int device) {
+  tl_device = device;
+  tl_device_set = 1;
+}
 
 static mc_status runtime_init(int *count_out) {
   mc_status st = mc_driver_load();

@@ -23,6 +23,8 @@ static const char *own_error_name(int result) {
                                           : "MGPU_CACHED_DRIVER_TOO_OLD";
   case MC_E_BAD_ARGUMENT: return "MGPU_CACHED_INVALID_ARGUMENT";
   case MC_E_BAD_IMAGE: return "MGPU_CACHED_INVALID_IMAGE";
+  case MC_E_NO_LIBRARY: return "MGPU_CACHED_LIBRARY_NOT_FOUND";
+  case MC_E_TOO_SMALL: return "MGPU_CACHED_RESERVED_SPACE_TOO_SMALL";
   default: return "<unknown>";
   }
 }

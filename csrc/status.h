@@ -23,6 +23,8 @@ enum {
   MC_E_UNSUPPORTED = -8,    /* the loaded driver lacks an entry point this call needs */
   MC_E_BAD_ARGUMENT = -9,   /* an argument outside what the call accepts */
   MC_E_BAD_IMAGE = -10,     /* a blob whose header puts its tables or its end outside memory */
+  MC_E_NO_LIBRARY = -11,    /* an optional library (cuSPARSE, cuSPARSELt) could not be loaded */
+  MC_E_TOO_SMALL = -12,     /* the loaded library's structs do not fit what the caller reserved */
 };
 
 #define MC_OK ((mc_status){0, 0})

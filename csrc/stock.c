@@ -64,6 +64,14 @@ static void scope_push(void) {
 
 static void scope_pop(void) { REPORT(mc_cu.cuCtxPopCurrent(NULL)); }
 
+void mc_stock_scope_push(void) {
+  if (have_driver()) scope_push();
+}
+
+void mc_stock_scope_pop(void) {
+  if (mc_driver_loaded()) scope_pop();
+}
+
 CUmodule mc_stock_module_load(void *data) {
   HIP_STOCK(mc_stock_hip_module_load(data));
   if (!have_driver()) return NULL;

@@ -9,6 +9,10 @@
 
 #include "cuda_api.h"
 
+/* upstream's ScopedContext: push / pop the frozen stock context (for stock-mode sparse calls). */
+void mc_stock_scope_push(void);
+void mc_stock_scope_pop(void);
+
 CUmodule mc_stock_module_load(void *data);
 CUmodule mc_stock_module_load_jit(void *data, int opt_level);
 void mc_stock_module_unload(CUmodule module);

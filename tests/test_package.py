@@ -29,6 +29,17 @@ def test_exports_every_stock_cuda_symbol():
         assert getattr(lib, name)
 
 
+def test_exports_every_stock_sparse_symbol_without_linking_cusparse():
+    stock = set((DATA / "stock-cuda-sparse-exports.txt").read_text().split())
+    assert len(stock) == 32
+    assert stock <= exported(mgpu_cached.library_path())
+    assert stock <= exported(mgpu_cached.stock_libdir() / "libmlir_cuda_runtime.so")
+    if shutil.which("readelf"):
+        out = subprocess.run(["readelf", "-d", str(mgpu_cached.library_path())], check=True,
+                             capture_output=True, text=True).stdout
+        assert "cusparse" not in out.lower()
+
+
 def test_exports_every_stock_rocm_symbol():
     stock = set((DATA / "stock-rocm-exports.txt").read_text().split())
     assert len(stock) == 27

@@ -41,6 +41,7 @@ struct fake_lib {
   int any_name; /* a real GPU binary (no ".entry" text): every name asked for is a kernel */
   char names[MAXK][64];
   int unloaded;
+  CUcontext ctx; /* a module: the context it was loaded in (its functions belong to it) */
   struct fake_kernel { int magic; struct fake_lib *lib; int index; } kernels[MAXK];
 };
 struct fake_func {
@@ -529,6 +530,7 @@ static int load_module(CUmodule *module, const void *image) {
     free(lib);
     return r;
   }
+  lib->ctx = current();
   *module = (CUmodule)lib;
   return 0;
 }
@@ -555,7 +557,7 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char
   if (!lib || lib->magic != 0x30D || lib->unloaded) RETURN(INVALID_HANDLE);
   int i = kernel_index(lib, name);
   if (i < 0) RETURN(NOT_FOUND);
-  *hfunc = (CUfunction)function_for(lib, i, &g_ctx[0]);
+  *hfunc = (CUfunction)function_for(lib, i, lib->ctx ? lib->ctx : &g_ctx[0]);
   RETURN(0);
 }
 EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
