@@ -59,6 +59,13 @@ static void read_environment(void) {
   char *end = NULL;
   unsigned long c = (cap && *cap) ? strtoul(cap, &end, 10) : 64;
   g_config.stream_cap = (cap && *cap && (!end || *end)) ? 64 : c; /* unparsable: the default */
+  const char *g = getenv("MGPU_CACHED_GRAPH");
+  g_config.graph = !(g && *g && !env_flag("MGPU_CACHED_GRAPH"));
+  const char *ge = getenv("MGPU_CACHED_GRAPH_EXECS");
+  char *geend = NULL;
+  unsigned long gev = (ge && *ge) ? strtoul(ge, &geend, 10) : 4;
+  g_config.graph_execs = (ge && *ge && (!geend || *geend)) ? 4 : gev; /* unparsable: 4 */
+  g_config.chain = env_flag("MGPU_CACHED_CHAIN");
   __atomic_store_n(&g_disabled_cached, g_config.disabled, __ATOMIC_RELEASE);
 }
 

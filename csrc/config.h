@@ -22,6 +22,10 @@
  *                                also right after mgpuStreamSynchronize (see "known idle", pool.c)
  *   MGPU_CACHED_STREAM_CAP=n     driver streams per device above which idle joined streams are
  *                                shared (pool.c; default 64, 0 = never share)
+ *   MGPU_CACHED_GRAPH=0|1        launches on the library's streams go through one-node graph
+ *                                execs (graph_launch.h; default 1)
+ *   MGPU_CACHED_GRAPH_EXECS=n    graph execs kept per driver stream (default 4, at most 64)
+ *   MGPU_CACHED_CHAIN=1          opt-in chain replay (chain.h; default 0)
  *
  * The structure is filled on first use and never changes afterwards, so readers need no lock.
  */
@@ -44,6 +48,9 @@ typedef struct mc_config_t {
   int stream_query;        /* MGPU_CACHED_STREAM_QUERY: always cuStreamQuery before reusing */
   unsigned long long module_cache; /* MGPU_CACHED_MODULE_CACHE: unreferenced modules kept */
   unsigned long stream_cap; /* MGPU_CACHED_STREAM_CAP (default 64; 0 = no cap) */
+  int graph;               /* MGPU_CACHED_GRAPH (default 1): the graph launch path */
+  unsigned long graph_execs; /* MGPU_CACHED_GRAPH_EXECS: execs per driver stream (default 4) */
+  int chain;               /* MGPU_CACHED_CHAIN (default 0): chain replay */
 } mc_config_t;
 
 /* The configuration; the first call reads the environment (thread-safe). */

@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "context.h"
 #include "driver.h"
+#include "graph_launch.h"
 #include "pool.h"
 #include "stats.h"
 
@@ -35,9 +36,17 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
   const char *call;
   if (!has_cluster && !d->cooperative) {
     call = "cuLaunchKernel";
-    r = mc_cu.cuLaunchKernel(cf, (unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2],
-                             (unsigned)d->block[0], (unsigned)d->block[1], (unsigned)d->block[2],
-                             (unsigned)d->smem, stream, params, extra);
+    /* The library's own streams (not pinned: the program never enqueues on them behind our
+     * back), arguments as an array: through the stream's graph exec where it can
+     * (graph_launch.h); otherwise, or if it declines, as the stock wrapper launches. */
+    mc_graph_dims gd = {{(unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2]},
+                        {(unsigned)d->block[0], (unsigned)d->block[1], (unsigned)d->block[2]},
+                        (unsigned)d->smem};
+    if (use.rec && !use.pinned && !extra && mc_graph_launch(f, cf, stream, &gd, params))
+      r = 0;
+    else
+      r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0], gd.block[1],
+                               gd.block[2], gd.smem, stream, params, extra);
   } else if (has_cluster && mc_backend() == MC_BACKEND_HIP) { /* HIP has no clusters */
     call = d->cooperative ? "mgpuLaunchKernelCooperative" : "mgpuLaunchClusterKernel";
     r = 0;

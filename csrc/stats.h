@@ -48,7 +48,14 @@
   X(stream_binds, "stream handles bound to a driver stream (first use, or use after an unbind)") \
   X(stream_reclaims, "driver streams taken from idle live handles at the stream cap")       \
   X(stream_cap_exceeded, "driver streams made above the stream cap (every bound one busy)")      \
-  X(module_evictions, "unreferenced modules unloaded beyond MGPU_CACHED_MODULE_CACHE")
+  X(module_evictions, "unreferenced modules unloaded beyond MGPU_CACHED_MODULE_CACHE")       \
+  /* graph launches (issue 12) */                                                             \
+  X(graph_launches, "launches through a one-node graph exec (cuGraphLaunch)")                 \
+  X(graph_instantiates, "one-node graph execs made (cuGraphInstantiate)")                     \
+  X(graph_updates, "graph launches that updated the node (cuGraphExecKernelNodeSetParams)")   \
+  X(graph_update_skips, "graph launches whose node already held the launch")                  \
+  X(graph_evictions, "graph execs destroyed beyond MGPU_CACHED_GRAPH_EXECS per stream")       \
+  X(graph_disabled_functions, "functions sent back to the stream path after a graph failure")
 
 typedef enum {
 #define MC_STATS_ENUM(name, desc) MC_STAT_##name,

@@ -30,6 +30,10 @@ _counter = itertools.count()
 # The CPU tests drive the fake CUDA driver; with the real HIP runtime installed on the machine the
 # automatic backend choice would probe it. HIP tests choose their backend explicitly.
 os.environ.setdefault("MGPU_CACHED_BACKEND", "cuda")
+# The call-sequence tests were written for stream launches (cuLaunchKernel); the graph launch path
+# (issue 12) has tests of its own (test_graph_launch.py) that turn it on. MGPU_CACHED_GRAPH=1 in the
+# environment runs the whole suite with it on (differences are then only in driver call counts).
+os.environ.setdefault("MGPU_CACHED_GRAPH", "0")
 vp = ctypes.c_void_p
 
 
@@ -141,6 +145,8 @@ class Fake:
             ("fake_stream_flags", ctypes.c_int, [vp]),
             ("fake_stream_device", ctypes.c_int, [vp]),
             ("fake_registered_size", ctypes.c_size_t, [vp]),
+            ("fake_last_arg", ctypes.c_long, [ctypes.c_int]),
+            ("fake_live_execs", ctypes.c_long, []),
             ("fake_reset", None, []),
         ]:
             fn = getattr(self.lib, name)

@@ -463,6 +463,38 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib
   RETURN(0);
 }
 
+/* ---- graph launches (issue 12) ----
+ * Kernel arguments: every fake kernel takes the arguments FAKECUDA_PARAM_SIZES lists (comma-
+ * separated byte sizes, at most 8 of at most 8 bytes; default none). "unknown" makes
+ * cuFuncGetParamInfo fail with CUDA_ERROR_NOT_SUPPORTED. Launches record the values they pass
+ * (cuLaunchKernel: read through the caller's pointers at the call; cuGraphLaunch: the values the
+ * exec's node holds, copied at cuGraphAddKernelNode / cuGraphExecKernelNodeSetParams as the real
+ * driver copies them). fake_last_arg(i) reads them back. */
+#define GRAPH_MAXARGS 8
+#define GRAPH_MAXARGBYTES 64
+static long g_last_args[GRAPH_MAXARGS];
+static int param_sizes(size_t *sizes) { /* number of arguments, -1 unknown */
+  const char *v = getenv("FAKECUDA_PARAM_SIZES");
+  if (!v || !*v) return 0;
+  if (strcmp(v, "unknown") == 0) return -1;
+  int n = 0;
+  while (*v && n < GRAPH_MAXARGS) {
+    sizes[n++] = (size_t)strtoul(v, (char **)&v, 10);
+    if (*v == ',') ++v;
+  }
+  return n;
+}
+static void pack_args(unsigned char *vals, void **params) {
+  size_t sizes[GRAPH_MAXARGS];
+  int n = param_sizes(sizes);
+  memset(vals, 0, GRAPH_MAXARGBYTES);
+  for (int i = 0; i < n && params; ++i) memcpy(vals + 8 * i, params[i], sizes[i] > 8 ? 8 : sizes[i]);
+}
+static void record_args(const unsigned char *vals) {
+  for (int i = 0; i < GRAPH_MAXARGS; ++i) memcpy(&g_last_args[i], vals + 8 * i, 8);
+}
+EXPORT long fake_last_arg(int i) { return (i >= 0 && i < GRAPH_MAXARGS) ? g_last_args[i] : -1; }
+
 static int valid_stream(CUstream s);
 static int launch_common(struct fake_func *f, CUstream s) {
   if (!current()) return INVALID_CONTEXT;
@@ -482,12 +514,15 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
                                unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
                                void **extra) {
   BEGIN(cuLaunchKernel);
-  (void)params, (void)extra;
+  (void)extra;
   int r = launch_common((struct fake_func *)f, s);
   if (r) RETURN(r);
   long v[8] = {gx, gy, gz, bx, by, bz, smem, 0};
   memset(g_last_launch, 0, sizeof g_last_launch);
   memcpy(g_last_launch, v, sizeof v);
+  unsigned char vals[GRAPH_MAXARGBYTES];
+  pack_args(vals, params);
+  record_args(vals);
   RETURN(0);
 }
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
@@ -654,5 +689,114 @@ EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *m, CUtensorMapDataType t, cu
     m->opaque[8 + i] = box[i];
   }
   for (unsigned i = 0; i + 1 < rank && i < 3; ++i) m->opaque[13 + i] = str[i];
+  RETURN(0);
+}
+
+/* ---- graph launches (issue 12): graphs of kernel nodes, execs, launches ---- */
+struct fake_node {
+  int magic; /* 0x90DE */
+  struct fake_func *func;
+  unsigned dims[7];
+  unsigned char vals[GRAPH_MAXARGBYTES];
+  int ndeps;
+};
+struct CUgraph_st { int magic; /* 0x6A */ int n; struct fake_node nodes[128]; int destroyed; };
+struct CUgraphExec_st { int magic; /* 0x6E */ struct CUgraph_st *from; int n;
+                        struct fake_node nodes[128]; int destroyed; };
+static long g_live_execs;
+EXPORT long fake_live_execs(void) { return g_live_execs; }
+static int valid_graph(CUgraph g) { return known(g) && g->magic == 0x6A && !g->destroyed; }
+static int valid_exec(CUgraphExec x) { return known(x) && x->magic == 0x6E && !x->destroyed; }
+static void set_node(struct fake_node *nd, const CUDA_KERNEL_NODE_PARAMS *p) {
+  nd->func = (struct fake_func *)p->func;
+  unsigned d[7] = {p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
+                   p->blockDimZ, p->sharedMemBytes};
+  memcpy(nd->dims, d, sizeof d);
+  pack_args(nd->vals, p->kernelParams);
+}
+
+EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size) {
+  BEGIN(cuFuncGetParamInfo);
+  struct fake_func *ff = (struct fake_func *)f;
+  if (!ff || ff->magic != 0xF0) RETURN(INVALID_HANDLE);
+  size_t sizes[GRAPH_MAXARGS];
+  int n = param_sizes(sizes);
+  if (n < 0) RETURN(801); /* CUDA_ERROR_NOT_SUPPORTED */
+  if ((int)i >= n) RETURN(INVALID_VALUE);
+  size_t o = 0;
+  for (size_t k = 0; k < i; ++k) o += sizes[k];
+  *off = o;
+  *size = sizes[i];
+  RETURN(0);
+}
+EXPORT CUresult cuGraphCreate(CUgraph *pg, unsigned int flags) {
+  BEGIN(cuGraphCreate);
+  if (flags) RETURN(INVALID_VALUE);
+  CUgraph g = calloc(1, sizeof *g);
+  g->magic = 0x6A;
+  remember(g);
+  *pg = g;
+  RETURN(0);
+}
+EXPORT CUresult cuGraphDestroy(CUgraph g) {
+  BEGIN(cuGraphDestroy);
+  if (!valid_graph(g)) RETURN(INVALID_HANDLE);
+  g->destroyed = 1;
+  RETURN(0);
+}
+EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+                                        size_t ndeps, const CUDA_KERNEL_NODE_PARAMS *p) {
+  BEGIN(cuGraphAddKernelNode);
+  (void)deps;
+  if (!valid_graph(g) || g->n >= 128) RETURN(INVALID_VALUE);
+  struct fake_func *ff = (struct fake_func *)p->func;
+  if (!ff || ff->magic != 0xF0) RETURN(INVALID_VALUE);
+  struct fake_node *nd = &g->nodes[g->n++];
+  nd->magic = 0x90DE;
+  nd->ndeps = (int)ndeps;
+  set_node(nd, p);
+  *pn = (CUgraphNode)nd;
+  RETURN(0);
+}
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned long long flags) {
+  BEGIN(cuGraphInstantiate);
+  if (!valid_graph(g) || flags) RETURN(INVALID_VALUE);
+  CUgraphExec x = calloc(1, sizeof *x);
+  x->magic = 0x6E;
+  x->from = g;
+  x->n = g->n;
+  memcpy(x->nodes, g->nodes, sizeof x->nodes);
+  remember(x);
+  g_live_execs++;
+  *px = x;
+  RETURN(0);
+}
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec x) {
+  BEGIN(cuGraphExecDestroy);
+  if (!valid_exec(x)) RETURN(INVALID_HANDLE);
+  x->destroyed = 1;
+  g_live_execs--;
+  RETURN(0);
+}
+EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec x, CUgraphNode n,
+                                                  const CUDA_KERNEL_NODE_PARAMS *p) {
+  BEGIN(cuGraphExecKernelNodeSetParams);
+  if (!valid_exec(x)) RETURN(INVALID_HANDLE);
+  struct fake_node *gn = (struct fake_node *)n;
+  long i = gn - x->from->nodes;
+  if (i < 0 || i >= x->n) RETURN(INVALID_VALUE);
+  set_node(&x->nodes[i], p);
+  RETURN(0);
+}
+EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
+  BEGIN(cuGraphLaunch);
+  if (!valid_exec(x)) RETURN(INVALID_HANDLE);
+  for (int i = 0; i < x->n; ++i) {
+    int r = launch_common(x->nodes[i].func, s);
+    if (r) RETURN(r);
+    memset(g_last_launch, 0, sizeof g_last_launch);
+    for (int k = 0; k < 7; ++k) g_last_launch[k] = x->nodes[i].dims[k];
+    record_args(x->nodes[i].vals);
+  }
   RETURN(0);
 }
