@@ -493,6 +493,8 @@ static void pack_args(unsigned char *vals, void **params) {
 static void record_args(const unsigned char *vals) {
   for (int i = 0; i < GRAPH_MAXARGS; ++i) memcpy(&g_last_args[i], vals + 8 * i, 8);
 }
+static long g_live_execs; /* execs instantiated and not destroyed */
+EXPORT long fake_live_execs(void) { return g_live_execs; }
 EXPORT long fake_last_arg(int i) { return (i >= 0 && i < GRAPH_MAXARGS) ? g_last_args[i] : -1; }
 
 static int valid_stream(CUstream s);
@@ -692,7 +694,9 @@ EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *m, CUtensorMapDataType t, cu
   RETURN(0);
 }
 
-/* ---- graph launches (issue 12): graphs of kernel nodes, execs, launches ---- */
+/* ---- graph launches (issue 12): graphs of kernel nodes, execs, launches ----
+ * Built with -DFAKECUDA_NO_GRAPH: a driver without these entry points (before CUDA 12). */
+#ifndef FAKECUDA_NO_GRAPH
 struct fake_node {
   int magic; /* 0x90DE */
   struct fake_func *func;
@@ -703,8 +707,6 @@ struct fake_node {
 struct CUgraph_st { int magic; /* 0x6A */ int n; struct fake_node nodes[128]; int destroyed; };
 struct CUgraphExec_st { int magic; /* 0x6E */ struct CUgraph_st *from; int n;
                         struct fake_node nodes[128]; int destroyed; };
-static long g_live_execs;
-EXPORT long fake_live_execs(void) { return g_live_execs; }
 static int valid_graph(CUgraph g) { return known(g) && g->magic == 0x6A && !g->destroyed; }
 static int valid_exec(CUgraphExec x) { return known(x) && x->magic == 0x6E && !x->destroyed; }
 static void set_node(struct fake_node *nd, const CUDA_KERNEL_NODE_PARAMS *p) {
@@ -800,3 +802,4 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
   }
   RETURN(0);
 }
+#endif /* FAKECUDA_NO_GRAPH */
