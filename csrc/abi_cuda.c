@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "chain.h"
 #include "config.h"
 #include "context.h"
 #include "driver.h"
@@ -36,6 +37,11 @@ static inline int FAILED_REPORT(const char *where, mc_status st) {
   mc_report(where, st, NULL);
   return 1;
 }
+
+/* Opt-in chain replay (chain.h): every entry point that could observe a stream's work, or change
+ * what a pending launch uses, first submits the launches deferred so far (one atomic load when
+ * nothing is pending). The module look-ups do not. */
+#define CHAIN_FLUSH(where) FAILED_REPORT(where, mc_chain_flush())
 
 MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   (void)gpuBlobSize; /* not passed by LLVM < 18: never read */
@@ -62,6 +68,7 @@ MC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySi
 
 MC_EXPORT void mgpuModuleUnload(CUmodule module) {
   if (mc_disabled()) return mc_stock_module_unload(module);
+  CHAIN_FLUSH("mgpuModuleUnload");
   FAILED_REPORT("mgpuModuleUnload", mc_module_unload((mc_module *)module));
 }
 
@@ -80,49 +87,59 @@ MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gr
   if (mc_disabled())
     return mc_stock_launch_kernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
                                   stream, params, extra);
+  /* chain replay: a launch on another stream than the pending launches' submits them first */
+  FAILED_REPORT("mgpuLaunchKernel", mc_chain_flush_other(stream));
   mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ}, {0, 0, 0}, smem, 0};
   FAILED_REPORT("mgpuLaunchKernel", mc_launch((mc_function *)function, &d, stream, params, extra));
 }
 
 MC_EXPORT CUstream mgpuStreamCreate(void) {
   if (mc_disabled()) return mc_stock_stream_create();
+  CHAIN_FLUSH("mgpuStreamCreate");
   CUstream s = NULL;
   return FAILED_REPORT("mgpuStreamCreate", mc_stream_create(&s)) ? NULL : s;
 }
 
 MC_EXPORT void mgpuStreamDestroy(CUstream stream) {
   if (mc_disabled()) return mc_stock_stream_destroy(stream);
+  CHAIN_FLUSH("mgpuStreamDestroy");
   FAILED_REPORT("mgpuStreamDestroy", mc_stream_destroy(stream));
 }
 
 MC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
   if (mc_disabled()) return mc_stock_stream_synchronize(stream);
+  CHAIN_FLUSH("mgpuStreamSynchronize");
   FAILED_REPORT("mgpuStreamSynchronize", mc_stream_synchronize(stream));
 }
 
 MC_EXPORT void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
   if (mc_disabled()) return mc_stock_stream_wait_event(stream, event);
+  CHAIN_FLUSH("mgpuStreamWaitEvent");
   FAILED_REPORT("mgpuStreamWaitEvent", mc_stream_wait_event(stream, event));
 }
 
 MC_EXPORT CUevent mgpuEventCreate(void) {
   if (mc_disabled()) return mc_stock_event_create();
+  CHAIN_FLUSH("mgpuEventCreate");
   CUevent e = NULL;
   return FAILED_REPORT("mgpuEventCreate", mc_event_create(&e)) ? NULL : e;
 }
 
 MC_EXPORT void mgpuEventDestroy(CUevent event) {
   if (mc_disabled()) return mc_stock_event_destroy(event);
+  CHAIN_FLUSH("mgpuEventDestroy");
   FAILED_REPORT("mgpuEventDestroy", mc_event_destroy_any(event));
 }
 
 MC_EXPORT void mgpuEventSynchronize(CUevent event) {
   if (mc_disabled()) return mc_stock_event_synchronize(event);
+  CHAIN_FLUSH("mgpuEventSynchronize");
   FAILED_REPORT("mgpuEventSynchronize", mc_event_synchronize(event));
 }
 
 MC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
   if (mc_disabled()) return mc_stock_event_record(event, stream);
+  CHAIN_FLUSH("mgpuEventRecord");
   FAILED_REPORT("mgpuEventRecord", mc_event_record(event, stream));
 }
 
@@ -134,32 +151,38 @@ MC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostSha
   int host_shared = 0;
 #endif
   if (mc_disabled()) return mc_stock_mem_alloc(sizeBytes, stream, host_shared);
+  CHAIN_FLUSH("mgpuMemAlloc");
   void *p = NULL;
   return FAILED_REPORT("mgpuMemAlloc", mc_mem_alloc(sizeBytes, stream, host_shared, &p)) ? NULL : p;
 }
 
 MC_EXPORT void mgpuMemFree(void *ptr, CUstream stream) {
   if (mc_disabled()) return mc_stock_mem_free(ptr, stream);
+  CHAIN_FLUSH("mgpuMemFree");
   FAILED_REPORT("mgpuMemFree", mc_mem_free(ptr, stream));
 }
 
 MC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, CUstream stream) {
   if (mc_disabled()) return mc_stock_memcpy(dst, src, sizeBytes, stream);
+  CHAIN_FLUSH("mgpuMemcpy");
   FAILED_REPORT("mgpuMemcpy", mc_memcpy(dst, src, sizeBytes, stream));
 }
 
 MC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count, CUstream stream) {
   if (mc_disabled()) return mc_stock_memset32(dst, value, count, stream);
+  CHAIN_FLUSH("mgpuMemset32");
   FAILED_REPORT("mgpuMemset32", mc_memset32(dst, value, count, stream));
 }
 
 MC_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count, CUstream stream) {
   if (mc_disabled()) return mc_stock_memset16(dst, value, count, stream);
+  CHAIN_FLUSH("mgpuMemset16");
   FAILED_REPORT("mgpuMemset16", mc_memset16(dst, value, count, stream));
 }
 
 MC_EXPORT void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
   if (mc_disabled()) return mc_stock_host_register(ptr, sizeBytes);
+  CHAIN_FLUSH("mgpuMemHostRegister");
   FAILED_REPORT("mgpuMemHostRegister", mc_host_register(ptr, sizeBytes));
 }
 
@@ -174,6 +197,7 @@ MC_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t
 
 MC_EXPORT void mgpuMemHostUnregister(void *ptr) {
   if (mc_disabled()) return mc_stock_host_unregister(ptr);
+  CHAIN_FLUSH("mgpuMemHostUnregister");
   FAILED_REPORT("mgpuMemHostUnregister", mc_host_unregister(ptr));
 }
 
@@ -201,6 +225,7 @@ MC_EXPORT void mgpuLaunchKernelCooperative(CUfunction function, intptr_t gridX, 
   intptr_t block[3] = {blockX, blockY, blockZ};
   if (mc_disabled())
     return mc_stock_launch_ex(function, grid, cluster, block, smem, stream, params, extra, 1);
+  CHAIN_FLUSH("mgpuLaunchKernelCooperative");
   mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ},
                       {clusterX, clusterY, clusterZ}, smem, 1};
   FAILED_REPORT("mgpuLaunchKernelCooperative",
@@ -217,6 +242,7 @@ MC_EXPORT void mgpuLaunchClusterKernel(CUfunction function, intptr_t clusterX, i
   intptr_t block[3] = {blockX, blockY, blockZ};
   if (mc_disabled())
     return mc_stock_launch_ex(function, grid, cluster, block, smem, stream, params, extra, 0);
+  CHAIN_FLUSH("mgpuLaunchClusterKernel");
   mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ},
                       {clusterX, clusterY, clusterZ}, smem, 0};
   FAILED_REPORT("mgpuLaunchClusterKernel",
@@ -233,6 +259,7 @@ MC_EXPORT void mgpuTensorMapEncodeTiled(CUtensorMap *tensorMap, int tensorDataTy
     return mc_stock_tensor_map_encode_tiled(tensorMap, tensorDataType, tensorRank, globalAddress,
                                             globalDim, globalStrides, boxDim, elementStrides,
                                             interleave, swizzle, l2Promotion, oobFill);
+  CHAIN_FLUSH("mgpuTensorMapEncodeTiled");
   mc_ctx_scope scope;
   mc_status st = mc_ctx_enter(mc_thread_device(), &scope);
   if (!MC_FAILED(st)) {

@@ -55,7 +55,12 @@
   X(graph_updates, "graph launches that updated the node (cuGraphExecKernelNodeSetParams)")   \
   X(graph_update_skips, "graph launches whose node already held the launch")                  \
   X(graph_evictions, "graph execs destroyed beyond MGPU_CACHED_GRAPH_EXECS per stream")       \
-  X(graph_disabled_functions, "functions sent back to the stream path after a graph failure")
+  X(graph_disabled_functions, "functions sent back to the stream path after a graph failure") \
+  X(chain_deferred, "launches deferred by chain replay (MGPU_CACHED_CHAIN=1)")                \
+  X(chain_flushes, "deferred segments submitted (at an observation point)")                    \
+  X(chain_replays, "segments submitted as one launch of a chain graph")                       \
+  X(chain_instantiates, "chain graphs made (a segment seen twice in a row)")                  \
+  X(chain_node_updates, "chain graph nodes updated before a replay")
 
 typedef enum {
 #define MC_STATS_ENUM(name, desc) MC_STAT_##name,

@@ -147,6 +147,7 @@ class Fake:
             ("fake_registered_size", ctypes.c_size_t, [vp]),
             ("fake_last_arg", ctypes.c_long, [ctypes.c_int]),
             ("fake_live_execs", ctypes.c_long, []),
+            ("fake_arg_log", ctypes.c_int, [ctypes.POINTER(ctypes.c_long), ctypes.c_int]),
             ("fake_reset", None, []),
         ]:
             fn = getattr(self.lib, name)
@@ -159,6 +160,11 @@ class Fake:
 
     def counts(self, *fields: str) -> Dict[str, int]:
         return {f: self.count(f) for f in fields}
+
+    def arg_log(self) -> list:
+        """The first argument of every kernel the fake ran (cuLaunchKernel or graph node), in order."""
+        buf = (ctypes.c_long * 4096)()
+        return list(buf[:self.lib.fake_arg_log(buf, 4096)])
 
     def log(self) -> list:
         buf = ctypes.create_string_buffer(1 << 16)
