@@ -47,7 +47,7 @@ PROGRAMS: Dict[str, Tuple[str, str, str, int]] = {
     "empty": ("empty_loop", "PROG_EMPTY", "empty", 20000),
     # the empty kernel of a 301-kernel module (0.94 MB fatbin, benchmarks/mlir/gen_large_module.py);
     # the floor launches the same kernel from the same blob. LLVM 19 object only (see README)
-    "large": ("large_module", "PROG_LARGE", "empty", 4000),
+    "large": ("large_module", "PROG_LARGE", "empty", 1000),  # stock: a 0.9 MB load per launch
     "stencil": ("stencil", "PROG_STENCIL", "stencil", 20000),
     "async": ("async_step", "PROG_ASYNC", "async_alloc", 2000),
     "async_prealloc": ("async_step", "PROG_ASYNC_PREALLOC", "async_prealloc", 2000),

@@ -75,7 +75,7 @@ typedef struct build_req { /* a submitted segment to make a chain exec of (no lo
 static struct {
   pthread_mutex_t lock;      /* everything below (rule above) */
   int pending;               /* atomic mirror of n > 0, for the fast path */
-  CUstream handle;           /* library handle of the pending segment */
+  CUstream handle;           /* library handle of the pending segment; atomic (read unlocked) */
   mc_stream_use use;         /* held while launches are pending */
   int n;
   seg_launch l[MAX_SEG];
@@ -253,7 +253,7 @@ static mc_status submit_locked(build_req **req, chain_exec **victim) {
   g_chain.n = 0;
   g_chain.argused = 0;
   mc_stream_use_end(&g_chain.use);
-  g_chain.handle = NULL;
+  __atomic_store_n(&g_chain.handle, NULL, __ATOMIC_RELEASE);
   __atomic_store_n(&g_chain.pending, 0, __ATOMIC_RELEASE);
   return st;
 }
@@ -331,6 +331,9 @@ static void finish(build_req *req, chain_exec *victim) {
 
 static mc_status flush_unless(CUstream handle, int any) {
   if (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE)) return MC_OK;
+  /* A launch on the pending stream: nothing to do (mc_chain_defer checks again under the lock,
+   * so a stale read here only costs that check). */
+  if (!any && __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) == handle) return MC_OK;
   build_req *req = NULL;
   chain_exec *victim = NULL;
   mc_status st = MC_OK;
@@ -363,7 +366,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
     if (!g_chain.n) { /* the segment holds the handle's use until it is submitted */
       g_chain.use = *use;
       use->rec = NULL;
-      g_chain.handle = handle;
+      __atomic_store_n(&g_chain.handle, handle, __ATOMIC_RELEASE);
       if (!g_chain.exit_registered) /* after cuInit's own exit handler: runs before it */
         g_chain.exit_registered = atexit(flush_at_exit) == 0;
     }
