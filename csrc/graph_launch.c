@@ -18,7 +18,8 @@
  * it; held across cuGraphExecKernelNodeSetParams and cuGraphLaunch (non-blocking driver calls)
  * and never across graph creation or cuGraphInstantiate, which run with no lock held. A launch
  * that finds the entry busy (another thread launching on the same driver stream at this moment)
- * takes the stream path: the two launches are concurrent, so no order between them is lost.
+ * takes the stream path: the two launches are concurrent, so no order between them is lost. So
+ * does a launch while another thread is inside a graph update + launch on any stream (g_inflight).
  */
 #include "graph_launch.h"
 
@@ -65,6 +66,14 @@ static struct {
   CUfunction disabled[DISABLED_SLOTS];  /* atomic values */
   int disabled_full;                    /* atomic: the disabled set overflowed: path off */
 } g_graph = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Threads inside a graph update + launch (atomic). cuGraphLaunch serialises across threads in
+ * the driver: measured on the H100 (benchmarks/results/h100-graph/run2/throughput.txt), graph
+ * launches from 1 to 16 threads, each on its own stream, stayed at ~390-440k launches/s in all,
+ * where cuLaunchKernel scales to 530-600k. So a launch that finds another thread in the graph path
+ * takes the stream path instead: both give the same results, and the contended one then costs what
+ * it cost before the graph path existed. */
+static int g_inflight;
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_enabled;     /* written once under g_once */
@@ -325,24 +334,33 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
     }
   }
   g_exec *x = e->execs[i];
+  if (__atomic_fetch_add(&g_inflight, 1, __ATOMIC_ACQ_REL) != 0) { /* see g_inflight */
+    __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
+    end_busy(e);
+    exec_free(victim);
+    MC_STAT_INC(graph_contended);
+    return 0;
+  }
   if (!fresh) {
     if (same_launch(x, d, params)) {
       MC_STAT_INC(graph_update_skips);
     } else {
       CUDA_KERNEL_NODE_PARAMS p;
       node_params(&p, cf, d, params);
-      if (mc_cu.cuGraphExecKernelNodeSetParams(x->exec, x->node, &p) != 0) goto fail;
+      if (mc_cu.cuGraphExecKernelNodeSetParams(x->exec, x->node, &p) != 0) goto fail_inflight;
       remember_values(x, d, params);
       MC_STAT_INC(graph_updates);
     }
   }
-  if (mc_cu.cuGraphLaunch(x->exec, stream) != 0) goto fail;
+  if (mc_cu.cuGraphLaunch(x->exec, stream) != 0) goto fail_inflight;
+  __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
   x->last_use = ++e->tick;
   end_busy(e);
   exec_free(victim);
   MC_STAT_INC(graph_launches);
   return 1;
-fail: /* nothing was enqueued: drop the exec, send the function down the stream path */
+fail_inflight: /* nothing was enqueued: drop the exec, send the function down the stream path */
+  __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
   remove_exec(e, i);
   end_busy(e);
   exec_free(x);
@@ -361,5 +379,6 @@ void mc_graph_fork_child(void) {
   memset(g_graph.streams, 0, sizeof g_graph.streams);
   memset(g_graph.disabled, 0, sizeof g_graph.disabled);
   g_graph.disabled_full = 0;
+  g_inflight = 0; /* threads of the parent inside a launch do not exist in the child */
   pthread_mutex_init(&g_graph.lock, NULL);
 }

@@ -11,6 +11,7 @@
  * A blob starting with "BAD" or with no ".entry" fails with CUDA_ERROR_INVALID_IMAGE.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -800,7 +801,24 @@ EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec x, CUgraphNode n,
   set_node(&x->nodes[i], p);
   RETURN(0);
 }
+static int g_graph_launch_hold; /* under g_lock: cuGraphLaunch waits while set (contention test) */
+EXPORT void fake_hold_graph_launches(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_graph_launch_hold = on;
+  pthread_mutex_unlock(&g_lock);
+}
+static long g_in_graph_launch; /* threads waiting inside cuGraphLaunch */
+EXPORT long fake_in_graph_launch(void) { return __atomic_load_n(&g_in_graph_launch, __ATOMIC_ACQUIRE); }
 EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
+  __atomic_fetch_add(&g_in_graph_launch, 1, __ATOMIC_ACQ_REL);
+  for (;;) { /* a launch the driver is still busy with, without holding the fake's lock */
+    pthread_mutex_lock(&g_lock);
+    int hold = g_graph_launch_hold;
+    pthread_mutex_unlock(&g_lock);
+    if (!hold) break;
+    sched_yield();
+  }
+  __atomic_fetch_sub(&g_in_graph_launch, 1, __ATOMIC_ACQ_REL);
   BEGIN(cuGraphLaunch);
   if (!valid_exec(x)) RETURN(INVALID_HANDLE);
   for (int i = 0; i < x->n; ++i) {
