@@ -256,14 +256,18 @@ static void param_info(g_exec *x) {
   x->sizes_known = 1;
 }
 
-/* A new exec for `cf` whose node holds this launch; NULL on any failure. No lock held. */
-static g_exec *exec_build(const void *key, CUfunction cf, const mc_graph_dims *d, void **params) {
+/* A new exec for `cf` whose node holds this launch; NULL on any failure (*bad_input: the launch
+ * lacks the kernel's arguments, not the function's fault). No lock held. */
+static g_exec *exec_build(const void *key, CUfunction cf, const mc_graph_dims *d, void **params,
+                          int *bad_input) {
+  *bad_input = 0;
   g_exec *x = calloc(1, sizeof *x);
   if (!x) return NULL;
   x->key = key;
   x->cf = cf;
   param_info(x);
   if (x->sizes_known && x->nparams && !params) {
+    *bad_input = 1;
     exec_free(x);
     return NULL;
   }
@@ -318,9 +322,10 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
   int fresh = 0;
   if (i < 0) {
     end_busy(e);
-    g_exec *x = exec_build(key, cf, d, params); /* no lock held across instantiation */
+    int bad_input = 0;
+    g_exec *x = exec_build(key, cf, d, params, &bad_input); /* no lock held across it */
     if (!x) {
-      disable(cf);
+      if (!bad_input) disable(cf);
       return 0;
     }
     take_busy(e);
@@ -334,6 +339,11 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
     }
   }
   g_exec *x = e->execs[i];
+  if (x->nparams && !params) { /* bad input: the driver reports it on the stream path */
+    end_busy(e);
+    exec_free(victim);
+    return 0;
+  }
   if (__atomic_fetch_add(&g_inflight, 1, __ATOMIC_ACQ_REL) != 0) { /* see g_inflight */
     __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
     end_busy(e);

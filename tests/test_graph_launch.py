@@ -271,3 +271,22 @@ def test_a_launch_while_another_thread_is_in_a_graph_launch_takes_the_stream_pat
     launch(rt, f, s2, Args(5, 0))  # uncontended again: the graph path, node updated to 5
     assert rt.fake.count("cuGraphLaunch") == 4 and rt.fake.fake_last_arg(0) == 5
     assert rt.stats()["graph_contended"] == 1
+
+
+def test_missing_arguments_are_left_to_the_driver(grt, capfd):
+    """A kernel that takes arguments launched without them (bad input): never read by the
+    library, passed to the driver as the stock wrapper does."""
+    rt = grt()
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    launch(rt, f, s, Args(1, 1))  # an exec exists
+    launch(rt, f, s, None)        # then no arguments at all
+    assert rt.fake.count("cuGraphLaunch") == 1 and rt.fake.count("cuLaunchKernel") == 1
+    launch(rt, f, s, Args(2, 2))  # the exec is still usable
+    assert rt.fake.count("cuGraphLaunch") == 2 and rt.fake.fake_last_arg(0) == 2
+    g, = kernels(rt, "g")
+    launch(rt, g, s, None)        # and the first launch of another kernel without them
+    assert rt.fake.count("cuLaunchKernel") == 2 and rt.fake.count("cuGraphInstantiate") == 1
+    launch(rt, g, s, Args(3, 3))  # which keeps the graph path for its proper launches
+    assert rt.fake.count("cuGraphInstantiate") == 2 and rt.fake.count("cuGraphLaunch") == 3
+    assert rt.stats()["graph_disabled_functions"] == 0
