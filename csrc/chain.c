@@ -8,9 +8,10 @@
  *
  * Locking rule. g_chain.lock guards everything here. Under it the only driver calls are the
  * submission of a segment (context push/pop, cuGraphExecKernelNodeSetParams, cuGraphLaunch,
- * cuLaunchKernel, through graph_launch.c) and cuFuncGetParamInfo: non-blocking. A chain graph is
- * built and instantiated with no lock held, after its segment was submitted one launch at a time;
- * evicted execs are destroyed after the lock is released. Order: g_chain.lock, then graph_launch.c's
+ * cuLaunchKernel, through graph_launch.c, which makes no exec under it) and cuFuncGetParamInfo:
+ * non-blocking. A chain graph is built and instantiated with no lock held, after its segment was
+ * submitted one launch at a time; so is a one-node exec a submission found missing (the launch
+ * went through cuLaunchKernel); evicted execs are destroyed after the lock is released. Order: g_chain.lock, then graph_launch.c's
  * locks and the pool's record uses (never the other way round).
  */
 #include "chain.h"
@@ -61,6 +62,16 @@ typedef struct chain_exec {
   size_t bytes;
   uint64_t last_use;
 } chain_exec;
+
+typedef struct prep_req { /* a one-node exec to make after a submission (no lock held) */
+  const void *key;
+  CUfunction cf;
+  CUstream stream;
+  int device;
+  mc_graph_dims d;
+  void *params[MAX_ARGS];
+  unsigned char args[]; /* the launch's argument values */
+} prep_req;
 
 typedef struct build_req { /* a submitted segment to make a chain exec of (no lock held) */
   CUstream stream;
@@ -205,8 +216,9 @@ static int replay_locked(chain_exec *x) {
   return 0;
 }
 
-/* Submit the pending segment (lock held); a segment seen twice in a row yields a build request. */
-static mc_status submit_locked(build_req **req, chain_exec **victim) {
+/* Submit the pending segment (lock held); a segment seen twice in a row yields a build request,
+ * a launch whose one-node exec does not exist yet a prep request (both made after the unlock). */
+static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **victim) {
   mc_status st = MC_OK;
   if (!g_chain.n) return st;
   CUstream stream = g_chain.use.stream;
@@ -226,7 +238,20 @@ static mc_status submit_locked(build_req **req, chain_exec **victim) {
       for (int i = 0; i < n; ++i) {
         seg_launch *s = &g_chain.l[i];
         params_of(s, g_chain.args, params);
-        if (mc_graph_launch(s->key, s->cf, stream, &s->d, params)) continue;
+        int missing = 0;
+        if (mc_graph_launch(s->key, s->cf, stream, &s->d, params, 0, &missing)) continue;
+        if (missing && !*prep && (*prep = malloc(sizeof **prep + s->pi->bytes)) != NULL) {
+          prep_req *q = *prep;
+          q->key = s->key;
+          q->cf = s->cf;
+          q->stream = stream;
+          q->device = g_chain.use.device;
+          q->d = s->d;
+          memcpy(q->args, g_chain.args + s->argoff, s->pi->bytes);
+          seg_launch copy = *s;
+          copy.argoff = 0;
+          params_of(&copy, q->args, q->params);
+        }
         CUresult r = mc_cu.cuLaunchKernel(s->cf, s->d.grid[0], s->d.grid[1], s->d.grid[2],
                                           s->d.block[0], s->d.block[1], s->d.block[2], s->d.smem,
                                           stream, params, NULL);
@@ -322,9 +347,17 @@ static void build(build_req *b) {
   exec_free(victim);
 }
 
-static void finish(build_req *req, chain_exec *victim) {
+static void finish(build_req *req, prep_req *prep, chain_exec *victim) {
   exec_free(victim);
   if (req) build(req);
+  if (prep) {
+    mc_ctx_scope scope;
+    if (!MC_FAILED(mc_ctx_enter(prep->device, &scope))) {
+      mc_graph_prepare(prep->key, prep->cf, prep->stream, &prep->d, prep->params);
+      mc_ctx_leave(&scope);
+    }
+    free(prep);
+  }
 }
 
 /* ---- entry points ---- */
@@ -335,12 +368,13 @@ static mc_status flush_unless(CUstream handle, int any) {
    * so a stale read here only costs that check). */
   if (!any && __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) == handle) return MC_OK;
   build_req *req = NULL;
+  prep_req *prep = NULL;
   chain_exec *victim = NULL;
   mc_status st = MC_OK;
   pthread_mutex_lock(&g_chain.lock);
-  if (g_chain.n && (any || g_chain.handle != handle)) st = submit_locked(&req, &victim);
+  if (g_chain.n && (any || g_chain.handle != handle)) st = submit_locked(&req, &prep, &victim);
   pthread_mutex_unlock(&g_chain.lock);
-  finish(req, victim);
+  finish(req, prep, victim);
   return st;
 }
 
@@ -354,13 +388,14 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
                    const mc_graph_dims *d, void **params, mc_status *st) {
   *st = MC_OK;
   build_req *req = NULL;
+  prep_req *prep = NULL;
   chain_exec *victim = NULL;
   pthread_mutex_lock(&g_chain.lock);
   const pinfo *pi = param_info_locked(key, cf);
   int deferrable = pi && pi->n >= 0 && (pi->n == 0 || params);
   if (g_chain.n && (!deferrable || g_chain.handle != handle || g_chain.n == MAX_SEG ||
                     g_chain.argused + (pi ? pi->bytes : 0) > ARG_BYTES))
-    *st = submit_locked(&req, &victim);
+    *st = submit_locked(&req, &prep, &victim);
   if (deferrable && pi->bytes > ARG_BYTES) deferrable = 0;
   if (deferrable) {
     if (!g_chain.n) { /* the segment holds the handle's use until it is submitted */
@@ -384,7 +419,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
     MC_STAT_INC(chain_deferred);
   }
   pthread_mutex_unlock(&g_chain.lock);
-  finish(req, victim);
+  finish(req, prep, victim);
   return deferrable;
 }
 

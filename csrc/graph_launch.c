@@ -312,14 +312,42 @@ static g_exec *insert_exec(g_stream *e, g_exec *x) {
 
 static void remove_exec(g_stream *e, int i) { e->execs[i] = e->execs[--e->n]; }
 
+void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                      void **params) {
+  if (!stream || !mc_graph_enabled() || is_disabled(cf)) return;
+  g_stream *e = stream_entry(stream);
+  if (!e) return;
+  take_busy(e);
+  int found = find_exec(e, key, cf) >= 0;
+  end_busy(e);
+  if (found) return;
+  int bad_input = 0;
+  g_exec *x = exec_build(key, cf, d, params, &bad_input);
+  if (!x) {
+    if (!bad_input) disable(cf);
+    return;
+  }
+  g_exec *victim = x;
+  take_busy(e);
+  if (find_exec(e, key, cf) < 0) victim = insert_exec(e, x);
+  end_busy(e);
+  exec_free(victim);
+}
+
 int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
-                    void **params) {
+                    void **params, int build, int *missing) {
+  if (missing) *missing = 0;
   if (!stream || !mc_graph_enabled() || is_disabled(cf)) return 0;
   g_stream *e = stream_entry(stream);
   if (!e || !try_busy(e)) return 0;
   int i = find_exec(e, key, cf);
   g_exec *victim = NULL;
   int fresh = 0;
+  if (i < 0 && !build) {
+    end_busy(e);
+    if (missing) *missing = 1;
+    return 0;
+  }
   if (i < 0) {
     end_busy(e);
     int bad_input = 0;

@@ -27,9 +27,16 @@ int mc_graph_enabled(void);
 
 /* Launch `cf` (whose identity for the cache is `key`: the library's never-reused function
  * handle) on the library's driver stream `stream` through that stream's exec for it, the
- * function's device context current. 1: launched. 0: nothing enqueued, launch it as before. */
+ * function's device context current. 1: launched. 0: nothing enqueued, launch it as before.
+ * build = 0 (the caller holds a lock): no exec is made here; *missing (if given) is set when
+ * none exists yet, and mc_graph_prepare can make it once the lock is released. */
 int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
-                    void **params);
+                    void **params, int build, int *missing);
+
+/* Make the exec for `cf` on `stream` holding this launch, without launching it (no lock held,
+ * the function's device context current). Nothing if it exists or cannot be made. */
+void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                      void **params);
 
 /* fork(): the child forgets every exec of the parent (no driver call). */
 void mc_graph_fork_prepare(void);

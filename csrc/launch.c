@@ -53,7 +53,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
       r = 0; /* deferred */
     } else {
       if (chain && !MC_FAILED(cst)) cst = mc_chain_flush(); /* anything pending goes first */
-      if (ours && mc_graph_launch(f, cf, stream, &gd, params))
+      if (ours && mc_graph_launch(f, cf, stream, &gd, params, 1, NULL))
         r = 0;
       else
         r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
