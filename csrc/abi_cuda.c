@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "chain.h"
 #include "config.h"
 #include "context.h"
 #include "driver.h"
@@ -38,6 +39,11 @@ static inline int FAILED_REPORT(const char *where, mc_status st) {
   mc_report(where, st, NULL);
   return 1;
 }
+
+/* Opt-in chain replay (chain.h): every entry point that could observe a stream's work, or change
+ * what a pending launch uses, first submits the launches deferred so far (one atomic load when
+ * nothing is pending). The module look-ups do not. */
+#define CHAIN_FLUSH(where) FAILED_REPORT(where, mc_chain_flush())
 
 MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   MC_TRACE_CALL(mc_trace_ModuleLoad(data, gpuBlobSize));
@@ -67,6 +73,7 @@ MC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySi
 MC_EXPORT void mgpuModuleUnload(CUmodule module) {
   MC_TRACE_CALL(mc_trace_ModuleUnload(module));
   if (mc_disabled()) return mc_stock_module_unload(module);
+  CHAIN_FLUSH("mgpuModuleUnload");
   FAILED_REPORT("mgpuModuleUnload", mc_module_unload((mc_module *)module));
 }
 
@@ -88,6 +95,8 @@ MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gr
   if (mc_disabled())
     return mc_stock_launch_kernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
                                   stream, params, extra);
+  /* chain replay: a launch on another stream than the pending launches' submits them first */
+  FAILED_REPORT("mgpuLaunchKernel", mc_chain_flush_other(stream));
   mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ}, {0, 0, 0}, smem, 0};
   FAILED_REPORT("mgpuLaunchKernel", mc_launch((mc_function *)function, &d, stream, params, extra));
 }
@@ -95,6 +104,7 @@ MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gr
 MC_EXPORT CUstream mgpuStreamCreate(void) {
   MC_TRACE_CALL(mc_trace_StreamCreate());
   if (mc_disabled()) return mc_stock_stream_create();
+  CHAIN_FLUSH("mgpuStreamCreate");
   CUstream s = NULL;
   return FAILED_REPORT("mgpuStreamCreate", mc_stream_create(&s)) ? NULL : s;
 }
@@ -102,24 +112,28 @@ MC_EXPORT CUstream mgpuStreamCreate(void) {
 MC_EXPORT void mgpuStreamDestroy(CUstream stream) {
   MC_TRACE_CALL(mc_trace_StreamDestroy(stream));
   if (mc_disabled()) return mc_stock_stream_destroy(stream);
+  CHAIN_FLUSH("mgpuStreamDestroy");
   FAILED_REPORT("mgpuStreamDestroy", mc_stream_destroy(stream));
 }
 
 MC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
   MC_TRACE_CALL(mc_trace_StreamSynchronize(stream));
   if (mc_disabled()) return mc_stock_stream_synchronize(stream);
+  CHAIN_FLUSH("mgpuStreamSynchronize");
   FAILED_REPORT("mgpuStreamSynchronize", mc_stream_synchronize(stream));
 }
 
 MC_EXPORT void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
   MC_TRACE_CALL(mc_trace_StreamWaitEvent(stream, event));
   if (mc_disabled()) return mc_stock_stream_wait_event(stream, event);
+  CHAIN_FLUSH("mgpuStreamWaitEvent");
   FAILED_REPORT("mgpuStreamWaitEvent", mc_stream_wait_event(stream, event));
 }
 
 MC_EXPORT CUevent mgpuEventCreate(void) {
   MC_TRACE_CALL(mc_trace_EventCreate());
   if (mc_disabled()) return mc_stock_event_create();
+  CHAIN_FLUSH("mgpuEventCreate");
   CUevent e = NULL;
   return FAILED_REPORT("mgpuEventCreate", mc_event_create(&e)) ? NULL : e;
 }
@@ -127,18 +141,21 @@ MC_EXPORT CUevent mgpuEventCreate(void) {
 MC_EXPORT void mgpuEventDestroy(CUevent event) {
   MC_TRACE_CALL(mc_trace_EventDestroy(event));
   if (mc_disabled()) return mc_stock_event_destroy(event);
+  CHAIN_FLUSH("mgpuEventDestroy");
   FAILED_REPORT("mgpuEventDestroy", mc_event_destroy_any(event));
 }
 
 MC_EXPORT void mgpuEventSynchronize(CUevent event) {
   MC_TRACE_CALL(mc_trace_EventSynchronize(event));
   if (mc_disabled()) return mc_stock_event_synchronize(event);
+  CHAIN_FLUSH("mgpuEventSynchronize");
   FAILED_REPORT("mgpuEventSynchronize", mc_event_synchronize(event));
 }
 
 MC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
   MC_TRACE_CALL(mc_trace_EventRecord(event, stream));
   if (mc_disabled()) return mc_stock_event_record(event, stream);
+  CHAIN_FLUSH("mgpuEventRecord");
   FAILED_REPORT("mgpuEventRecord", mc_event_record(event, stream));
 }
 
@@ -152,6 +169,7 @@ MC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostSha
   int host_shared = 0;
 #endif
   if (mc_disabled()) return mc_stock_mem_alloc(sizeBytes, stream, host_shared);
+  CHAIN_FLUSH("mgpuMemAlloc");
   void *p = NULL;
   return FAILED_REPORT("mgpuMemAlloc", mc_mem_alloc(sizeBytes, stream, host_shared, &p)) ? NULL : p;
 }
@@ -159,30 +177,35 @@ MC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostSha
 MC_EXPORT void mgpuMemFree(void *ptr, CUstream stream) {
   MC_TRACE_CALL(mc_trace_MemFree(ptr, stream));
   if (mc_disabled()) return mc_stock_mem_free(ptr, stream);
+  CHAIN_FLUSH("mgpuMemFree");
   FAILED_REPORT("mgpuMemFree", mc_mem_free(ptr, stream));
 }
 
 MC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, CUstream stream) {
   MC_TRACE_CALL(mc_trace_Memcpy(dst, src, sizeBytes, stream));
   if (mc_disabled()) return mc_stock_memcpy(dst, src, sizeBytes, stream);
+  CHAIN_FLUSH("mgpuMemcpy");
   FAILED_REPORT("mgpuMemcpy", mc_memcpy(dst, src, sizeBytes, stream));
 }
 
 MC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count, CUstream stream) {
   MC_TRACE_CALL(mc_trace_Memset32(dst, value, count, stream));
   if (mc_disabled()) return mc_stock_memset32(dst, value, count, stream);
+  CHAIN_FLUSH("mgpuMemset32");
   FAILED_REPORT("mgpuMemset32", mc_memset32(dst, value, count, stream));
 }
 
 MC_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count, CUstream stream) {
   MC_TRACE_CALL(mc_trace_Memset16(dst, value, count, stream));
   if (mc_disabled()) return mc_stock_memset16(dst, value, count, stream);
+  CHAIN_FLUSH("mgpuMemset16");
   FAILED_REPORT("mgpuMemset16", mc_memset16(dst, value, count, stream));
 }
 
 MC_EXPORT void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
   MC_TRACE_CALL(mc_trace_MemHostRegister(ptr, sizeBytes));
   if (mc_disabled()) return mc_stock_host_register(ptr, sizeBytes);
+  CHAIN_FLUSH("mgpuMemHostRegister");
   FAILED_REPORT("mgpuMemHostRegister", mc_host_register(ptr, sizeBytes));
 }
 
@@ -199,6 +222,7 @@ MC_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t
 MC_EXPORT void mgpuMemHostUnregister(void *ptr) {
   MC_TRACE_CALL(mc_trace_MemHostUnregister(ptr));
   if (mc_disabled()) return mc_stock_host_unregister(ptr);
+  CHAIN_FLUSH("mgpuMemHostUnregister");
   FAILED_REPORT("mgpuMemHostUnregister", mc_host_unregister(ptr));
 }
 
@@ -231,6 +255,7 @@ MC_EXPORT void mgpuLaunchKernelCooperative(CUfunction function, intptr_t gridX, 
   intptr_t block[3] = {blockX, blockY, blockZ};
   if (mc_disabled())
     return mc_stock_launch_ex(function, grid, cluster, block, smem, stream, params, extra, 1);
+  CHAIN_FLUSH("mgpuLaunchKernelCooperative");
   mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ},
                       {clusterX, clusterY, clusterZ}, smem, 1};
   FAILED_REPORT("mgpuLaunchKernelCooperative",
@@ -250,6 +275,7 @@ MC_EXPORT void mgpuLaunchClusterKernel(CUfunction function, intptr_t clusterX, i
   intptr_t block[3] = {blockX, blockY, blockZ};
   if (mc_disabled())
     return mc_stock_launch_ex(function, grid, cluster, block, smem, stream, params, extra, 0);
+  CHAIN_FLUSH("mgpuLaunchClusterKernel");
   mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ},
                       {clusterX, clusterY, clusterZ}, smem, 0};
   FAILED_REPORT("mgpuLaunchClusterKernel",
@@ -269,6 +295,7 @@ MC_EXPORT void mgpuTensorMapEncodeTiled(CUtensorMap *tensorMap, int tensorDataTy
     return mc_stock_tensor_map_encode_tiled(tensorMap, tensorDataType, tensorRank, globalAddress,
                                             globalDim, globalStrides, boxDim, elementStrides,
                                             interleave, swizzle, l2Promotion, oobFill);
+  CHAIN_FLUSH("mgpuTensorMapEncodeTiled");
   mc_ctx_scope scope;
   mc_status st = mc_ctx_enter(mc_thread_device(), &scope);
   if (!MC_FAILED(st)) {

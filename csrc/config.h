@@ -49,6 +49,13 @@
   X(stream_query, FLAG, "MGPU_CACHED_STREAM_QUERY", "0",                                           \
     "always ask the driver whether a driver stream is idle before pooling it, also after a "      \
     "synchronization that proves it idle")                                                          \
+  X(graph, FLAG, "MGPU_CACHED_GRAPH", "1",                                                         \
+    "launches on the library's streams go through one-node graph execs (0: cuLaunchKernel)")     \
+  X(graph_execs, COUNT, "MGPU_CACHED_GRAPH_EXECS", "4",                                            \
+    "graph execs kept per driver stream, least recently used replaced (at most 64)")             \
+  X(chain, FLAG, "MGPU_CACHED_CHAIN", "0",                                                         \
+    "opt-in chain replay: launches on a stream held back until the next observation point and "  \
+    "a repeated sequence replayed as one graph")                                                    \
   X(allocator, FLAG, "MGPU_CACHED_ALLOCATOR", "1",                                                 \
     "the caching allocator behind mgpuMemAlloc/mgpuMemFree (0: the stock driver calls)")          \
   X(allocator_cache_bytes, BYTES, "MGPU_CACHED_ALLOCATOR_CACHE_BYTES", "2G",                       \

@@ -28,6 +28,9 @@ typedef struct CUlib_st *CUlibrary;
 typedef struct CUkern_st *CUkernel;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
 typedef int CUjit_option;
 typedef int CUlibraryOption;
 typedef int CUdevice_attribute;
@@ -62,6 +65,19 @@ typedef struct CUlaunchAttribute_st {
   char pad[8 - sizeof(CUlaunchAttributeID)];
   CUlaunchAttributeValue value;
 } CUlaunchAttribute;
+
+/* A kernel node's parameters (the _v2 layout of CUDA 12+, what cuGraphAddKernelNode_v2 and
+ * cuGraphExecKernelNodeSetParams_v2 take). */
+typedef struct CUDA_KERNEL_NODE_PARAMS_v2_st {
+  CUfunction func;
+  unsigned int gridDimX, gridDimY, gridDimZ;
+  unsigned int blockDimX, blockDimY, blockDimZ;
+  unsigned int sharedMemBytes;
+  void **kernelParams;
+  void **extra;
+  CUkernel kern;
+  CUcontext ctx;
+} CUDA_KERNEL_NODE_PARAMS;
 
 typedef struct CUlaunchConfig_st {
   unsigned int gridDimX, gridDimY, gridDimZ;
@@ -186,6 +202,25 @@ typedef struct CUlaunchConfig_st {
   X(cuKernelGetName, cuKernelGetName, CUresult, (const char **name, CUkernel hfunc), (name,        \
     hfunc), 0)                                                                                     \
   X(cuKernelGetFunction, cuKernelGetFunction, CUresult, (CUfunction * pFunc, CUkernel kernel),     \
-    (pFunc, kernel), 0)
+    (pFunc, kernel), 0)                                                                            \
+  /* graph launches (graph_launch.c, chain.c); all optional: without them launches take the     \
+     stream path */                                                                                \
+  X(cuFuncGetParamInfo, cuFuncGetParamInfo, CUresult, (CUfunction func, size_t paramIndex, size_t  \
+    *paramOffset, size_t *paramSize), (func, paramIndex, paramOffset, paramSize), 0)               \
+  X(cuGraphCreate, cuGraphCreate, CUresult, (CUgraph * phGraph, unsigned int flags), (phGraph,     \
+    flags), 0)                                                                                     \
+  X(cuGraphDestroy, cuGraphDestroy, CUresult, (CUgraph hGraph), (hGraph), 0)                       \
+  X(cuGraphAddKernelNode, cuGraphAddKernelNode_v2, CUresult, (CUgraphNode * phGraphNode, CUgraph   \
+    hGraph, const CUgraphNode *dependencies, size_t numDependencies, const                         \
+    CUDA_KERNEL_NODE_PARAMS *nodeParams), (phGraphNode, hGraph, dependencies, numDependencies,     \
+    nodeParams), 0)                                                                                \
+  X(cuGraphInstantiate, cuGraphInstantiateWithFlags, CUresult, (CUgraphExec * phGraphExec, CUgraph \
+    hGraph, unsigned long long flags), (phGraphExec, hGraph, flags), 0)                            \
+  X(cuGraphExecDestroy, cuGraphExecDestroy, CUresult, (CUgraphExec hGraphExec), (hGraphExec), 0)  \
+  X(cuGraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams_v2, CUresult, (CUgraphExec      \
+    hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams), (hGraphExec, hNode,  \
+    nodeParams), 0)                                                                                \
+  X(cuGraphLaunch, cuGraphLaunch, CUresult, (CUgraphExec hGraphExec, CUstream hStream),            \
+    (hGraphExec, hStream), 0)
 
 #endif /* MGPU_CACHED_CUDA_API_H */

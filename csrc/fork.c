@@ -6,8 +6,8 @@
  * each layer releases them and forgets every object of the parent (no driver call: a child must
  * never use the parent's driver objects), so the child starts like a fresh process and
  * initialises the driver again on its first call.
- * Lock order of the prepare step: module cache, sparse (cuSPARSE, cuSPARSELt), allocator, pool, HIP
- * backend, context. No code path takes two
+ * Lock order of the prepare step: module cache, sparse (cuSPARSE, cuSPARSELt), chain replay, graph
+ * launches, allocator, pool, HIP backend, context. No code path takes two
  * of these locks nested in another order (each file's locking rule says which calls it makes
  * under its lock).
  */
@@ -16,6 +16,8 @@
 #include "backend.h"
 #include "context.h"
 #include "module_cache.h"
+#include "chain.h"
+#include "graph_launch.h"
 #include "pool.h"
 #include "sparse.h"
 #include "sparselt.h"
@@ -26,6 +28,8 @@ static void prepare(void) {
   mc_module_cache_fork_prepare();
   mc_sparse_fork_prepare();
   mc_sparselt_fork_prepare();
+  mc_chain_fork_prepare();
+  mc_graph_fork_prepare();
   mc_pool_fork_prepare();
   mc_hip_fork_prepare();
   mc_context_fork_prepare();
@@ -35,6 +39,8 @@ static void parent(void) {
   mc_context_fork_parent();
   mc_hip_fork_parent();
   mc_pool_fork_parent();
+  mc_graph_fork_parent();
+  mc_chain_fork_parent();
   mc_sparselt_fork_parent();
   mc_sparse_fork_parent();
   mc_module_cache_fork_parent();
@@ -46,6 +52,8 @@ static void child(void) {
   mc_stats_fork_child();
   mc_hip_fork_child();
   mc_pool_fork_child();
+  mc_graph_fork_child();
+  mc_chain_fork_child();
   mc_sparselt_fork_child();
   mc_sparse_fork_child();
   mc_module_cache_fork_child();

@@ -3,8 +3,10 @@
 #include "launch.h"
 
 #include "backend.h"
+#include "chain.h"
 #include "context.h"
 #include "driver.h"
+#include "graph_launch.h"
 #include "pool.h"
 #include "stats.h"
 #include "trace.h"
@@ -14,6 +16,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
   /* A stream of ours runs the kernel on the device it was made on, whatever the thread's
    * default device is now; the NULL stream and foreign streams on the default device. */
   mc_stream_use use;
+  CUstream handle = stream;
   mc_status st = mc_stream_use_begin(stream, "cuLaunchKernel", &use);
   if (MC_FAILED(st)) return st;
   int device = use.device;
@@ -37,9 +40,28 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
   MC_TRACE_GPU_BEGIN(stream, device); /* the driver stream the kernel is enqueued on */
   if (!has_cluster && !d->cooperative) {
     call = "cuLaunchKernel";
-    r = mc_cu.cuLaunchKernel(cf, (unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2],
-                             (unsigned)d->block[0], (unsigned)d->block[1], (unsigned)d->block[2],
-                             (unsigned)d->smem, stream, params, extra);
+    /* The library's own streams (not pinned: the program never enqueues on them behind our
+     * back), arguments as an array: through the stream's graph exec where it can
+     * (graph_launch.h); otherwise, or if it declines, as the stock wrapper launches. */
+    mc_graph_dims gd = {{(unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2]},
+                        {(unsigned)d->block[0], (unsigned)d->block[1], (unsigned)d->block[2]},
+                        (unsigned)d->smem};
+    int ours = use.rec && !use.pinned && !extra;
+    int chain = mc_chain_enabled();
+    /* cst: a failure of earlier deferred launches submitted meanwhile (chain.h), reported as
+     * this launch's, as the driver would have reported it at theirs */
+    mc_status cst = MC_OK;
+    if (chain && ours && mc_chain_defer(handle, &use, f, cf, &gd, params, &cst)) {
+      r = 0; /* deferred */
+    } else {
+      if (chain && !MC_FAILED(cst)) cst = mc_chain_flush(); /* anything pending goes first */
+      if (ours && mc_graph_launch(f, cf, stream, &gd, params, 1, NULL))
+        r = 0;
+      else
+        r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
+                                 gd.block[1], gd.block[2], gd.smem, stream, params, extra);
+    }
+    if (MC_FAILED(cst)) st = cst;
   } else if (has_cluster && mc_backend() == MC_BACKEND_HIP) { /* HIP has no clusters */
     call = d->cooperative ? "mgpuLaunchKernelCooperative" : "mgpuLaunchClusterKernel";
     r = 0;

@@ -539,6 +539,7 @@ static mc_status stream_bound(obj_rec *r, uint32_t slot, CUstream *out) {
 
 mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *use) {
   use->rec = NULL;
+  use->pinned = 0;
   use->stream = handle;
   obj_rec *r = NULL;
   uint32_t gen = 0;
@@ -559,6 +560,7 @@ mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *
   }
   use->rec = r;
   use->stream = d;
+  use->pinned = __atomic_load_n(&r->pinned, __ATOMIC_ACQUIRE);
   return MC_OK;
 }
 

@@ -46,6 +46,7 @@ typedef struct mc_stream_use {
   CUstream stream;   /* driver stream to enqueue on */
   int device;        /* device whose context the call needs */
   void *rec;         /* the handle's record while in use (ours), else NULL */
+  int pinned;        /* ours and given to the program (mgpu_cached_driver_handle) */
 } mc_stream_use;
 mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *use);
 void mc_stream_use_end(mc_stream_use *use);

@@ -3,12 +3,16 @@
  * thin, reports in the stock style. */
 #include "include/mgpu_cached.h"
 
+#include "chain.h"
 #include "config.h"
+#include "report.h"
 #include "pool.h"
 
 #define MC_EXPORT __attribute__((visibility("default")))
 
 MC_EXPORT void *mgpu_cached_driver_handle(void *handle) {
   if (mc_disabled()) return handle; /* stock: handles are the driver's own */
+  mc_status st = mc_chain_flush(); /* the program may use the driver stream directly from now */
+  if (MC_FAILED(st)) mc_report("mgpu_cached_driver_handle", st, NULL);
   return mc_pool_driver_handle(handle);
 }

@@ -48,7 +48,20 @@
   X(stream_binds, "stream handles bound to a driver stream (first use, or use after an unbind)") \
   X(stream_reclaims, "driver streams taken from idle live handles at the stream cap")       \
   X(stream_cap_exceeded, "driver streams made above the stream cap (every bound one busy)")      \
-  X(module_evictions, "unreferenced modules unloaded beyond MGPU_CACHED_MODULE_CACHE")
+  X(module_evictions, "unreferenced modules unloaded beyond MGPU_CACHED_MODULE_CACHE")       \
+  /* graph launches (issue 12) */                                                             \
+  X(graph_launches, "launches through a one-node graph exec (cuGraphLaunch)")                 \
+  X(graph_instantiates, "one-node graph execs made (cuGraphInstantiate)")                     \
+  X(graph_updates, "graph launches that updated the node (cuGraphExecKernelNodeSetParams)")   \
+  X(graph_update_skips, "graph launches whose node already held the launch")                  \
+  X(graph_evictions, "graph execs destroyed beyond MGPU_CACHED_GRAPH_EXECS per stream")       \
+  X(graph_disabled_functions, "functions sent back to the stream path after a graph failure") \
+  X(graph_contended, "launches sent to the stream path: another thread was in a graph launch") \
+  X(chain_deferred, "launches deferred by chain replay (MGPU_CACHED_CHAIN=1)")                \
+  X(chain_flushes, "deferred segments submitted (at an observation point)")                    \
+  X(chain_replays, "segments submitted as one launch of a chain graph")                       \
+  X(chain_instantiates, "chain graphs made (a segment seen twice in a row)")                  \
+  X(chain_node_updates, "chain graph nodes updated before a replay")
 
 typedef enum {
 #define MC_STATS_ENUM(name, desc) MC_STAT_##name,

@@ -30,6 +30,8 @@ _counter = itertools.count()
 # The CPU tests drive the fake CUDA driver; with the real HIP runtime installed on the machine the
 # automatic backend choice would probe it. HIP tests choose their backend explicitly.
 os.environ.setdefault("MGPU_CACHED_BACKEND", "cuda")
+# The graph launch path (issue 12) follows the library's default unless MGPU_CACHED_GRAPH is set:
+# run the suite with MGPU_CACHED_GRAPH=0 and =1 to test both ways (its own tests set it).
 vp = ctypes.c_void_p
 
 
@@ -142,7 +144,14 @@ class Fake:
             ("fake_stream_device", ctypes.c_int, [vp]),
             ("fake_registered_size", ctypes.c_size_t, [vp]),
             ("fake_reset", None, []),
+            # graph launches (fakecuda.c only)
+            ("fake_last_arg", ctypes.c_long, [ctypes.c_int]),
+            ("fake_live_execs", ctypes.c_long, []),
+            ("fake_arg_log", ctypes.c_int, [ctypes.POINTER(ctypes.c_long), ctypes.c_int]),
         ]:
+            if name.startswith(("fake_last_arg", "fake_live_execs", "fake_arg_log")) and \
+                    not hasattr(self.lib, name):
+                continue  # fakehip.c has no graph model
             fn = getattr(self.lib, name)
             fn.restype, fn.argtypes = res, args
 
@@ -151,8 +160,18 @@ class Fake:
         assert n >= 0, f"unknown driver entry point {field}"
         return n
 
+    def launches(self) -> int:
+        """Kernel launches that reached the driver, whichever way (cuLaunchKernel, or cuGraphLaunch
+        of the graph launch path, issue 12)."""
+        return self.count("cuLaunchKernel") + self.count("cuGraphLaunch")
+
     def counts(self, *fields: str) -> Dict[str, int]:
         return {f: self.count(f) for f in fields}
+
+    def arg_log(self) -> list:
+        """The first argument of every kernel the fake ran (cuLaunchKernel or graph node), in order."""
+        buf = (ctypes.c_long * 4096)()
+        return list(buf[:self.lib.fake_arg_log(buf, 4096)])
 
     def log(self) -> list:
         buf = ctypes.create_string_buffer(1 << 16)

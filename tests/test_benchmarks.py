@@ -125,7 +125,7 @@ def test_table_and_ratios():
                                       "noalloc"]
     cols = [c.strip() for c in row.strip("|").split("|")]
     assert cols[:8] == ["empty", "19", "10.00", "10.50", "42.00", "41.00", "10.50", "21.00"]
-    assert cols[8:] == ["1.05×", "4.00×", "1.00×", "2.00×"]
+    assert cols[8:] == ["1.05×", "4.00×", "1.00×", "2.00×", "2.10×"]  # last: noalloc/floor
     assert sep.count("---") == len(cols)
     assert run.consistency(cells) == []
 
@@ -211,11 +211,12 @@ def test_bench_on_the_hip_backend_says_it_times_cuda_only(tmp_path, fake_hip_bui
     assert "chose its hip backend" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_bench_plan_covers_both_modes_of_both_sequences():
+def test_bench_plan_covers_every_mode_of_both_sequences():
     rows = bench.plan()
     for key, _ in bench.SEQUENCES:
-        assert (key, False) in [(s, st) for s, st, _ in rows]
-        assert (key, True) in [(s, st) for s, st, _ in rows]
+        for mode in ("cached", "nograph", "stock"):
+            assert (key, mode) in [(s, m) for s, m, _ in rows]
+    assert ("graphfloor", "cached") in [(s, m) for s, m, _ in rows]
     assert len({label for _, _, label in rows}) == len(rows)
 
 
@@ -224,8 +225,9 @@ def test_bench_table():
                for i, (_, _, label) in enumerate(bench.plan())}
     text = bench.format_table(results, "Some GPU", 100, 2)
     assert "device: Some GPU; 100 iterations x 2 rounds" in text
+    # plan order: floor 1, graph floor 2, LLVM <= 20 cached/nograph/stock 3/4/5, LLVM >= 21 6/7/8
     line20 = next(ln for ln in text.splitlines() if ln.startswith("LLVM <= 20"))
-    assert line20.split()[-3:] == ["2.00", "3.00", "1.50x"]
+    assert line20.split()[-4:] == ["3.00", "4.00", "5.00", "1.67x"]
     line21 = next(ln for ln in text.splitlines() if ln.startswith("LLVM >= 21"))
-    assert line21.split()[-3:] == ["4.00", "5.00", "1.25x"]
-    assert "driver floor" in text and "Python" in text
+    assert line21.split()[-4:] == ["6.00", "7.00", "8.00", "1.33x"]
+    assert "driver floor" in text and "driver graph floor" in text and "Python" in text

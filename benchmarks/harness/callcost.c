@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "programs.h"
 
@@ -23,13 +24,22 @@ static CUfunction cfn;
 static CUstream cs;
 
 enum { OP_LOAD_UNLOAD, OP_GETFN, OP_STREAM, OP_LAUNCH, OP_SYNC_IDLE, OP_SEQ22, OP_SEQ19,
-       OP_CU_LAUNCH, OP_CU_SYNC_IDLE, OP_CU_LAUNCH_SYNC, OP_CU_CTXGET, OP_COUNT };
+       OP_CU_LAUNCH, OP_CU_SYNC_IDLE, OP_CU_LAUNCH_SYNC, OP_CU_CTXGET, OP_MGPU_LAUNCH_SYNC,
+       OP_CU_GRAPH_LAUNCH, OP_CU_GRAPH_SET_LAUNCH, OP_CU_GRAPH_SYNC, OP_CU_GRAPH_SET_SYNC,
+       OP_COUNT };
 static const char *names[OP_COUNT] = {
     "mgpuModuleLoad+mgpuModuleUnload", "mgpuModuleGetFunction", "mgpuStreamCreate+Destroy",
     "mgpuLaunchKernel (enqueue only)", "mgpuStreamSynchronize (idle)",
     "LLVM22 sequence (get, create, launch, sync, destroy)", "LLVM19 sequence (+load, unload)",
     "cuLaunchKernel (enqueue only)", "cuStreamSynchronize (idle)",
-    "cuLaunchKernel+cuStreamSynchronize (floor)", "cuCtxGetCurrent"};
+    "cuLaunchKernel+cuStreamSynchronize (floor)", "cuCtxGetCurrent",
+    "mgpuLaunchKernel+mgpuStreamSynchronize (kept stream)",
+    "cuGraphLaunch, 1-node exec (enqueue only)",
+    "cuGraphExecKernelNodeSetParams+cuGraphLaunch (enqueue)",
+    "cuGraphLaunch+cuStreamSynchronize", "SetParams+cuGraphLaunch+cuStreamSynchronize"};
+static CUgraphExec gexec;
+static CUgraphNode gnode;
+static CUDA_KERNEL_NODE_PARAMS gparams;
 
 static void seq22(void *m) {
   void *f = mgpuModuleGetFunction(m, "empty");
@@ -63,6 +73,22 @@ static void op(int which, long n) {
     case OP_CU_SYNC_IDLE: cuStreamSynchronize(cs); break;
     case OP_CU_LAUNCH_SYNC:
       cuLaunchKernel(cfn, 1, 1, 1, 1, 1, 1, 0, cs, NULL, NULL);
+      cuStreamSynchronize(cs);
+      break;
+    case OP_MGPU_LAUNCH_SYNC:
+      mgpuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, kept, NULL, NULL, 0);
+      mgpuStreamSynchronize(kept);
+      break;
+    case OP_CU_GRAPH_LAUNCH:
+    case OP_CU_GRAPH_SET_LAUNCH:
+      if (which == OP_CU_GRAPH_SET_LAUNCH) cuGraphExecKernelNodeSetParams(gexec, gnode, &gparams);
+      cuGraphLaunch(gexec, cs);
+      if ((i & 255) == 255) cuStreamSynchronize(cs);
+      break;
+    case OP_CU_GRAPH_SYNC:
+    case OP_CU_GRAPH_SET_SYNC:
+      if (which == OP_CU_GRAPH_SET_SYNC) cuGraphExecKernelNodeSetParams(gexec, gnode, &gparams);
+      cuGraphLaunch(gexec, cs);
       cuStreamSynchronize(cs);
       break;
     case OP_CU_CTXGET: {
@@ -104,8 +130,19 @@ int main(int argc, char **argv) {
   if (cuModuleLoadData(&cm, blob) || cuModuleGetFunction(&cfn, cm, "empty") ||
       cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING))
     return fprintf(stderr, "callcost: driver setup failed\n"), 2;
+  CUgraph g;
+  memset(&gparams, 0, sizeof gparams);
+  gparams.func = cfn;
+  gparams.gridDimX = gparams.gridDimY = gparams.gridDimZ = 1;
+  gparams.blockDimX = gparams.blockDimY = gparams.blockDimZ = 1;
+  if (cuGraphCreate(&g, 0) || cuGraphAddKernelNode(&gnode, g, NULL, 0, &gparams) ||
+      cuGraphInstantiate(&gexec, g, 0))
+    return fprintf(stderr, "callcost: graph setup failed\n"), 2;
+  const char *graph = getenv("MGPU_CACHED_GRAPH");
   printf("# %s, N=%ld, ns per call (median of 7 batches)\n",
-         getenv("MGPU_CACHED_DISABLE") ? "stock behaviour" : "cached", n);
+         getenv("MGPU_CACHED_DISABLE") ? "stock behaviour"
+         : (graph && !strcmp(graph, "0")) ? "cached, graph path off (MGPU_CACHED_GRAPH=0)"
+                                          : "cached", n);
   for (int w = 0; w < OP_COUNT; ++w) {
     double t[7];
     op(w, n / 4); /* warm-up */

@@ -2,6 +2,7 @@
  * (tests/data/mlir/<program>_llvmV.o, from benchmarks/mlir/NAME.mlir) under whichever mgpu* runtime
  * the binary is linked against or has preloaded. Build with one of
  *   -DPROG_EMPTY (empty_loop_llvmV.o)  -DPROG_STENCIL (stencil_llvmV.o)
+ *   -DPROG_LARGE (large_module_llvmV.o: empty_loop's loop over a module of hundreds of kernels)
  *   -DPROG_ASYNC or -DPROG_ASYNC_PREALLOC (async_step_llvmV.o)
  *
  *   harness N REPS WARMUP
@@ -24,8 +25,12 @@
 typedef struct { float *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } MemRef1DF32;
 typedef struct { double *allocated, *aligned; int64_t offset, sizes[2], strides[2]; } MemRef2DF64;
 
-#if defined(PROG_EMPTY)
+#if defined(PROG_EMPTY) || defined(PROG_LARGE)
+#ifdef PROG_EMPTY
 #define PROGRAM "empty"
+#else
+#define PROGRAM "large" /* large_module_llvmV.o: the empty kernel of a 301-kernel, 0.9 MB module */
+#endif
 void bench(int64_t n);
 #elif defined(PROG_STENCIL)
 #define PROGRAM "stencil"
@@ -40,7 +45,7 @@ void _mlir_ciface_bench(int64_t n, MemRef1DF32 *x, MemRef1DF32 *y, MemRef1DF32 *
 void _mlir_ciface_bench_prealloc(int64_t n, MemRef1DF32 *x, MemRef1DF32 *y, MemRef1DF32 *acc,
                                  MemRef1DF32 *h1, MemRef1DF32 *h2, MemRef1DF32 *h3);
 #else
-#error "define one of PROG_EMPTY, PROG_STENCIL, PROG_ASYNC, PROG_ASYNC_PREALLOC"
+#error "define one of PROG_EMPTY, PROG_LARGE, PROG_STENCIL, PROG_ASYNC, PROG_ASYNC_PREALLOC"
 #endif
 
 __attribute__((unused)) static void *shared_alloc(size_t bytes) {

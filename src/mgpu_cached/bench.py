@@ -8,11 +8,14 @@ mgpu* ABI the call sequence that MLIR-compiled code makes for every synchronous 
                 StreamSynchronize, StreamDestroy, ModuleUnload           (all per launch)
     LLVM >= 21  the same without ModuleLoad/Unload (done once, as its global constructor does)
 
-in both modes of the library: cached, and ``MGPU_CACHED_DISABLE=1`` (the stock wrapper's
-behaviour). The mode is read once per process, so each (sequence, mode) runs in its own worker
-process; rounds alternate them so drift hits all alike. A driver-level floor (cuLaunchKernel +
-cuStreamSynchronize on one stream) and the cost of one empty Python call into the library
-(included in every other row) are measured the same way. The calls are made from Python with
+in three modes of the library: cached (launches on the library's streams through one-node
+graph execs, issue 12), cached with ``MGPU_CACHED_GRAPH=0`` (cuLaunchKernel), and
+``MGPU_CACHED_DISABLE=1`` (the stock wrapper's behaviour). The mode is read once per process,
+so each (sequence, mode) runs in its own worker process; rounds alternate them so drift hits all
+alike. A driver-level floor (cuLaunchKernel + cuStreamSynchronize on one stream), its graph
+counterpart (a one-node exec updated with cuGraphExecKernelNodeSetParams, cuGraphLaunch +
+cuStreamSynchronize) and the cost of one empty Python call into the library (included in every
+other row) are measured the same way. The calls are made from Python with
 ctypes, which adds the same small cost to both modes: the ratios understate what compiled code
 gains (``benchmarks/run.py`` measures that with real MLIR programs).
 
@@ -46,7 +49,8 @@ SEQUENCES: Tuple[Tuple[str, str], ...] = (
     ("llvm20", "LLVM <= 20 (load per launch)"),
     ("llvm21", "LLVM >= 21 (load in a constructor)"),
 )
-MODES: Tuple[Tuple[str, str], ...] = (("cached", "cached"), ("stock", "stock behaviour"))
+MODES: Tuple[Tuple[str, str], ...] = (("cached", "cached"), ("nograph", "graph path off"),
+                                      ("stock", "stock behaviour"))
 
 vp = ctypes.c_void_p
 
@@ -155,6 +159,8 @@ def worker(sequence: str, iterations: int, warmup: int) -> Dict[str, object]:
                 samples.append(clock() - t0)
     elif sequence == "floor":
         floor_samples(cu, image, warmup, iterations, samples)
+    elif sequence == "graphfloor":
+        floor_samples(cu, image, warmup, iterations, samples, graph=True)
     elif sequence == "calls":  # one empty call into the library, 1 per iteration
         enabled = lib.mgpu_cached_enabled
         for i in range(warmup + iterations):
@@ -168,9 +174,18 @@ def worker(sequence: str, iterations: int, warmup: int) -> Dict[str, object]:
             "device": device, "samples_ns": samples}
 
 
+class _KernelNodeParams(ctypes.Structure):
+    """CUDA_KERNEL_NODE_PARAMS (v2, CUDA 12+)."""
+    _fields_ = [("func", vp)] + [(n, ctypes.c_uint) for n in (
+        "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ",
+        "sharedMemBytes")] + [("kernelParams", vp), ("extra", vp), ("kern", vp), ("ctx", vp)]
+
+
 def floor_samples(cu: ctypes.CDLL, image: ctypes.Array, warmup: int, iterations: int,
-                  samples: List[int]) -> None:
-    """cuLaunchKernel + cuStreamSynchronize on one stream, module and stream made once."""
+                  samples: List[int], graph: bool = False) -> None:
+    """cuLaunchKernel + cuStreamSynchronize on one stream, module and stream made once; with
+    graph, a one-node graph exec of the kernel, updated (cuGraphExecKernelNodeSetParams) and
+    launched (cuGraphLaunch) + cuStreamSynchronize."""
     dev, ctx, mod, fn, s = ctypes.c_int(0), vp(), vp(), vp(), vp()
     _ok("cuDeviceGet", cu.cuDeviceGet(ctypes.byref(dev), 0))
     _ok("cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev))
@@ -182,6 +197,25 @@ def floor_samples(cu: ctypes.CDLL, image: ctypes.Array, warmup: int, iterations:
     launch.argtypes = [vp] + [ctypes.c_uint] * 7 + [vp, vp, vp]
     sync.argtypes = [vp]
     clock = time.perf_counter_ns
+    if graph:
+        p = _KernelNodeParams(fn, 1, 1, 1, 1, 1, 1, 0, None, None, None, None)
+        g, node, ex = vp(), vp(), vp()
+        _ok("cuGraphCreate", cu.cuGraphCreate(ctypes.byref(g), 0))
+        _ok("cuGraphAddKernelNode", cu.cuGraphAddKernelNode_v2(ctypes.byref(node), g, None,
+                                                               ctypes.c_size_t(0), ctypes.byref(p)))
+        _ok("cuGraphInstantiate", cu.cuGraphInstantiateWithFlags(ctypes.byref(ex), g,
+                                                                  ctypes.c_ulonglong(0)))
+        update, glaunch = cu.cuGraphExecKernelNodeSetParams_v2, cu.cuGraphLaunch
+        update.argtypes, glaunch.argtypes = [vp, vp, vp], [vp, vp]
+        pp = ctypes.byref(p)
+        for i in range(warmup + iterations):
+            t0 = clock()
+            update(ex, node, pp)
+            glaunch(ex, s)
+            sync(s)
+            if i >= warmup:
+                samples.append(clock() - t0)
+        return
     for i in range(warmup + iterations):
         t0 = clock()
         launch(fn, 1, 1, 1, 1, 1, 1, 0, s, None, None)
@@ -206,11 +240,14 @@ class Result:
         return s[min(len(s) - 1, int(q * len(s)))]
 
 
-def _run_worker(sequence: str, stock: bool, iterations: int, warmup: int) -> Dict[str, object]:
+def _run_worker(sequence: str, mode: str, iterations: int, warmup: int) -> Dict[str, object]:
     env = dict(os.environ)
     env.pop("MGPU_CACHED_DISABLE", None)
-    if stock:
+    env.pop("MGPU_CACHED_GRAPH", None)
+    if mode == "stock":
         env["MGPU_CACHED_DISABLE"] = "1"
+    elif mode == "nograph":
+        env["MGPU_CACHED_GRAPH"] = "0"
     cmd = [sys.executable, "-m", "mgpu_cached.bench", "--worker", sequence,
            "--iterations", str(iterations), "--warmup", str(warmup)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -220,12 +257,16 @@ def _run_worker(sequence: str, stock: bool, iterations: int, warmup: int) -> Dic
     return json.loads(proc.stdout)
 
 
-def plan() -> List[Tuple[str, bool, str]]:
-    """(sequence, stock?, row label) of every worker one round runs, in order."""
-    rows = [("floor", False, "driver floor (launch + sync)")]
+FLOOR = "driver floor (launch + sync)"
+GRAPH_FLOOR = "driver graph floor (update + graph launch + sync)"
+
+
+def plan() -> List[Tuple[str, str, str]]:
+    """(sequence, mode, row label) of every worker one round runs, in order."""
+    rows = [("floor", "cached", FLOOR), ("graphfloor", "cached", GRAPH_FLOOR)]
     for key, label in SEQUENCES:
-        rows += [(key, False, f"{label}: cached"), (key, True, f"{label}: stock")]
-    rows.append(("calls", False, "one Python call into the library"))
+        rows += [(key, mode, f"{label}: {mode}") for mode, _ in MODES]
+    rows.append(("calls", "cached", "one Python call into the library"))
     return rows
 
 
@@ -235,20 +276,25 @@ def format_table(results: Dict[str, Result], device: str, iterations: int, round
              f"device: {device}; {iterations} iterations x {rounds} rounds per row; "
              f"µs per iteration",
              "",
-             f"{'sequence':<36} {'cached':>8} {'stock':>8} {'stock/cached':>13}"]
+             f"{'sequence':<36} {'cached':>8} {'graph off':>10} {'stock':>8} {'stock/cached':>13}"]
     for key, label in SEQUENCES:
-        c, s = results.get(f"{label}: cached"), results.get(f"{label}: stock")
-        if c and s:
-            lines.append(f"{label:<36} {c.median:8.2f} {s.median:8.2f} "
+        c, g, s = (results.get(f"{label}: {m}") for m in ("cached", "nograph", "stock"))
+        if c and g and s:
+            lines.append(f"{label:<36} {c.median:8.2f} {g.median:10.2f} {s.median:8.2f} "
                          f"{s.median / c.median:12.2f}x")
-    floor = results.get("driver floor (launch + sync)")
+    floor = results.get(FLOOR)
+    gfloor = results.get(GRAPH_FLOOR)
     call = results.get("one Python call into the library")
     if floor:
-        lines.append(f"{'driver floor (launch + sync)':<36} {floor.median:8.2f}")
+        lines.append(f"{FLOOR:<36} {floor.median:8.2f}")
+    if gfloor:
+        lines.append(f"{'driver graph floor (update+launch+sync)':<36} {gfloor.median:8.2f}")
     if call:
         lines += ["", f"Each row includes the cost of its Python calls "
                       f"(~{call.median:.2f} µs per call here: 7 calls per LLVM <= 20 iteration, "
-                      f"5 for LLVM >= 21, 2 for the floor)."]
+                      f"5 for LLVM >= 21, 2 for the floor, 3 for the graph floor). 'cached' "
+                      f"launches through one-node graph execs; 'graph off' is "
+                      f"MGPU_CACHED_GRAPH=0."]
     return "\n".join(lines)
 
 
@@ -262,15 +308,14 @@ def write_plot(results: Dict[str, Result], path: str) -> Optional[str]:
         return ("--plot needs matplotlib, which is not installed: "
                 "pip install 'mgpu-cached[plot]' (or pip install matplotlib)")
     fig, axes = plt.subplots(1, len(SEQUENCES), figsize=(11, 4), squeeze=False)
-    floor = results.get("driver floor (launch + sync)")
+    floor = results.get(FLOOR)
     for ax, (_, label) in zip(axes[0], SEQUENCES):
         top = 0.0
         for mode, name in MODES:
             r = results.get(f"{label}: {mode}")
             if r:
                 top = max(top, r.quantile(0.99))
-        series = [(f"{label}: {m}", n) for m, n in MODES] + [("driver floor (launch + sync)",
-                                                              "driver floor")]
+        series = [(f"{label}: {m}", n) for m, n in MODES] + [(FLOOR, "driver floor")]
         for key, name in series:
             r = results.get(key)
             if r:
@@ -302,12 +347,12 @@ def run(iterations: int = 3000, rounds: int = 3, warmup: int = 300,
     try:
         for rnd in range(rounds):
             order = rows if rnd % 2 == 0 else rows[::-1]
-            for sequence, stock, label in order:
+            for sequence, mode, label in order:
                 step += 1
                 print(f"mgpu-cached bench: [{step}/{total}] round {rnd + 1}: {label}",
                       file=err, flush=True)
-                res = _run_worker(sequence, stock, iterations, warmup)
-                want = "stock" if stock else "cached"
+                res = _run_worker(sequence, mode, iterations, warmup)
+                want = "stock" if mode == "stock" else "cached"
                 if res["mode"] != want:
                     raise BenchError(f"worker ran in {res['mode']} mode, expected {want}")
                 device = str(res["device"])

@@ -21,14 +21,18 @@ CUDA_TYPES = ["CUresult", "CUdevice", "CUdeviceptr", "CUcontext", "CUmodule", "C
               "CUdevice_attribute", "CUfunction_attribute", "CUtensorMapDataType",
               "CUtensorMapInterleave", "CUtensorMapSwizzle", "CUtensorMapL2promotion",
               "CUtensorMapFloatOOBfill", "CUlaunchAttributeID", "cuuint32_t", "cuuint64_t",
-              "CUtensorMap", "CUlaunchAttributeValue", "CUlaunchAttribute", "CUlaunchConfig"]
+              "CUtensorMap", "CUlaunchAttributeValue", "CUlaunchAttribute", "CUlaunchConfig",
+              "CUgraph", "CUgraphNode", "CUgraphExec", "CUDA_KERNEL_NODE_PARAMS"]
 CUDA_TAGS = ["CUtensorMap_st", "CUlaunchAttributeValue_union", "CUlaunchAttribute_st",
-             "CUlaunchConfig_st"]
+             "CUlaunchConfig_st", "CUDA_KERNEL_NODE_PARAMS_v2_st"]
 # struct members whose offsets must match: (type, member)
 CUDA_MEMBERS = [("CUlaunchConfig", m) for m in
                 ["gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ",
                  "sharedMemBytes", "hStream", "attrs", "numAttrs"]] + [
-                ("CUlaunchAttribute", "id"), ("CUlaunchAttribute", "value")]
+                ("CUlaunchAttribute", "id"), ("CUlaunchAttribute", "value")] + [
+                ("CUDA_KERNEL_NODE_PARAMS", m) for m in
+                ["func", "gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ",
+                 "sharedMemBytes", "kernelParams", "extra", "kern", "ctx"]]
 HIP_TYPES = ["hipError_t", "hipDeviceAttribute_t", "hipMemcpyKind", "hipDeviceptr_t",
              "hipModule_t", "hipFunction_t", "hipStream_t", "hipEvent_t"]
 # HIP error codes the CUDA-shaped core tests must have CUDA's values (backend_hip.c passes them on)

@@ -14,6 +14,7 @@
  * queues, a seeded random interleaving, the difftest kernels); the differential tester uses that.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -570,6 +571,60 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib
   return 0;
 }
 
+/* ---- graph launches (issue 12) ----
+ * Kernel arguments: every fake kernel takes the arguments FAKECUDA_PARAM_SIZES lists (comma-
+ * separated byte sizes, at most 8 of at most 8 bytes; default none). "unknown" makes
+ * cuFuncGetParamInfo fail with CUDA_ERROR_NOT_SUPPORTED. Launches record the values they pass
+ * (cuLaunchKernel: read through the caller's pointers at the call; cuGraphLaunch: the values the
+ * exec's node holds, copied at cuGraphAddKernelNode / cuGraphExecKernelNodeSetParams as the real
+ * driver copies them). fake_last_arg(i) reads them back. */
+#define GRAPH_MAXARGS 8
+#define GRAPH_MAXARGBYTES 64
+static long g_last_args[GRAPH_MAXARGS];
+/* The differential tester's kernels (tests/difftest/kernels.cu) have their real signatures:
+ * (pointer, int n, pointer) for dt_add, (pointer, int n, unsigned) for the others. */
+static int dt_param_sizes(const struct fake_func *f, size_t *sizes) {
+  const char *name = (f && f->lib) ? f->lib->names[f->index] : "";
+  if (strncmp(name, "dt_", 3) != 0) return -2;
+  sizes[0] = 8, sizes[1] = 4, sizes[2] = strcmp(name, "dt_add") == 0 ? 8 : 4;
+  return 3;
+}
+static int param_sizes_of(const struct fake_func *f, size_t *sizes) { /* -1 unknown */
+  int n = dt_param_sizes(f, sizes);
+  if (n >= 0) return n;
+  const char *v = getenv("FAKECUDA_PARAM_SIZES");
+  if (!v || !*v) return 0;
+  if (strcmp(v, "unknown") == 0) return -1;
+  n = 0;
+  while (*v && n < GRAPH_MAXARGS) {
+    sizes[n++] = (size_t)strtoul(v, (char **)&v, 10);
+    if (*v == ',') ++v;
+  }
+  return n;
+}
+static void pack_args(const struct fake_func *f, unsigned char *vals, void **params) {
+  size_t sizes[GRAPH_MAXARGS];
+  int n = param_sizes_of(f, sizes);
+  memset(vals, 0, GRAPH_MAXARGBYTES);
+  for (int i = 0; i < n && params; ++i) memcpy(vals + 8 * i, params[i], sizes[i] > 8 ? 8 : sizes[i]);
+}
+static long g_arg_log[4096]; /* first argument of every kernel run, in order */
+static int g_arg_log_n;
+static void record_args(const unsigned char *vals) {
+  for (int i = 0; i < GRAPH_MAXARGS; ++i) memcpy(&g_last_args[i], vals + 8 * i, 8);
+  if (g_arg_log_n < 4096) g_arg_log[g_arg_log_n++] = g_last_args[0];
+}
+EXPORT int fake_arg_log(long *out, int max) {
+  pthread_mutex_lock(&g_lock);
+  int n = g_arg_log_n < max ? g_arg_log_n : max;
+  memcpy(out, g_arg_log, (size_t)n * sizeof *out);
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+static long g_live_execs; /* execs instantiated and not destroyed */
+EXPORT long fake_live_execs(void) { return g_live_execs; }
+EXPORT long fake_last_arg(int i) { return (i >= 0 && i < GRAPH_MAXARGS) ? g_last_args[i] : -1; }
+
 static int valid_stream(CUstream s);
 static int launch_common(struct fake_func *f, CUstream s) {
   if (!current()) return INVALID_CONTEXT;
@@ -589,7 +644,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
                                unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
                                void **extra) {
   BEGIN(cuLaunchKernel);
-  (void)params, (void)extra;
+  (void)extra;
   int r = launch_common((struct fake_func *)f, s);
   if (r) RETURN(r);
   if (smem_refused(f, smem)) RETURN(INVALID_VALUE); /* modcache */
@@ -597,6 +652,9 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
   long v[8] = {gx, gy, gz, bx, by, bz, smem, 0};
   memset(g_last_launch, 0, sizeof g_last_launch);
   memcpy(g_last_launch, v, sizeof v);
+  unsigned char vals[GRAPH_MAXARGBYTES];
+  pack_args((struct fake_func *)f, vals, params);
+  record_args(vals);
   RETURN(0);
 }
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
@@ -784,3 +842,135 @@ EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *m, CUtensorMapDataType t, cu
   for (unsigned i = 0; i + 1 < rank && i < 3; ++i) m->opaque[13 + i] = str[i];
   RETURN(0);
 }
+
+/* ---- graph launches (issue 12): graphs of kernel nodes, execs, launches ----
+ * Built with -DFAKECUDA_NO_GRAPH: a driver without these entry points (before CUDA 12). */
+#ifndef FAKECUDA_NO_GRAPH
+struct fake_node {
+  int magic; /* 0x90DE */
+  struct fake_func *func;
+  unsigned dims[7];
+  unsigned char vals[GRAPH_MAXARGBYTES];
+  int ndeps;
+};
+struct CUgraph_st { int magic; /* 0x6A */ int n; struct fake_node nodes[128]; int destroyed; };
+struct CUgraphExec_st { int magic; /* 0x6E */ struct CUgraph_st *from; int n;
+                        struct fake_node nodes[128]; int destroyed; };
+static int valid_graph(CUgraph g) { return known(g) && g->magic == 0x6A && !g->destroyed; }
+static int valid_exec(CUgraphExec x) { return known(x) && x->magic == 0x6E && !x->destroyed; }
+static void set_node(struct fake_node *nd, const CUDA_KERNEL_NODE_PARAMS *p) {
+  nd->func = (struct fake_func *)p->func;
+  unsigned d[7] = {p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
+                   p->blockDimZ, p->sharedMemBytes};
+  memcpy(nd->dims, d, sizeof d);
+  pack_args(nd->func, nd->vals, p->kernelParams);
+}
+
+EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size) {
+  BEGIN(cuFuncGetParamInfo);
+  struct fake_func *ff = (struct fake_func *)f;
+  if (!ff || ff->magic != 0xF0) RETURN(INVALID_HANDLE);
+  size_t sizes[GRAPH_MAXARGS];
+  int n = param_sizes_of(ff, sizes);
+  if (n < 0) RETURN(801); /* CUDA_ERROR_NOT_SUPPORTED */
+  if ((int)i >= n) RETURN(INVALID_VALUE);
+  size_t o = 0;
+  for (size_t k = 0; k < i; ++k) o += sizes[k];
+  *off = o;
+  *size = sizes[i];
+  RETURN(0);
+}
+EXPORT CUresult cuGraphCreate(CUgraph *pg, unsigned int flags) {
+  BEGIN(cuGraphCreate);
+  if (flags) RETURN(INVALID_VALUE);
+  CUgraph g = calloc(1, sizeof *g);
+  g->magic = 0x6A;
+  remember(g);
+  *pg = g;
+  RETURN(0);
+}
+EXPORT CUresult cuGraphDestroy(CUgraph g) {
+  BEGIN(cuGraphDestroy);
+  if (!valid_graph(g)) RETURN(INVALID_HANDLE);
+  g->destroyed = 1;
+  RETURN(0);
+}
+EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+                                        size_t ndeps, const CUDA_KERNEL_NODE_PARAMS *p) {
+  BEGIN(cuGraphAddKernelNode);
+  (void)deps;
+  if (!valid_graph(g) || g->n >= 128) RETURN(INVALID_VALUE);
+  struct fake_func *ff = (struct fake_func *)p->func;
+  if (!ff || ff->magic != 0xF0) RETURN(INVALID_VALUE);
+  struct fake_node *nd = &g->nodes[g->n++];
+  nd->magic = 0x90DE;
+  nd->ndeps = (int)ndeps;
+  set_node(nd, p);
+  *pn = (CUgraphNode)nd;
+  RETURN(0);
+}
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned long long flags) {
+  BEGIN(cuGraphInstantiate);
+  if (!valid_graph(g) || flags) RETURN(INVALID_VALUE);
+  CUgraphExec x = calloc(1, sizeof *x);
+  x->magic = 0x6E;
+  x->from = g;
+  x->n = g->n;
+  memcpy(x->nodes, g->nodes, sizeof x->nodes);
+  remember(x);
+  g_live_execs++;
+  *px = x;
+  RETURN(0);
+}
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec x) {
+  BEGIN(cuGraphExecDestroy);
+  if (!valid_exec(x)) RETURN(INVALID_HANDLE);
+  x->destroyed = 1;
+  g_live_execs--;
+  RETURN(0);
+}
+EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec x, CUgraphNode n,
+                                                  const CUDA_KERNEL_NODE_PARAMS *p) {
+  BEGIN(cuGraphExecKernelNodeSetParams);
+  if (!valid_exec(x)) RETURN(INVALID_HANDLE);
+  struct fake_node *gn = (struct fake_node *)n;
+  long i = gn - x->from->nodes;
+  if (i < 0 || i >= x->n) RETURN(INVALID_VALUE);
+  set_node(&x->nodes[i], p);
+  RETURN(0);
+}
+static int g_graph_launch_hold; /* under g_lock: cuGraphLaunch waits while set (contention test) */
+EXPORT void fake_hold_graph_launches(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_graph_launch_hold = on;
+  pthread_mutex_unlock(&g_lock);
+}
+static long g_in_graph_launch; /* threads waiting inside cuGraphLaunch */
+EXPORT long fake_in_graph_launch(void) { return __atomic_load_n(&g_in_graph_launch, __ATOMIC_ACQUIRE); }
+EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
+  __atomic_fetch_add(&g_in_graph_launch, 1, __ATOMIC_ACQ_REL);
+  for (;;) { /* a launch the driver is still busy with, without holding the fake's lock */
+    pthread_mutex_lock(&g_lock);
+    int hold = g_graph_launch_hold;
+    pthread_mutex_unlock(&g_lock);
+    if (!hold) break;
+    sched_yield();
+  }
+  __atomic_fetch_sub(&g_in_graph_launch, 1, __ATOMIC_ACQ_REL);
+  BEGIN(cuGraphLaunch);
+  if (!valid_exec(x)) RETURN(INVALID_HANDLE);
+  for (int i = 0; i < x->n; ++i) {
+    int r = launch_common(x->nodes[i].func, s);
+    if (r) RETURN(r);
+    memset(g_last_launch, 0, sizeof g_last_launch);
+    for (int k = 0; k < 7; ++k) g_last_launch[k] = x->nodes[i].dims[k];
+    record_args(x->nodes[i].vals);
+    if (exec_on()) { /* the node's copied argument values, laid out by pack_args */
+      const unsigned char *v = x->nodes[i].vals;
+      void *args[3] = {(void *)v, (void *)(v + 8), (void *)(v + 16)};
+      x_launch(x->nodes[i].func->lib->names[x->nodes[i].func->index], args, s, current());
+    }
+  }
+  RETURN(0);
+}
+#endif /* FAKECUDA_NO_GRAPH */

@@ -121,7 +121,10 @@ def test_block_in_use_is_not_handed_to_another_stream(make_gpu_runtime, gpu, hos
     k.spin_write(int(flag_dev), p, N, 1, s1)  # keeps writing 1s into p until released
     rt.mgpuMemFree(p, s1)
     q = rt.mgpuMemAlloc(N * 4, None if host_shared else s2, host_shared)
-    still_running = cu.cuStreamQuery(cu.CUstream(s1))[0] == cu.CUresult.CUDA_ERROR_NOT_READY
+    # s1 is the library's handle, not a driver stream (pool.h): ask through its driver stream
+    drv = rt.lib.mgpu_cached_driver_handle
+    drv.restype, drv.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+    still_running = cu.cuStreamQuery(cu.CUstream(drv(s1)))[0] == cu.CUresult.CUDA_ERROR_NOT_READY
     rt.mgpuMemset32(q, 7, N, s2)
     rt.mgpuStreamSynchronize(s2)
     flag.value = 1  # release the spin kernel

@@ -82,6 +82,13 @@ def test_llvm19_loop_results_and_driver_counts(make_gpu_runtime, gpu, kind):
     c = {k: rt.count(k) for k in ["cuLibraryLoadData", "cuModuleLoadData", "cuLibraryUnload",
                                    "cuKernelGetFunction", "cuLaunchKernel", "cuStreamCreate",
                                    "cuStreamDestroy", "cuDeviceGetAttribute"]}
+    # the graph launch path (MGPU_CACHED_GRAPH=1, issue 12) launches through cuGraphLaunch: one
+    # exec for the kernel on the one driver stream, its node never updated (same arguments)
+    graph = rt.count("cuGraphLaunch")
+    if os.environ.get("MGPU_CACHED_GRAPH") == "1":
+        assert (graph, rt.count("cuGraphInstantiate"),
+                rt.count("cuGraphExecKernelNodeSetParams")) == (1000, 1, 0)
+    c["cuLaunchKernel"] += graph
     assert c == {"cuLibraryLoadData": 1, "cuModuleLoadData": 0, "cuLibraryUnload": 0,
                  "cuKernelGetFunction": KERNELS, "cuLaunchKernel": 1000, "cuStreamCreate": 1,  # ...its driver stream is
                  "cuStreamDestroy": 0, "cuDeviceGetAttribute": 0}
@@ -273,3 +280,58 @@ def test_mlir_compiled_programs(gpu, tmp_path, program, llvm, disable):
         st = json.loads((tmp_path / "stats.json").read_text())["stats"]
         assert st["driver_module_loads"] == 1 and st["launches"] == 500
         assert st["driver_stream_creates"] == 1  # handles give it back when synchronized
+
+
+@pytest.mark.parametrize("graph", ["0", "1"])
+def test_graph_path_changing_arguments_matches_the_stream_path(make_gpu_runtime, gpu, graph,
+                                                               monkeypatch):
+    """Issue 12: saxpy with a new `a` each launch, argument storage reused, on one stream: the
+    graph path (node updated per launch) computes what the stream path computes."""
+    monkeypatch.setenv("MGPU_CACHED_GRAPH", graph)
+    rt = make_gpu_runtime()
+    buf = blob_buffer(blob("kernels.fatbin"))
+    m = rt.mgpuModuleLoad(buf, len(buf))
+    f = rt.mgpuModuleGetFunction(m, b"saxpy")
+    s = rt.mgpuStreamCreate()
+    data = Saxpy(gpu)
+    total = 0.0
+    for i in range(200):
+        data._a.value = float(i % 5)  # same storage, new value
+        total += i % 5
+        rt.mgpuLaunchKernel(f, N // 256, 1, 1, 256, 1, 1, 0, s, data.params, None, 4)
+        if i % 50 == 49:
+            rt.mgpuStreamSynchronize(s)
+    rt.mgpuStreamSynchronize(s)
+    np.testing.assert_array_equal(data.result(), data.y0 + total * data.x)
+    if graph == "1":
+        assert rt.count("cuGraphLaunch") == 200 and rt.count("cuLaunchKernel") == 0
+        assert rt.count("cuGraphExecKernelNodeSetParams") == 199  # a changes at every launch
+    else:
+        assert rt.count("cuGraphLaunch") == 0 and rt.count("cuLaunchKernel") == 200
+    rt.mgpuStreamDestroy(s)
+
+
+def test_chain_replay_matches_the_stream_path(make_gpu_runtime, gpu, monkeypatch):
+    """Issue 12, opt-in chain replay: chains of 3 saxpy launches + sync, replayed as one graph,
+    arguments changing between chains: the same result as launch by launch."""
+    monkeypatch.setenv("MGPU_CACHED_GRAPH", "1")
+    monkeypatch.setenv("MGPU_CACHED_CHAIN", "1")
+    rt = make_gpu_runtime()
+    buf = blob_buffer(blob("kernels.fatbin"))
+    m = rt.mgpuModuleLoad(buf, len(buf))
+    f = rt.mgpuModuleGetFunction(m, b"saxpy")
+    s = rt.mgpuStreamCreate()
+    data = Saxpy(gpu)
+    total = 0.0
+    for chain in range(20):
+        for k in range(3):
+            data._a.value = float((chain + k) % 4)
+            total += (chain + k) % 4
+            rt.mgpuLaunchKernel(f, N // 256, 1, 1, 256, 1, 1, 0, s, data.params, None, 4)
+        rt.mgpuStreamSynchronize(s)
+    np.testing.assert_array_equal(data.result(), data.y0 + total * data.x)
+    assert rt.count("cuGraphInstantiate") >= 2  # the one-node exec and the chain graph
+    # chain 1 by cuLaunchKernel (no one-node exec yet: made after it), chain 2 through the
+    # one-node exec, then 18 replays of the chain graph
+    assert rt.count("cuLaunchKernel") == 3 and rt.count("cuGraphLaunch") == 3 + 18
+    rt.mgpuStreamDestroy(s)

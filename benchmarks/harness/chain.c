@@ -1,0 +1,122 @@
+/* chain.c - chains of launches on one stream, then one sync (issue 12): K launches of the empty
+ * kernel, then a synchronisation, timed per chain, through the mgpu* runtime it is linked against
+ * and straight through the driver.
+ *
+ *   chain FATBIN MODE K CHAINS REPS
+ *
+ * MODE: mgpu        K mgpuLaunchKernel on one mgpuStreamCreate stream + mgpuStreamSynchronize
+ *                   (the library's switches decide the path: MGPU_CACHED_GRAPH, MGPU_CACHED_CHAIN)
+ *       cu_stream   K cuLaunchKernel + cuStreamSynchronize (the floor of today's path)
+ *       cu_graph1   K x (cuGraphExecKernelNodeSetParams + cuGraphLaunch) of a one-node exec + sync
+ *       cu_graphK   one K-node graph (a chain of dependent nodes) made once by hand:
+ *                   cuGraphLaunch + cuStreamSynchronize (the driver's own limit for a chain)
+ * Kernel `empty` (no arguments) from FATBIN. Prints one JSON line: {"mode", "k", "us": [per
+ * chain, median of each rep]}.
+ * Build: cc -O2 -I$CUDA/include chain.c -lmgpu_cached -lcuda -lm
+ */
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "programs.h"
+
+#include "../../csrc/include/mgpu_abi.h"
+
+#define CK(call)                                                                   \
+  do {                                                                             \
+    CUresult r_ = (call);                                                          \
+    if (r_ != CUDA_SUCCESS) {                                                      \
+      fprintf(stderr, "chain: %s failed with %d\n", #call, (int)r_);               \
+      exit(2);                                                                     \
+    }                                                                              \
+  } while (0)
+
+static const char *mode;
+static long K;
+static void *mfn, *mstream;
+static CUfunction cfn;
+static CUstream cs;
+static CUgraphExec one, chain;
+static CUgraphNode one_node;
+static CUDA_KERNEL_NODE_PARAMS kp;
+
+static void run(long n) {
+  for (long c = 0; c < n; ++c) {
+    if (!strcmp(mode, "mgpu")) {
+      for (long i = 0; i < K; ++i) mgpuLaunchKernel(mfn, 1, 1, 1, 1, 1, 1, 0, mstream, NULL, NULL, 0);
+      mgpuStreamSynchronize(mstream);
+    } else if (!strcmp(mode, "cu_stream")) {
+      for (long i = 0; i < K; ++i) CK(cuLaunchKernel(cfn, 1, 1, 1, 1, 1, 1, 0, cs, NULL, NULL));
+      CK(cuStreamSynchronize(cs));
+    } else if (!strcmp(mode, "cu_graph1")) {
+      for (long i = 0; i < K; ++i) {
+        CK(cuGraphExecKernelNodeSetParams(one, one_node, &kp));
+        CK(cuGraphLaunch(one, cs));
+      }
+      CK(cuStreamSynchronize(cs));
+    } else {
+      CK(cuGraphLaunch(chain, cs));
+      CK(cuStreamSynchronize(cs));
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc != 6) {
+    fprintf(stderr, "usage: %s FATBIN mgpu|cu_stream|cu_graph1|cu_graphK K CHAINS REPS\n", argv[0]);
+    return 2;
+  }
+  mode = argv[2];
+  K = atol(argv[3]);
+  long chains = atol(argv[4]);
+  int reps = atoi(argv[5]);
+  if (K < 1 || chains < 2 || reps < 1 || reps > 64) return 2;
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) return perror(argv[1]), 2;
+  fseek(f, 0, SEEK_END);
+  size_t size = (size_t)ftell(f);
+  fseek(f, 0, SEEK_SET);
+  void *blob = malloc(size);
+  if (fread(blob, 1, size, f) != size) return 2;
+  fclose(f);
+  if (!strcmp(mode, "mgpu")) {
+    void *m = mgpuModuleLoad(blob, size);
+    mfn = mgpuModuleGetFunction(m, "empty");
+    mstream = mgpuStreamCreate();
+    if (!m || !mfn || !mstream) return fprintf(stderr, "chain: mgpu setup failed\n"), 2;
+  } else {
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule cm;
+    CK(cuInit(0));
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(cuCtxSetCurrent(ctx));
+    CK(cuModuleLoadData(&cm, blob));
+    CK(cuModuleGetFunction(&cfn, cm, "empty"));
+    CK(cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING));
+    memset(&kp, 0, sizeof kp);
+    kp.func = cfn;
+    kp.gridDimX = kp.gridDimY = kp.gridDimZ = kp.blockDimX = kp.blockDimY = kp.blockDimZ = 1;
+    CUgraph g1, gk;
+    CK(cuGraphCreate(&g1, 0));
+    CK(cuGraphAddKernelNode(&one_node, g1, NULL, 0, &kp));
+    CK(cuGraphInstantiate(&one, g1, 0));
+    CK(cuGraphCreate(&gk, 0));
+    CUgraphNode prev = NULL, node;
+    for (long i = 0; i < K; ++i) {
+      CK(cuGraphAddKernelNode(&node, gk, prev ? &prev : NULL, prev ? 1 : 0, &kp));
+      prev = node;
+    }
+    CK(cuGraphInstantiate(&chain, gk, 0));
+  }
+  double us[64];
+  time_reps(run, 200 / K + 2, chains, reps, us);
+  /* time_reps gives µs per iteration = per chain */
+  printf("{\"mode\": \"%s\", \"k\": %ld, \"chains\": %ld, \"us\": [", mode, K, chains);
+  for (int r = 0; r < reps; ++r) printf("%s%.3f", r ? ", " : "", us[r]);
+  printf("]}\n");
+  return 0;
+}

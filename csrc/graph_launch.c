@@ -1,0 +1,422 @@
+/* graph_launch.c - launches through per-(function, driver stream) one-node graph execs
+ * (see graph_launch.h).
+ *
+ * State. A table of stream entries keyed by driver stream (open addressing, STREAM_SLOTS slots,
+ * entries never removed: the pools never destroy a driver stream, so a driver stream value always
+ * names the same stream and its execs stay valid; a full table just sends new streams down the
+ * stream path). Each stream entry holds at most MGPU_CACHED_GRAPH_EXECS execs (default 4), least
+ * recently launched evicted first (cuGraphExecDestroy: the driver frees an exec in flight once its
+ * work completes). An exec is keyed by the library's function handle, which is never reused for
+ * another kernel (module_cache.h), and by the CUfunction it was built for.
+ *
+ * Functions for which building, updating or launching an exec failed are remembered (a set of
+ * CUfunction values) and launched through the stream path from then on.
+ *
+ * Locking rule. g_graph.lock (a mutex) guards only the insertion of stream entries and of
+ * disabled functions; both tables are read without it (atomic slots, entries published with
+ * release stores). Each stream entry has a try-lock (`busy`) over its exec list and the execs in
+ * it; held across cuGraphExecKernelNodeSetParams and cuGraphLaunch (non-blocking driver calls)
+ * and never across graph creation or cuGraphInstantiate, which run with no lock held. A launch
+ * that finds the entry busy (another thread launching on the same driver stream at this moment)
+ * takes the stream path: the two launches are concurrent, so no order between them is lost. So
+ * does a launch while another thread is inside a graph update + launch on any stream (g_inflight).
+ */
+#include "graph_launch.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "config.h"
+#include "driver.h"
+#include "stats.h"
+
+#define STREAM_SLOTS 4096u   /* driver streams with execs (all devices) */
+#define DISABLED_SLOTS 1024u /* functions sent down the stream path */
+#define MAX_EXECS 64         /* upper bound of MGPU_CACHED_GRAPH_EXECS */
+
+typedef struct g_exec {
+  const void *key;        /* the library's function handle; immutable */
+  CUfunction cf;          /* the function the node launches; immutable */
+  CUgraph graph;          /* owned; immutable */
+  CUgraphExec exec;       /* owned; immutable */
+  CUgraphNode node;       /* the kernel node; immutable */
+  unsigned dims[7];       /* grid, block, smem the exec's node holds; under the entry's busy */
+  size_t nparams;         /* argument count from cuFuncGetParamInfo; immutable */
+  size_t *off, *size;     /* [nparams] offset in `values` and size of each argument; immutable */
+  int sizes_known;        /* cuFuncGetParamInfo answered: values can be compared; immutable */
+  unsigned char *values;  /* argument values the node holds; under the entry's busy */
+  uint64_t last_use;      /* entry's tick at the last launch; under the entry's busy */
+} g_exec;
+
+typedef struct __attribute__((aligned(64))) g_stream {
+  CUstream stream;          /* immutable once published */
+  int busy;                 /* atomic try-lock over what follows */
+  int n;                    /* execs in use */
+  uint64_t tick;            /* launches through this entry */
+  g_exec *execs[MAX_EXECS]; /* owned */
+} g_stream;
+
+static struct {
+  pthread_mutex_t lock;                 /* insertion into the two tables (rule above) */
+  g_stream *streams[STREAM_SLOTS];      /* atomic pointers */
+  CUfunction disabled[DISABLED_SLOTS];  /* atomic values */
+  int disabled_full;                    /* atomic: the disabled set overflowed: path off */
+} g_graph = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Threads inside a graph update + launch (atomic). cuGraphLaunch serialises across threads in
+ * the driver: measured on the H100 (benchmarks/results/h100-graph/run2/throughput.txt), graph
+ * launches from 1 to 16 threads, each on its own stream, stayed at ~390-440k launches/s in all,
+ * where cuLaunchKernel scales to 530-600k. So a launch that finds another thread in the graph path
+ * takes the stream path instead: both give the same results, and the contended one then costs what
+ * it cost before the graph path existed. */
+static int g_inflight;
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_enabled;     /* written once under g_once */
+static int g_max_execs;   /* written once under g_once */
+
+static void decide(void) {
+  const mc_config_t *cfg = mc_config();
+  g_max_execs = cfg->graph_execs < 1 ? 1 : cfg->graph_execs > MAX_EXECS ? MAX_EXECS
+                                                                         : (int)cfg->graph_execs;
+  g_enabled = cfg->graph && mc_backend() == MC_BACKEND_CUDA && mc_cu.cuGraphCreate &&
+              mc_cu.cuGraphDestroy && mc_cu.cuGraphAddKernelNode && mc_cu.cuGraphInstantiate &&
+              mc_cu.cuGraphExecDestroy && mc_cu.cuGraphExecKernelNodeSetParams &&
+              mc_cu.cuGraphLaunch;
+}
+
+int mc_graph_enabled(void) {
+  if (!mc_driver_loaded()) return 0;
+  pthread_once(&g_once, decide);
+  return g_enabled;
+}
+
+static size_t hash_ptr(const void *p, size_t n) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 31;
+  x *= 0x9E3779B97F4A7C15ull;
+  x ^= x >> 29;
+  return (size_t)(x & (n - 1));
+}
+
+/* ---- disabled functions ---- */
+
+static int is_disabled(CUfunction cf) {
+  if (__atomic_load_n(&g_graph.disabled_full, __ATOMIC_ACQUIRE)) return 1;
+  size_t h = hash_ptr(cf, DISABLED_SLOTS);
+  for (size_t i = 0; i < DISABLED_SLOTS; ++i) {
+    CUfunction v = __atomic_load_n(&g_graph.disabled[(h + i) & (DISABLED_SLOTS - 1)],
+                                   __ATOMIC_ACQUIRE);
+    if (!v) return 0;
+    if (v == cf) return 1;
+  }
+  return 0;
+}
+
+static void disable(CUfunction cf) {
+  MC_STAT_INC(graph_disabled_functions);
+  pthread_mutex_lock(&g_graph.lock);
+  size_t h = hash_ptr(cf, DISABLED_SLOTS);
+  size_t i = 0;
+  for (; i < DISABLED_SLOTS / 2; ++i) { /* at most half full: probes stay short */
+    CUfunction *slot = &g_graph.disabled[(h + i) & (DISABLED_SLOTS - 1)];
+    CUfunction v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (v == cf) break;
+    if (!v) {
+      __atomic_store_n(slot, cf, __ATOMIC_RELEASE);
+      break;
+    }
+  }
+  if (i == DISABLED_SLOTS / 2) __atomic_store_n(&g_graph.disabled_full, 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_graph.lock);
+}
+
+/* ---- stream entries ---- */
+
+static g_stream *stream_entry(CUstream s) {
+  size_t h = hash_ptr(s, STREAM_SLOTS);
+  for (size_t i = 0; i < STREAM_SLOTS / 2; ++i) {
+    g_stream *e = __atomic_load_n(&g_graph.streams[(h + i) & (STREAM_SLOTS - 1)],
+                                  __ATOMIC_ACQUIRE);
+    if (!e) break;
+    if (e->stream == s) return e;
+  }
+  /* Not there: insert under the lock (re-probing: another thread may have inserted it). */
+  g_stream *fresh = aligned_alloc(64, sizeof(g_stream));
+  if (!fresh) return NULL;
+  memset(fresh, 0, sizeof *fresh);
+  fresh->stream = s;
+  g_stream *found = NULL;
+  pthread_mutex_lock(&g_graph.lock);
+  for (size_t i = 0; i < STREAM_SLOTS / 2; ++i) {
+    g_stream **slot = &g_graph.streams[(h + i) & (STREAM_SLOTS - 1)];
+    g_stream *e = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (e && e->stream == s) {
+      found = e;
+      break;
+    }
+    if (!e) {
+      __atomic_store_n(slot, fresh, __ATOMIC_RELEASE);
+      found = fresh;
+      fresh = NULL;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_graph.lock);
+  free(fresh); /* unused (found, or the table is half full: stream path) */
+  return found;
+}
+
+static int try_busy(g_stream *e) {
+  int z = 0;
+  return __atomic_compare_exchange_n(&e->busy, &z, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+static void take_busy(g_stream *e) {
+  unsigned spins = 0;
+  while (!try_busy(e))
+    if (++spins > 64) sched_yield();
+}
+static void end_busy(g_stream *e) { __atomic_store_n(&e->busy, 0, __ATOMIC_RELEASE); }
+
+/* ---- execs ---- */
+
+static void exec_free(g_exec *x) {
+  if (!x) return;
+  if (x->exec) mc_cu.cuGraphExecDestroy(x->exec);
+  if (x->graph) mc_cu.cuGraphDestroy(x->graph);
+  free(x->off);
+  free(x->size);
+  free(x->values);
+  free(x);
+}
+
+static void node_params(CUDA_KERNEL_NODE_PARAMS *p, CUfunction cf, const mc_graph_dims *d,
+                        void **params) {
+  memset(p, 0, sizeof *p);
+  p->func = cf;
+  p->gridDimX = d->grid[0];
+  p->gridDimY = d->grid[1];
+  p->gridDimZ = d->grid[2];
+  p->blockDimX = d->block[0];
+  p->blockDimY = d->block[1];
+  p->blockDimZ = d->block[2];
+  p->sharedMemBytes = d->smem;
+  p->kernelParams = params;
+}
+
+static void remember_values(g_exec *x, const mc_graph_dims *d, void **params) {
+  memcpy(x->dims, d->grid, 3 * sizeof(unsigned));
+  memcpy(x->dims + 3, d->block, 3 * sizeof(unsigned));
+  x->dims[6] = d->smem;
+  if (x->sizes_known)
+    for (size_t i = 0; i < x->nparams; ++i) memcpy(x->values + x->off[i], params[i], x->size[i]);
+}
+
+/* Does the exec's node hold exactly this launch (dimensions and argument values)? */
+static int same_launch(const g_exec *x, const mc_graph_dims *d, void **params) {
+  if (!x->sizes_known) return 0;
+  if (memcmp(x->dims, d->grid, 3 * sizeof(unsigned)) ||
+      memcmp(x->dims + 3, d->block, 3 * sizeof(unsigned)) || x->dims[6] != d->smem)
+    return 0;
+  for (size_t i = 0; i < x->nparams; ++i)
+    if (memcmp(x->values + x->off[i], params[i], x->size[i])) return 0;
+  return 1;
+}
+
+/* The argument sizes of `cf` (cuFuncGetParamInfo, CUDA 12.4+). Unknown: every launch updates. */
+static void param_info(g_exec *x) {
+  if (!mc_cu.cuFuncGetParamInfo) return;
+  size_t cap = 0, n = 0, total = 0;
+  for (;;) {
+    size_t off = 0, size = 0;
+    CUresult r = mc_cu.cuFuncGetParamInfo(x->cf, n, &off, &size);
+    if (r == MC_CUDA_ERROR_INVALID_VALUE) break; /* past the last argument */
+    if (r != 0 || n >= 4096) return;             /* no information: stay unknown */
+    if (n == cap) {
+      cap = cap ? 2 * cap : 8;
+      size_t *no = realloc(x->off, cap * sizeof *no);
+      if (!no) return;
+      x->off = no;
+      size_t *ns = realloc(x->size, cap * sizeof *ns);
+      if (!ns) return;
+      x->size = ns;
+    }
+    x->off[n] = total; /* our own packing: offsets in `values`, not the driver's */
+    x->size[n] = size;
+    total += size;
+    ++n;
+  }
+  x->values = malloc(total ? total : 1);
+  if (!x->values) return;
+  x->nparams = n;
+  x->sizes_known = 1;
+}
+
+/* A new exec for `cf` whose node holds this launch; NULL on any failure (*bad_input: the launch
+ * lacks the kernel's arguments, not the function's fault). No lock held. */
+static g_exec *exec_build(const void *key, CUfunction cf, const mc_graph_dims *d, void **params,
+                          int *bad_input) {
+  *bad_input = 0;
+  g_exec *x = calloc(1, sizeof *x);
+  if (!x) return NULL;
+  x->key = key;
+  x->cf = cf;
+  param_info(x);
+  if (x->sizes_known && x->nparams && !params) {
+    *bad_input = 1;
+    exec_free(x);
+    return NULL;
+  }
+  CUDA_KERNEL_NODE_PARAMS p;
+  node_params(&p, cf, d, params);
+  if (mc_cu.cuGraphCreate(&x->graph, 0) != 0) {
+    x->graph = NULL;
+    exec_free(x);
+    return NULL;
+  }
+  if (mc_cu.cuGraphAddKernelNode(&x->node, x->graph, NULL, 0, &p) != 0 ||
+      mc_cu.cuGraphInstantiate(&x->exec, x->graph, 0) != 0) {
+    x->exec = NULL;
+    exec_free(x);
+    return NULL;
+  }
+  remember_values(x, d, params);
+  MC_STAT_INC(graph_instantiates);
+  return x;
+}
+
+static int find_exec(const g_stream *e, const void *key, CUfunction cf) {
+  for (int i = 0; i < e->n; ++i)
+    if (e->execs[i]->key == key && e->execs[i]->cf == cf) return i;
+  return -1;
+}
+
+/* Insert `x` (busy held); returns the evicted exec to free outside, or NULL. */
+static g_exec *insert_exec(g_stream *e, g_exec *x) {
+  g_exec *victim = NULL;
+  if (e->n >= g_max_execs) {
+    int lru = 0;
+    for (int i = 1; i < e->n; ++i)
+      if (e->execs[i]->last_use < e->execs[lru]->last_use) lru = i;
+    victim = e->execs[lru];
+    e->execs[lru] = e->execs[--e->n];
+    MC_STAT_INC(graph_evictions);
+  }
+  e->execs[e->n++] = x;
+  return victim;
+}
+
+static void remove_exec(g_stream *e, int i) { e->execs[i] = e->execs[--e->n]; }
+
+void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                      void **params) {
+  if (!stream || !mc_graph_enabled() || is_disabled(cf)) return;
+  g_stream *e = stream_entry(stream);
+  if (!e) return;
+  take_busy(e);
+  int found = find_exec(e, key, cf) >= 0;
+  end_busy(e);
+  if (found) return;
+  int bad_input = 0;
+  g_exec *x = exec_build(key, cf, d, params, &bad_input);
+  if (!x) {
+    if (!bad_input) disable(cf);
+    return;
+  }
+  g_exec *victim = x;
+  take_busy(e);
+  if (find_exec(e, key, cf) < 0) victim = insert_exec(e, x);
+  end_busy(e);
+  exec_free(victim);
+}
+
+int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                    void **params, int build, int *missing) {
+  if (missing) *missing = 0;
+  if (!stream || !mc_graph_enabled() || is_disabled(cf)) return 0;
+  g_stream *e = stream_entry(stream);
+  if (!e || !try_busy(e)) return 0;
+  int i = find_exec(e, key, cf);
+  g_exec *victim = NULL;
+  int fresh = 0;
+  if (i < 0 && !build) {
+    end_busy(e);
+    if (missing) *missing = 1;
+    return 0;
+  }
+  if (i < 0) {
+    end_busy(e);
+    int bad_input = 0;
+    g_exec *x = exec_build(key, cf, d, params, &bad_input); /* no lock held across it */
+    if (!x) {
+      if (!bad_input) disable(cf);
+      return 0;
+    }
+    take_busy(e);
+    i = find_exec(e, key, cf);
+    if (i >= 0) { /* another thread made one meanwhile: use theirs */
+      victim = x;
+    } else {
+      victim = insert_exec(e, x);
+      i = e->n - 1;
+      fresh = 1;
+    }
+  }
+  g_exec *x = e->execs[i];
+  if (x->nparams && !params) { /* bad input: the driver reports it on the stream path */
+    end_busy(e);
+    exec_free(victim);
+    return 0;
+  }
+  if (__atomic_fetch_add(&g_inflight, 1, __ATOMIC_ACQ_REL) != 0) { /* see g_inflight */
+    __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
+    end_busy(e);
+    exec_free(victim);
+    MC_STAT_INC(graph_contended);
+    return 0;
+  }
+  if (!fresh) {
+    if (same_launch(x, d, params)) {
+      MC_STAT_INC(graph_update_skips);
+    } else {
+      CUDA_KERNEL_NODE_PARAMS p;
+      node_params(&p, cf, d, params);
+      if (mc_cu.cuGraphExecKernelNodeSetParams(x->exec, x->node, &p) != 0) goto fail_inflight;
+      remember_values(x, d, params);
+      MC_STAT_INC(graph_updates);
+    }
+  }
+  if (mc_cu.cuGraphLaunch(x->exec, stream) != 0) goto fail_inflight;
+  __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
+  x->last_use = ++e->tick;
+  end_busy(e);
+  exec_free(victim);
+  MC_STAT_INC(graph_launches);
+  return 1;
+fail_inflight: /* nothing was enqueued: drop the exec, send the function down the stream path */
+  __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
+  remove_exec(e, i);
+  end_busy(e);
+  exec_free(x);
+  exec_free(victim);
+  disable(cf);
+  return 0;
+}
+
+/* ---- fork ---- */
+
+void mc_graph_fork_prepare(void) { pthread_mutex_lock(&g_graph.lock); }
+void mc_graph_fork_parent(void) { pthread_mutex_unlock(&g_graph.lock); }
+void mc_graph_fork_child(void) {
+  /* The parent's execs and driver streams are never used in the child (their memory leaks): a
+   * child's new driver stream may take a parent stream's value. */
+  memset(g_graph.streams, 0, sizeof g_graph.streams);
+  memset(g_graph.disabled, 0, sizeof g_graph.disabled);
+  g_graph.disabled_full = 0;
+  g_inflight = 0; /* threads of the parent inside a launch do not exist in the child */
+  pthread_mutex_init(&g_graph.lock, NULL);
+}

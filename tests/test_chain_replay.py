@@ -1,0 +1,203 @@
+"""Opt-in chain replay (MGPU_CACHED_CHAIN=1, csrc/chain.c) against the recording fake driver:
+launches on a stream of ours are deferred with copies of their argument values and submitted, in
+order, before anything that could observe them; a sequence submitted twice in a row becomes one
+graph, replayed with only the changed nodes updated. The kernels the fake runs (first argument of
+each, in order) must be exactly those of the stream path."""
+
+import ctypes
+
+import pytest
+
+from conftest import blob_buffer, ptx
+from test_graph_launch import Args, kernels, launch
+
+
+@pytest.fixture
+def crt(make_runtime):
+    def make(chain="1", sizes="8,4", **env):
+        e = {"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": chain, "FAKECUDA_PARAM_SIZES": sizes}
+        e.update({k: str(v) for k, v in env.items()})
+        return make_runtime(env=e)
+    return make
+
+
+def ran(rt):
+    return rt.fake.arg_log()
+
+
+def test_launches_wait_for_the_sync_with_the_values_of_their_launch(crt):
+    rt = crt()
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    args = Args(0, 0)
+    for i in range(1, 4):
+        args.a.value = i
+        launch(rt, f, s, args)  # the program reuses its argument storage
+    args.a.value = 99
+    assert ran(rt) == [] and rt.fake.count("cuGraphLaunch") + rt.fake.count("cuLaunchKernel") == 0
+    rt.mgpuStreamSynchronize(s)
+    assert ran(rt) == [1, 2, 3]
+    log = rt.fake.log()
+    submitted = [i for i, c in enumerate(log) if c in ("cuGraphLaunch", "cuLaunchKernel")]
+    assert len(submitted) == 3 and log.index("cuStreamSynchronize") > max(submitted)
+    # the first submission found no one-node exec: cuLaunchKernel, and the exec is made after the
+    # chain's lock is released (no cuGraphInstantiate under a lock)
+    assert log.index("cuGraphInstantiate") > max(submitted)
+    assert rt.stats()["chain_deferred"] == 3 and rt.stats()["launches"] == 3
+
+
+def test_a_repeated_sequence_becomes_one_graph_launch(crt):
+    rt = crt()
+    f, g = kernels(rt, "f", "g")
+    s = rt.mgpuStreamCreate()
+    expect = []
+    launches = []
+    for rnd in range(6):
+        n0 = rt.fake.count("cuGraphLaunch")
+        k0 = rt.fake.count("cuLaunchKernel")
+        a, b = Args(10 * rnd + 1, 0), Args(12 if rnd == 1 else 2, 0)
+        launch(rt, f, s, a)
+        launch(rt, g, s, b)
+        rt.mgpuStreamSynchronize(s)
+        expect += [a.a.value, b.a.value]
+        launches.append((rt.fake.count("cuGraphLaunch") - n0, rt.fake.count("cuLaunchKernel") - k0))
+    assert ran(rt) == expect  # every kernel ran, in order, with its own values
+    # round 1: no one-node execs yet (f's made after it), round 2: f's exec and g by cuLaunchKernel
+    # (g's made after it); seen twice: one graph launch per sequence from round 3
+    assert launches == [(0, 2), (1, 1), (1, 0), (1, 0), (1, 0), (1, 0)]
+    st = rt.stats()
+    assert st["chain_instantiates"] == 1 and st["chain_replays"] == 4
+    # the graph was made from round 2's launches: f's node is updated in every replay, g's only
+    # in the first (its value went back from 12 to 2, then stayed)
+    assert st["chain_node_updates"] == 4 + 1
+    assert st["graph_instantiates"] == 2  # f's and g's one-node execs
+
+
+def test_same_sequence_with_same_values_updates_nothing(crt):
+    rt = crt()
+    f, g = kernels(rt, "f", "g")
+    s = rt.mgpuStreamCreate()
+    for _ in range(5):
+        launch(rt, f, s, Args(1, 1))
+        launch(rt, g, s, Args(2, 2))
+        rt.mgpuStreamSynchronize(s)
+    assert ran(rt) == [1, 2] * 5
+    assert rt.fake.count("cuGraphExecKernelNodeSetParams") == 0
+    assert rt.stats()["chain_replays"] == 3
+
+
+def _op_streams(rt, f):
+    s = rt.mgpuStreamCreate()
+    return s
+
+
+OBSERVERS = {
+    "mgpuStreamSynchronize": (lambda rt, s, aux: rt.mgpuStreamSynchronize(s), "cuStreamSynchronize"),
+    "mgpuEventRecord": (lambda rt, s, aux: rt.mgpuEventRecord(aux["e"], s), "cuEventRecord"),
+    "mgpuStreamWaitEvent": (lambda rt, s, aux: rt.mgpuStreamWaitEvent(aux["t"], aux["e"]), None),
+    "mgpuEventSynchronize": (lambda rt, s, aux: rt.mgpuEventSynchronize(aux["e"]), None),
+    "mgpuMemcpy": (lambda rt, s, aux: rt.mgpuMemcpy(aux["d"], aux["h"], 8, s), "cuMemcpyAsync"),
+    "mgpuMemset32": (lambda rt, s, aux: rt.mgpuMemset32(aux["d"], 7, 2, s), "cuMemsetD32Async"),
+    "mgpuMemset16": (lambda rt, s, aux: rt.mgpuMemset16(aux["d"], 7, 2, s), "cuMemsetD16Async"),
+    "mgpuMemAlloc": (lambda rt, s, aux: rt.mgpuMemAlloc(64, s, False), None),
+    "mgpuMemFree": (lambda rt, s, aux: rt.mgpuMemFree(aux["d"], s), None),
+    "mgpuStreamCreate": (lambda rt, s, aux: rt.mgpuStreamCreate(), None),
+    "mgpuStreamDestroy": (lambda rt, s, aux: rt.mgpuStreamDestroy(s), None),
+    "mgpuEventCreate": (lambda rt, s, aux: rt.mgpuEventCreate(), None),
+    "mgpuEventDestroy": (lambda rt, s, aux: rt.mgpuEventDestroy(aux["e"]), None),
+    "mgpuModuleUnload": (lambda rt, s, aux: rt.mgpuModuleUnload(aux["m"]), None),
+    "mgpuMemHostRegister": (lambda rt, s, aux: rt.mgpuMemHostRegister(aux["h"], 8), None),
+    "launch on another stream": (lambda rt, s, aux: launch(rt, aux["g"], aux["t"], Args(50, 0)),
+                                 None),
+    "launch on the NULL stream": (lambda rt, s, aux: launch(rt, aux["g"], None, Args(50, 0)),
+                                  "cuLaunchKernel"),
+    "cooperative launch": (lambda rt, s, aux: rt.lib.mgpuLaunchKernelCooperative(
+        aux["g"], 1, 1, 1, 32, 1, 1, 0, 0, 0, 0, s, Args(50, 0).ptrs, None), "cuLaunchKernelEx"),
+    "launch with extra": (lambda rt, s, aux: launch(rt, aux["g"], s, None,
+                                                    extra=(ctypes.c_void_p * 1)(None)),
+                          "cuLaunchKernel"),
+    "mgpu_cached_driver_handle": (lambda rt, s, aux: rt.pin(s), None),
+}
+
+
+@pytest.mark.parametrize("name", list(OBSERVERS))
+def test_every_observation_point_submits_pending_launches_first(crt, name):
+    rt = crt()
+    f, g = kernels(rt, "f", "g")
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("u")), 0)
+    s, t = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
+    e = rt.mgpuEventCreate()
+    d = rt.mgpuMemAlloc(64, None, False)
+    h = ctypes.create_string_buffer(64)
+    aux = {"e": e, "t": t, "d": d, "h": ctypes.addressof(h), "m": m, "g": g}
+    launch(rt, f, s, Args(1, 0))
+    launch(rt, f, s, Args(2, 0))
+    assert ran(rt) == []
+    op, driver_call = OBSERVERS[name]
+    n_log = len(rt.fake.log())
+    op(rt, s, aux)
+    assert ran(rt)[:2] == [1, 2], name  # submitted, in order, before the operation's own work
+    log = rt.fake.log()[n_log:]
+    if driver_call:
+        submitted = [i for i, c in enumerate(log) if c in ("cuGraphLaunch", "cuLaunchKernel")][:2]
+        assert driver_call in log and len(submitted) == 2
+        assert max(submitted) < len(log) - 1 - log[::-1].index(driver_call), log
+    assert rt.stats()["chain_flushes"] >= 1
+
+
+def test_module_lookups_and_same_stream_launches_do_not_flush(crt):
+    rt = crt()
+    f, = kernels(rt, "f")
+    s = rt.mgpuStreamCreate()
+    launch(rt, f, s, Args(1, 0))
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("x")), 0)
+    rt.mgpuModuleGetFunction(m, b"x")
+    launch(rt, f, s, Args(2, 0))
+    assert ran(rt) == []
+    rt.mgpuStreamSynchronize(s)
+    assert ran(rt) == [1, 2]
+
+
+def test_unknown_argument_sizes_are_not_deferred(crt):
+    rt = crt(sizes="unknown")
+    f, = kernels(rt, "f")
+    s = rt.mgpuStreamCreate()
+    launch(rt, f, s, Args(1, 0))
+    assert rt.fake.count("cuGraphLaunch") == 1 and rt.stats()["chain_deferred"] == 0
+
+
+def test_off_by_default_and_results_match_the_stream_path(crt, make_runtime, monkeypatch):
+    seqs = {}
+    for chain in ("0", "1"):
+        rt = crt(chain=chain)
+        f, g = kernels(rt, "f", "g")
+        s = rt.mgpuStreamCreate()
+        for rnd in range(4):
+            launch(rt, f, s, Args(rnd, 0))
+            launch(rt, g, s, Args(100 + rnd, 0))
+            launch(rt, f, s, Args(200 + rnd, 0), grid=(rnd + 1, 1, 1))
+            rt.mgpuStreamSynchronize(s)
+        seqs[chain] = (ran(rt), rt.stats()["chain_deferred"])
+    assert seqs["0"][0] == seqs["1"][0] and len(seqs["0"][0]) == 12
+    assert seqs["0"][1] == 0 and seqs["1"][1] == 12
+    monkeypatch.delenv("MGPU_CACHED_CHAIN")
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1"})  # MGPU_CACHED_CHAIN unset
+    f, = kernels(rt, "f")
+    s = rt.mgpuStreamCreate()
+    launch(rt, f, s, Args(3, 0))
+    assert rt.fake.count("cuGraphLaunch") == 1 and ran(rt) == [3]  # submitted at once
+
+
+def test_a_failed_deferred_launch_is_reported_at_the_flush(crt, capfd):
+    rt = crt()
+    f, = kernels(rt, "f")
+    s = rt.mgpuStreamCreate()
+    rt.fake.fake_fail(b"cuGraphInstantiate", 999, 0)  # f leaves the graph path (silently)
+    launch(rt, f, s, Args(1, 0))
+    rt.mgpuStreamSynchronize(s)
+    assert capfd.readouterr().err == "" and ran(rt) == [1]
+    launch(rt, f, s, Args(2, 0))
+    rt.fake.fake_fail(b"cuLaunchKernel", 700, 0)  # the driver refuses the deferred launch
+    rt.mgpuStreamSynchronize(s)
+    assert capfd.readouterr().err == ("'cuLaunchKernel' failed with 'CUDA_ERROR_ILLEGAL_ADDRESS'\n")
+    assert ran(rt) == [1] and rt.stats()["errors"] == 1

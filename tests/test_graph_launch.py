@@ -1,0 +1,292 @@
+"""The graph launch path (issue 12, csrc/graph_launch.c) against the recording fake driver:
+launches on the library's streams go through one instantiated one-node graph per (function,
+driver stream), whose node is updated only when the launch differs from the one it holds (argument
+*values* compared and copied, not the caller's pointers); everything else, and every failure,
+takes the stream path (cuLaunchKernel) without a report."""
+
+import ctypes
+
+import pytest
+
+from conftest import blob_buffer, compile_shared, DRIVERS, ptx
+
+GRAPH_CALLS = ("cuGraphCreate", "cuGraphAddKernelNode", "cuGraphInstantiate", "cuGraphLaunch",
+               "cuGraphExecKernelNodeSetParams", "cuGraphExecDestroy", "cuLaunchKernel")
+
+
+@pytest.fixture
+def grt(make_runtime):
+    def make(sizes="8,4", **env):
+        e = {"MGPU_CACHED_GRAPH": "1", "FAKECUDA_PARAM_SIZES": sizes}
+        e.update({k: str(v) for k, v in env.items()})
+        return make_runtime(env=e)
+    return make
+
+
+def kernels(rt, *names):
+    m = rt.mgpuModuleLoad(blob_buffer(ptx(*names)), 0)
+    return [rt.mgpuModuleGetFunction(m, n.encode()) for n in names]
+
+
+class Args:
+    """Argument storage as generated code keeps it: one buffer per argument, an array of
+    pointers to them (reused from launch to launch)."""
+
+    def __init__(self, a=0, b=0):
+        self.a, self.b = ctypes.c_int64(a), ctypes.c_int32(b)
+        self.ptrs = (ctypes.c_void_p * 2)(ctypes.addressof(self.a), ctypes.addressof(self.b))
+
+
+def launch(rt, f, stream, args=None, grid=(1, 1, 1), block=(32, 1, 1), smem=0, extra=None):
+    rt.lib.mgpuLaunchKernel(f, *grid, *block, smem, stream, args.ptrs if args else None, extra, 2)
+
+
+def test_launches_on_library_streams_go_through_one_exec(grt, capfd):
+    rt = grt()
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    args = Args(7, 9)
+    for _ in range(5):
+        launch(rt, f, s, args)
+    c = rt.fake.counts(*GRAPH_CALLS)
+    assert c == {"cuGraphCreate": 1, "cuGraphAddKernelNode": 1, "cuGraphInstantiate": 1,
+                 "cuGraphLaunch": 5, "cuGraphExecKernelNodeSetParams": 0,
+                 "cuGraphExecDestroy": 0, "cuLaunchKernel": 0}
+    assert (rt.fake.fake_last_arg(0), rt.fake.fake_last_arg(1)) == (7, 9)
+    assert rt.fake.fake_last_stream() == rt.pin(s)  # the handle's driver stream
+    st = rt.stats()
+    assert (st["graph_launches"], st["graph_instantiates"], st["graph_update_skips"],
+            st["launches"]) == (5, 1, 4, 5)
+    assert capfd.readouterr().err == ""
+
+
+def test_node_updated_only_when_the_launch_changed(grt):
+    rt = grt()
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    args = Args(1, 2)
+    launch(rt, f, s, args)
+    launch(rt, f, s, args)
+    assert rt.fake.count("cuGraphExecKernelNodeSetParams") == 0
+    args.b.value = 3  # same storage, new value: must be seen
+    launch(rt, f, s, args)
+    assert rt.fake.count("cuGraphExecKernelNodeSetParams") == 1
+    assert rt.fake.fake_last_arg(1) == 3
+    launch(rt, f, s, Args(1, 3))  # other storage, same values: no update
+    assert rt.fake.count("cuGraphExecKernelNodeSetParams") == 1
+    launch(rt, f, s, Args(1, 3), grid=(2, 1, 1))
+    assert rt.fake.count("cuGraphExecKernelNodeSetParams") == 2
+    assert rt.fake.fake_last_launch(0) == 2
+    launch(rt, f, s, Args(1, 3), grid=(2, 1, 1), block=(64, 1, 1))
+    launch(rt, f, s, Args(1, 3), grid=(2, 1, 1), block=(64, 1, 1), smem=128)
+    assert rt.fake.count("cuGraphExecKernelNodeSetParams") == 4
+    assert [rt.fake.fake_last_launch(i) for i in range(7)] == [2, 1, 1, 64, 1, 1, 128]
+    assert rt.fake.count("cuGraphLaunch") == 7 and rt.fake.count("cuLaunchKernel") == 0
+
+
+def test_argument_values_are_copied_at_the_launch(grt):
+    rt = grt()
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    args = Args(10, 20)
+    launch(rt, f, s, args)
+    args.a.value = 11  # the program changes its storage after the launch returned
+    assert rt.fake.fake_last_arg(0) == 10  # what was launched is unchanged
+    launch(rt, f, s, args)
+    assert rt.fake.fake_last_arg(0) == 11
+    # the same values as the stream path would pass
+    rt0 = grt(MGPU_CACHED_GRAPH=0)
+    g, = kernels(rt0, "k")
+    s0 = rt0.mgpuStreamCreate()
+    launch(rt0, g, s0, args)
+    assert rt0.fake.count("cuGraphLaunch") == 0 and rt0.fake.count("cuLaunchKernel") == 1
+    assert (rt0.fake.fake_last_arg(0), rt0.fake.fake_last_arg(1)) == (11, 20)
+
+
+def test_unknown_argument_sizes_update_every_launch(grt):
+    rt = grt(sizes="unknown")
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    for i in range(4):
+        launch(rt, f, s, Args(i, i))
+    assert rt.fake.counts("cuGraphInstantiate", "cuGraphLaunch", "cuGraphExecKernelNodeSetParams",
+                          "cuLaunchKernel") == {"cuGraphInstantiate": 1, "cuGraphLaunch": 4,
+                                                "cuGraphExecKernelNodeSetParams": 3,
+                                                "cuLaunchKernel": 0}
+
+
+def test_one_exec_per_driver_stream(grt):
+    rt = grt()
+    f, = kernels(rt, "k")
+    s1, s2 = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
+    launch(rt, f, s1, Args(1, 1))
+    d1 = rt.fake.fake_last_stream()
+    launch(rt, f, s2, Args(2, 2))
+    d2 = rt.fake.fake_last_stream()
+    assert d1 != d2
+    launch(rt, f, s1, Args(3, 3))
+    assert rt.fake.fake_last_stream() == d1
+    assert rt.fake.count("cuGraphInstantiate") == 2 and rt.fake.count("cuGraphLaunch") == 3
+
+
+def test_execs_per_stream_are_bounded(grt):
+    rt = grt(MGPU_CACHED_GRAPH_EXECS=2)
+    f, g, h = kernels(rt, "a", "b", "c")
+    s = rt.mgpuStreamCreate()
+    for k in (f, g, f, h):  # h evicts g (least recently launched), not f
+        launch(rt, k, s, Args(1, 1))
+    assert rt.fake.count("cuGraphInstantiate") == 3
+    assert rt.fake.count("cuGraphExecDestroy") == 1 and rt.fake.fake_live_execs() == 2
+    launch(rt, f, s, Args(1, 1))
+    assert rt.fake.count("cuGraphInstantiate") == 3  # f kept
+    launch(rt, g, s, Args(1, 1))
+    assert rt.fake.count("cuGraphInstantiate") == 4 and rt.fake.fake_live_execs() == 2
+    assert rt.stats()["graph_evictions"] == 2
+    for _ in range(50):  # synchronous launch pattern: handles come and go, execs stay bounded
+        t = rt.mgpuStreamCreate()
+        launch(rt, h, t, Args(1, 1))
+        rt.mgpuStreamSynchronize(t)
+        rt.mgpuStreamDestroy(t)
+    assert rt.fake.fake_live_execs() <= 2 * 2
+
+
+def test_streams_not_ours_and_other_launch_kinds_take_the_stream_path(grt):
+    rt = grt()
+    f, = kernels(rt, "k")
+    launch(rt, f, None, Args(1, 1))  # NULL stream
+    s = rt.mgpuStreamCreate()
+    d = rt.pin(s)  # pinned: the program may enqueue on d behind our back
+    launch(rt, f, s, Args(1, 1))
+    launch(rt, f, d, Args(1, 1))  # a driver stream passed as a foreign handle
+    t = rt.mgpuStreamCreate()
+    extra = (ctypes.c_void_p * 1)(None)
+    launch(rt, f, t, None, extra=extra)  # extra-packed arguments
+    rt.lib.mgpuLaunchKernelCooperative(f, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0, t, Args(1, 1).ptrs, None)
+    rt.lib.mgpuLaunchClusterKernel(f, 1, 1, 1, 1, 1, 1, 32, 1, 1, 0, t, Args(1, 1).ptrs, None, 2)
+    assert rt.fake.counts("cuGraphCreate", "cuGraphLaunch", "cuLaunchKernel", "cuLaunchKernelEx") == {
+        "cuGraphCreate": 0, "cuGraphLaunch": 0, "cuLaunchKernel": 4, "cuLaunchKernelEx": 2}
+    launch(rt, f, t, Args(1, 1))  # and the same function on a stream of ours: the graph path
+    assert rt.fake.count("cuGraphLaunch") == 1
+
+
+@pytest.mark.parametrize("call,after,stream_launches", [
+    ("cuGraphCreate", 0, 3), ("cuGraphAddKernelNode", 0, 3), ("cuGraphInstantiate", 0, 3),
+    ("cuGraphExecKernelNodeSetParams", 0, 3), ("cuGraphLaunch", 0, 3), ("cuGraphLaunch", 1, 2)])
+def test_a_failure_falls_back_silently_and_disables_the_function(grt, capfd, call, after,
+                                                                 stream_launches):
+    rt = grt()
+    f, g = kernels(rt, "f", "g")
+    s = rt.mgpuStreamCreate()
+    pre = call == "cuGraphExecKernelNodeSetParams"
+    if pre:
+        launch(rt, f, s, Args(0, 0))  # an exec whose node the next launch must update
+    rt.fake.fake_fail(call.encode(), 999, after)
+    for i in range(3):
+        launch(rt, f, s, Args(i + 1, i))
+        assert rt.fake.fake_last_arg(0) == i + 1  # every launch ran, with its own values
+    d = rt.fake.fake_last_stream()
+    assert rt.fake.count("cuLaunchKernel") == stream_launches
+    n_graph = rt.fake.count("cuGraphLaunch")
+    launch(rt, f, s, Args(9, 9))
+    assert rt.fake.count("cuGraphLaunch") == n_graph  # f stays on the stream path
+    assert rt.fake.count("cuLaunchKernel") == stream_launches + 1
+    assert rt.stats()["graph_disabled_functions"] == 1
+    launch(rt, g, s, Args(5, 5))  # another function still takes the graph path
+    assert rt.fake.count("cuGraphLaunch") == n_graph + 1 and rt.fake.fake_last_arg(0) == 5
+    assert rt.fake.fake_last_stream() == d  # same driver stream either way
+    assert capfd.readouterr().err == ""  # nothing reported
+    st = rt.stats()
+    assert st["errors"] == 0 and st["launches"] == 5 + pre
+    assert rt.fake.fake_live_execs() == 1  # the failed exec was destroyed, g's kept
+
+
+def test_the_switch_and_stock_mode_make_no_graph_call(make_runtime):
+    for env, disable in (({"MGPU_CACHED_GRAPH": "0"}, False), ({"MGPU_CACHED_GRAPH": "1"}, True)):
+        rt = make_runtime(env=dict(env, FAKECUDA_PARAM_SIZES="8,4"), disable=disable)
+        f, = kernels(rt, "k")
+        s = rt.mgpuStreamCreate()
+        for _ in range(3):
+            launch(rt, f, s, Args(1, 2))
+        c = rt.fake.counts(*GRAPH_CALLS)
+        assert c["cuLaunchKernel"] == 3 and sum(c.values()) == 3, (env, disable, c)
+
+
+def test_default_is_on(make_runtime, monkeypatch):
+    monkeypatch.delenv("MGPU_CACHED_GRAPH", raising=False)
+    rt = make_runtime()
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    launch(rt, f, s)
+    assert rt.fake.count("cuGraphLaunch") == 1
+
+
+@pytest.fixture(scope="session")
+def no_graph_driver(tmp_path_factory):
+    out = tmp_path_factory.mktemp("drivers") / "libfakecuda_nograph.so"
+    return compile_shared(DRIVERS / "fakecuda.c", out, ["-DFAKECUDA_NO_GRAPH"])
+
+
+def test_a_driver_without_graph_entry_points_takes_the_stream_path(make_runtime, no_graph_driver,
+                                                                   tmp_path, capfd):
+    import shutil
+    from conftest import Fake
+    drv = tmp_path / "libfakecuda_nograph_copy.so"
+    shutil.copyfile(no_graph_driver, drv)
+    fake = Fake(drv)  # the instance the library will dlopen (same path)
+    rt = make_runtime(driver=str(drv), env={"MGPU_CACHED_GRAPH": "1"})
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    launch(rt, f, s)
+    launch(rt, f, s)
+    assert fake.count("cuLaunchKernel") == 2
+    assert rt.stats()["launches"] == 2 and rt.stats()["graph_launches"] == 0
+    assert capfd.readouterr().err == ""
+
+
+def test_a_launch_while_another_thread_is_in_a_graph_launch_takes_the_stream_path(grt):
+    """cuGraphLaunch serialises threads in the driver (H100: ~0.4M graph launches/s in all from 1
+    to 16 threads): a launch that finds another thread inside one goes through cuLaunchKernel."""
+    import threading
+    import time
+    rt = grt()
+    rt.fake.lib.fake_hold_graph_launches.argtypes = [ctypes.c_int]
+    rt.fake.lib.fake_in_graph_launch.restype = ctypes.c_long
+    f, = kernels(rt, "k")
+    s1, s2 = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
+    launch(rt, f, s1, Args(1, 0))
+    launch(rt, f, s2, Args(2, 0))  # both streams have their exec
+    assert rt.fake.count("cuGraphLaunch") == 2
+    rt.fake.lib.fake_hold_graph_launches(1)
+    t = threading.Thread(target=launch, args=(rt, f, s1, Args(3, 0)))
+    t.start()
+    deadline = time.time() + 10
+    while rt.fake.lib.fake_in_graph_launch() == 0 and time.time() < deadline:
+        time.sleep(0.001)
+    assert rt.fake.lib.fake_in_graph_launch() == 1  # the other thread is inside cuGraphLaunch
+    launch(rt, f, s2, Args(4, 0))  # this one must not wait behind it
+    assert rt.fake.count("cuLaunchKernel") == 1 and rt.fake.fake_last_arg(0) == 4
+    rt.fake.lib.fake_hold_graph_launches(0)
+    t.join()
+    assert rt.fake.count("cuGraphLaunch") == 3 and rt.fake.fake_last_arg(0) == 3
+    launch(rt, f, s2, Args(5, 0))  # uncontended again: the graph path, node updated to 5
+    assert rt.fake.count("cuGraphLaunch") == 4 and rt.fake.fake_last_arg(0) == 5
+    assert rt.stats()["graph_contended"] == 1
+
+
+def test_missing_arguments_are_left_to_the_driver(grt, capfd):
+    """A kernel that takes arguments launched without them (bad input): never read by the
+    library, passed to the driver as the stock wrapper does."""
+    rt = grt()
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    launch(rt, f, s, Args(1, 1))  # an exec exists
+    launch(rt, f, s, None)        # then no arguments at all
+    assert rt.fake.count("cuGraphLaunch") == 1 and rt.fake.count("cuLaunchKernel") == 1
+    launch(rt, f, s, Args(2, 2))  # the exec is still usable
+    assert rt.fake.count("cuGraphLaunch") == 2 and rt.fake.fake_last_arg(0) == 2
+    g, = kernels(rt, "g")
+    launch(rt, g, s, None)        # and the first launch of another kernel without them
+    assert rt.fake.count("cuLaunchKernel") == 2 and rt.fake.count("cuGraphInstantiate") == 1
+    launch(rt, g, s, Args(3, 3))  # which keeps the graph path for its proper launches
+    assert rt.fake.count("cuGraphInstantiate") == 2 and rt.fake.count("cuGraphLaunch") == 3
+    assert rt.stats()["graph_disabled_functions"] == 0
