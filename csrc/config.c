@@ -49,6 +49,13 @@ static void read_environment(void) {
   const char *a = getenv("MGPU_CACHED_ALLOCATOR");
   g_config.allocator = !(a && *a && !env_flag("MGPU_CACHED_ALLOCATOR"));
   g_config.allocator_cache_bytes = env_bytes("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", 2ULL << 30);
+  const char *az = getenv("MGPU_CACHED_ALLOCATOR_ZERO");
+  g_config.allocator_zero = !(az && *az && !env_flag("MGPU_CACHED_ALLOCATOR_ZERO"));
+  g_config.allocator_ordered = env_flag("MGPU_CACHED_ALLOCATOR_ORDERED");
+  const char *ow = getenv("MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS");
+  char *owend = NULL;
+  unsigned long owv = (ow && *ow) ? strtoul(ow, &owend, 10) : 5000;
+  g_config.allocator_oom_wait_ms = (ow && *ow && (!owend || *owend)) ? 5000 : owv;
   g_config.stream_query = env_flag("MGPU_CACHED_STREAM_QUERY");
   const char *mcache = getenv("MGPU_CACHED_MODULE_CACHE");
   char *mend = NULL;

@@ -14,6 +14,13 @@
  *                                cuMemAllocManaged, cuMemFree) while the rest stays cached
  *   MGPU_CACHED_ALLOCATOR_CACHE_BYTES=n  bytes the caching allocator keeps per device for reuse
  *                                (default 2 GiB; suffixes K, M, G; 0 keeps nothing)
+ *   MGPU_CACHED_ALLOCATOR_ZERO=0 reused blocks are not cleared (default: cleared, reading as zeros
+ *                                as fresh driver memory does)
+ *   MGPU_CACHED_ALLOCATOR_ORDERED=1  a device allocation on a stream may take a block freed on
+ *                                that stream before the device-wide wait (stream-ordered reuse;
+ *                                only for programs that follow MLIR's stream-ordered rules)
+ *   MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS=n  how long an allocation that ran out of memory waits for
+ *                                the cached blocks to be given back (default 5000)
  *   MGPU_CACHED_MODULE_CACHE=n   unreferenced modules kept loaded for their next load (default
  *                                256; least recently released unloaded first; 0 keeps none)
  *   MGPU_CACHED_STREAM_QUERY=1   a destroyed stream is always queried (cuStreamQuery) before reuse,
@@ -38,6 +45,9 @@ typedef struct mc_config_t {
   int hip_nonblocking;     /* MGPU_CACHED_HIP_NONBLOCKING_STREAMS */
   int allocator;           /* MGPU_CACHED_ALLOCATOR (default 1): the caching allocator is on */
   unsigned long long allocator_cache_bytes; /* MGPU_CACHED_ALLOCATOR_CACHE_BYTES */
+  int allocator_zero;      /* MGPU_CACHED_ALLOCATOR_ZERO (default 1): clear blocks before reuse */
+  int allocator_ordered;   /* MGPU_CACHED_ALLOCATOR_ORDERED (default 0): stream-ordered reuse */
+  unsigned long allocator_oom_wait_ms; /* MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS (default 5000) */
   int stream_query;        /* MGPU_CACHED_STREAM_QUERY: always cuStreamQuery before reusing */
   unsigned long long module_cache; /* MGPU_CACHED_MODULE_CACHE: unreferenced modules kept */
   unsigned long stream_cap; /* MGPU_CACHED_STREAM_CAP (default 64; 0 = no cap) */

@@ -1,4 +1,5 @@
-/* memory.c - memory operations in the cached mode (see memory.h). No state, no lock. */
+/* memory.c - memory operations in the cached mode (see memory.h): picks the device and the stream
+ * keys for the allocator. No state, no lock. */
 #include "memory.h"
 
 #include "allocator.h"
@@ -6,6 +7,7 @@
 #include "context.h"
 #include "driver.h"
 #include "memref.h"
+#include "pool.h"
 
 /* Run `expr` (a CUresult expression) in the default device's context. */
 #define IN_DEVICE_CONTEXT(callname, expr)                                                         \
@@ -30,10 +32,33 @@
     }                                                                                             \
   } while (0)
 
+/* Stream keys for the allocator. With MGPU_CACHED_ALLOCATOR_ORDERED=1 a device allocation on one
+ * of our live pooled streams (whose handle always names the same driver stream) may take a block
+ * freed on that stream stream-ordered; frees on any other stream get k_unordered as their key,
+ * which no allocation passes, so they are only reused after the reclaimer's device-wide wait. */
+static const char k_unordered;
+
+static const void *ordered_key(CUstream stream) {
+  if (!stream || !mc_config()->allocator_ordered) return NULL;
+  return mc_pool_live_kind(stream) == MC_OBJ_STREAM ? (const void *)stream : NULL;
+}
+
 mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **out) {
   *out = NULL;
   if (bytes == 0) return MC_OK;
-  if (mc_config()->allocator) return mc_alloc_get(bytes, stream, host_shared, out);
+  if (mc_config()->allocator) {
+    int device = mc_thread_device(), uncleared = 0;
+    mc_status st = mc_alloc_get(device, bytes, host_shared ? NULL : ordered_key(stream),
+                                host_shared, out, &uncleared);
+    if (MC_FAILED(st) || !uncleared || !mc_config()->allocator_zero) return st;
+    /* An ordered hit: clear it on its stream, after the old work and before the new. */
+    CUresult r = mc_cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)*out, 0, (size_t)((bytes + 3) / 4),
+                                        stream);
+    if (r == 0) return MC_OK;
+    mc_alloc_put(device, *out, &k_unordered); /* back to the reclaimer, no driver call */
+    *out = NULL;
+    return MC_FAIL("cuMemsetD32Async", r);
+  }
   /* the stock calls: synchronous, the stream is not used */
   CUdeviceptr p = 0;
   if (host_shared)
@@ -45,7 +70,10 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
 }
 
 mc_status mc_mem_free(void *ptr, CUstream stream) {
-  if (mc_config()->allocator) return mc_alloc_put(ptr, stream);
+  if (mc_config()->allocator) {
+    const void *key = ordered_key(stream);
+    return mc_alloc_put(mc_thread_device(), ptr, key ? key : stream ? &k_unordered : NULL);
+  }
   IN_DEVICE_CONTEXT("cuMemFree", mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));
   return MC_OK;
 }
