@@ -482,3 +482,35 @@ def test_threads_never_share_a_block(art):
     assert errors == []
     s = art.stats()
     assert s["alloc_hits"] + s["alloc_misses"] == 1200 and s["alloc_bytes_in_use"] == 0
+
+
+@pytest.fixture(scope="module")
+def fork_exit_program(tmp_path_factory, fake_driver_build):
+    if CC is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path_factory.mktemp("alloc") / "fork_exit"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", "-pthread", f"-I{ROOT / 'csrc'}",
+                    "-o", str(exe), *map(str, sorted((ROOT / "csrc").glob("*.c"))),
+                    str(DATA / "alloc" / "fork_exit.c"), "-ldl"], check=True)
+    return exe
+
+
+def run_fork_exit(exe, fake, mode):
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    return subprocess.run([str(exe), mode], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_fork_child_gets_a_fresh_allocator(fork_exit_program, fake_driver_build):
+    """mc_alloc_fork_prepare/parent/child around fork() while the parent's reclaimer is blocked in
+    cuCtxSynchronize: the child's hook makes no driver call, the child hands out none of the
+    parent's blocks and runs a reclaimer of its own; the parent is intact (tests/data/alloc)."""
+    p = run_fork_exit(fork_exit_program, fake_driver_build, "fork")
+    assert p.returncode == 0 and p.stdout.split() == ["child", "ok", "ok"], p.stdout + p.stderr
+
+
+def test_exit_while_the_reclaimer_is_blocked(fork_exit_program, fake_driver_build):
+    """main returns while the reclaimer sits in a cuCtxSynchronize that never returns: the detached
+    thread does not keep the process alive."""
+    p = run_fork_exit(fork_exit_program, fake_driver_build, "exit")
+    assert p.returncode == 0 and p.stdout.split() == ["ok"], p.stdout + p.stderr
