@@ -15,7 +15,9 @@
  * (cuMemsetD32Async on a non-blocking stream of its own + cuStreamSynchronize of that stream) and
  * makes them ready; when a release was asked it gives them and every ready block back instead
  * (cuMemFree) and then signals the waiting allocation. If the synchronisation or the clearing
- * fails, the blocks are never reused (forgotten, counted in alloc_lost). Program threads never wait
+ * fails, the blocks are never reused (forgotten, counted in alloc_lost). With
+ * MGPU_CACHED_ALLOCATOR_RECLAIM_US=n it first sleeps n µs after waking for frees (not for a
+ * release), so that the frees that follow share one device-wide wait. Program threads never wait
  * for it except an out-of-memory allocation, for at most MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS; so the
  * reclaimer sitting in cuCtxSynchronize behind a kernel that waits for the host is harmless. After
  * the library's destructor has run (exit) it makes no new driver call.
@@ -454,7 +456,13 @@ static void *reclaimer_main(void *arg) {
     while (!exiting() && !d->pend_head && d->release_req == d->release_done)
       pthread_cond_wait(&d->wake, &g_alloc.lock);
     if (exiting()) break;
+    int release = d->release_req != d->release_done;
     pthread_mutex_unlock(&g_alloc.lock);
+    unsigned long us = mc_config()->allocator_reclaim_us;
+    if (us && !release) { /* gather the frees that follow before the device-wide wait */
+      struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000L};
+      nanosleep(&t, NULL);
+    }
     reclaim_round(device, zs);
     pthread_mutex_lock(&g_alloc.lock);
   }

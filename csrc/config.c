@@ -56,6 +56,10 @@ static void read_environment(void) {
   char *owend = NULL;
   unsigned long owv = (ow && *ow) ? strtoul(ow, &owend, 10) : 5000;
   g_config.allocator_oom_wait_ms = (ow && *ow && (!owend || *owend)) ? 5000 : owv;
+  const char *ru = getenv("MGPU_CACHED_ALLOCATOR_RECLAIM_US");
+  char *ruend = NULL;
+  unsigned long ruv = (ru && *ru) ? strtoul(ru, &ruend, 10) : 0;
+  g_config.allocator_reclaim_us = (ru && *ru && (!ruend || *ruend)) ? 0 : ruv;
   g_config.stream_query = env_flag("MGPU_CACHED_STREAM_QUERY");
   const char *mcache = getenv("MGPU_CACHED_MODULE_CACHE");
   char *mend = NULL;

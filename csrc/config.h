@@ -21,6 +21,8 @@
  *                                only for programs that follow MLIR's stream-ordered rules)
  *   MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS=n  how long an allocation that ran out of memory waits for
  *                                the cached blocks to be given back (default 5000)
+ *   MGPU_CACHED_ALLOCATOR_RECLAIM_US=n  the allocator's reclaimer gathers frees for n µs before
+ *                                each device-wide wait (default 0)
  *   MGPU_CACHED_MODULE_CACHE=n   unreferenced modules kept loaded for their next load (default
  *                                256; least recently released unloaded first; 0 keeps none)
  *   MGPU_CACHED_STREAM_QUERY=1   a destroyed stream is always queried (cuStreamQuery) before reuse,
@@ -48,6 +50,7 @@ typedef struct mc_config_t {
   int allocator_zero;      /* MGPU_CACHED_ALLOCATOR_ZERO (default 1): clear blocks before reuse */
   int allocator_ordered;   /* MGPU_CACHED_ALLOCATOR_ORDERED (default 0): stream-ordered reuse */
   unsigned long allocator_oom_wait_ms; /* MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS (default 5000) */
+  unsigned long allocator_reclaim_us; /* MGPU_CACHED_ALLOCATOR_RECLAIM_US (default 0) */
   int stream_query;        /* MGPU_CACHED_STREAM_QUERY: always cuStreamQuery before reusing */
   unsigned long long module_cache; /* MGPU_CACHED_MODULE_CACHE: unreferenced modules kept */
   unsigned long stream_cap; /* MGPU_CACHED_STREAM_CAP (default 64; 0 = no cap) */
