@@ -19,8 +19,8 @@
  * MGPU_CACHED_ALLOCATOR_RECLAIM_US=n it first sleeps n µs after waking for frees (not for a
  * release), so that the frees that follow share one device-wide wait. Program threads never wait
  * for it except an out-of-memory allocation, for at most MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS; so the
- * reclaimer sitting in cuCtxSynchronize behind a kernel that waits for the host is harmless. After
- * the library's destructor has run (exit) it makes no new driver call.
+ * reclaimer sitting in cuCtxSynchronize behind a kernel that waits for the host is harmless. At
+ * exit it makes no new driver call (alloc_at_exit runs before the driver's own exit handler).
  *
  * Locking rule: g_alloc.lock guards the block table (every block the allocator made and has not
  * given back to the driver, found by address) and every field of every device (bins, lists, byte
@@ -85,14 +85,31 @@ static struct {
   mc_block **table;                        /* block table: chained hash by address */
   size_t nbuckets, count;
   dev_alloc *devs[MC_ALLOC_MAX_DEVICES];   /* allocated on first use, never freed */
-  int exiting;                             /* atomic: set by the destructor */
-} g_alloc = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, {NULL}, 0};
+  int exiting;                             /* atomic: set at exit (alloc_at_exit) */
+  int rounds;                              /* atomic: reclaimer rounds running now */
+} g_alloc = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, {NULL}, 0, 0};
 
-__attribute__((destructor)) static void alloc_at_exit(void) {
-  __atomic_store_n(&g_alloc.exiting, 1, __ATOMIC_RELEASE);
+#define MC_ALLOC_EXIT_WAIT_MS 100 /* at exit, how long to wait for a round to leave the driver */
+
+/* At exit (an atexit handler registered after cuInit, so it runs before the driver's own exit
+ * handler tears the driver down; also the library's destructor): no new driver call from the
+ * reclaimers, and a round in progress gets a short while to finish its driver calls. A round
+ * blocked in cuCtxSynchronize behind a kernel is not waited for beyond that: exit goes on. */
+static void alloc_at_exit(void) {
+  __atomic_store_n(&g_alloc.exiting, 1, __ATOMIC_SEQ_CST);
+  for (int i = 0; i < MC_ALLOC_EXIT_WAIT_MS && __atomic_load_n(&g_alloc.rounds, __ATOMIC_SEQ_CST);
+       ++i) {
+    struct timespec t = {0, 1000000L};
+    nanosleep(&t, NULL);
+  }
 }
 
-static int exiting(void) { return __atomic_load_n(&g_alloc.exiting, __ATOMIC_ACQUIRE); }
+__attribute__((destructor)) static void alloc_destructor(void) { alloc_at_exit(); }
+
+static pthread_once_t g_atexit_once = PTHREAD_ONCE_INIT;
+static void register_at_exit(void) { atexit(alloc_at_exit); }
+
+static int exiting(void) { return __atomic_load_n(&g_alloc.exiting, __ATOMIC_SEQ_CST); }
 
 int mc_alloc_class(uint64_t bytes, uint64_t *class_bytes) {
   if (bytes <= 512) {
@@ -371,7 +388,7 @@ static CUstream zero_stream(dev_alloc *d) {
 static int clear_blocks(mc_block *list, CUstream zs) {
   uint64_t bytes = 0;
   for (mc_block *b = list; b; b = b->lnext) {
-    if (mc_cu.cuMemsetD32Async(b->ptr, 0, (size_t)(b->bytes / 4), zs) != 0) return -1;
+    if (exiting() || mc_cu.cuMemsetD32Async(b->ptr, 0, (size_t)(b->bytes / 4), zs) != 0) return -1;
     bytes += b->bytes;
   }
   if (mc_cu.cuStreamSynchronize(zs) != 0) return -1;
@@ -395,12 +412,21 @@ static void lose_blocks(dev_alloc *d, mc_block *list) {
 /* One round for `device`, its context current on the calling thread: wait for the device, then
  * clear the pending blocks freed before the wait began and make them ready, or, when a release
  * was asked, give them back with every ready block. `zs`: the stream to clear on. */
+static void reclaim_round_(int device, CUstream zs);
+
 static void reclaim_round(int device, CUstream zs) {
+  __atomic_add_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST); /* before the exiting test: see
+                                                              alloc_at_exit */
+  if (!exiting()) reclaim_round_(device, zs);
+  __atomic_sub_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST);
+}
+
+/* At exit a round stops before its next driver call; its blocks stay where they are. */
+static void reclaim_round_(int device, CUstream zs) {
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = g_alloc.devs[device];
   uint64_t upto = d->free_seq;
   pthread_mutex_unlock(&g_alloc.lock);
-  if (exiting()) return;
   CUresult r = mc_cu.cuCtxSynchronize(); /* every stream of the device, foreign ones included */
   MC_STAT_INC(alloc_reclaims);
   uint64_t cap = mc_config()->allocator_cache_bytes;
@@ -419,7 +445,7 @@ static void reclaim_round(int device, CUstream zs) {
   pthread_mutex_unlock(&g_alloc.lock);
 
   if (release) {
-    release_list(victims);
+    if (!exiting()) release_list(victims);
     pthread_mutex_lock(&g_alloc.lock);
     d->release_done = req;
     pthread_cond_broadcast(&d->done);
@@ -427,7 +453,7 @@ static void reclaim_round(int device, CUstream zs) {
     return;
   }
   if (!batch) return;
-  int bad = mc_config()->allocator_zero && !exiting() && clear_blocks(batch, zs) != 0;
+  int bad = mc_config()->allocator_zero && clear_blocks(batch, zs) != 0;
   pthread_mutex_lock(&g_alloc.lock);
   if (bad) {
     lose_blocks(d, batch);
@@ -440,7 +466,7 @@ static void reclaim_round(int device, CUstream zs) {
   }
   detach_ready(d, cap, 0, &victims);
   pthread_mutex_unlock(&g_alloc.lock);
-  release_list(victims);
+  if (!exiting()) release_list(victims);
 }
 
 static void *reclaimer_main(void *arg) {
@@ -484,6 +510,7 @@ static int poke_reclaimer(dev_alloc *d) {
 /* Start the reclaimer thread (detached, every signal blocked). No lock held. 0 on success; on
  * failure the device is marked as having none again. */
 static int start_reclaimer(int device) {
+  pthread_once(&g_atexit_once, register_at_exit); /* after cuInit (mc_runtime_init) */
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
