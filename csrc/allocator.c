@@ -12,7 +12,8 @@
  * that device, detached, all signals blocked): while blocks are pending or a release is asked, it
  * reads the device's free sequence E, calls cuCtxSynchronize in the device's primary context
  * (current on that thread for its life), takes the pending blocks numbered <= E, clears them
- * (cuMemsetD32Async on a non-blocking stream of its own + cuStreamSynchronize of that stream) and
+ * (cuMemsetD32Async on the device's clearing stream, non-blocking, made when the thread is started
+ * and shared with NULL-stream frees, + cuStreamSynchronize of that stream: only memsets wait) and
  * makes them ready; when a release was asked it gives them and every ready block back instead
  * (cuMemFree) and then signals the waiting allocation. If the synchronisation or the clearing
  * fails, the blocks are never reused (forgotten, counted in alloc_lost). With
@@ -76,8 +77,8 @@ typedef struct dev_alloc {
   pthread_cond_t wake;                  /* the reclaimer waits here for work */
   pthread_cond_t done;                  /* broadcast when a release request is done (monotonic) */
   uint64_t release_req, release_done;   /* release requests made / served (out of memory) */
-  CUstream zero_stream;                 /* NULL-stream frees clear on it (made lazily, owned,
-                                           never destroyed) */
+  CUstream zero_stream;                 /* blocks are cleared on it, by NULL-stream frees and
+                                           the reclaimer (made lazily, owned, never destroyed) */
 } dev_alloc;
 
 static struct {
@@ -472,12 +473,12 @@ static void reclaim_round_(int device, CUstream zs) {
 static void *reclaimer_main(void *arg) {
   int device = (int)(intptr_t)arg;
   mc_ctx_scope scope; /* the device's context stays current on this thread for its life */
-  CUstream zs = NULL;
-  if (!MC_FAILED(mc_ctx_enter(device, &scope)) &&
-      mc_cu.cuStreamCreate(&zs, MC_CU_STREAM_NON_BLOCKING) != 0)
-    zs = NULL; /* clears on the legacy stream: only this thread waits for it */
+  mc_ctx_enter(device, &scope);
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = g_alloc.devs[device];
+  pthread_mutex_unlock(&g_alloc.lock);
+  CUstream zs = zero_stream(d); /* made by start_reclaimer; NULL: the legacy stream */
+  pthread_mutex_lock(&g_alloc.lock);
   for (;;) {
     while (!exiting() && !d->pend_head && d->release_req == d->release_done)
       pthread_cond_wait(&d->wake, &g_alloc.lock);
@@ -511,6 +512,16 @@ static int poke_reclaimer(dev_alloc *d) {
  * failure the device is marked as having none again. */
 static int start_reclaimer(int device) {
   pthread_once(&g_atexit_once, register_at_exit); /* after cuInit (mc_runtime_init) */
+  /* The clearing stream is made here, so the thread makes no driver call that the caller's
+   * could not see (the stream is the device's zero_stream, shared with NULL-stream frees). */
+  pthread_mutex_lock(&g_alloc.lock);
+  dev_alloc *d = g_alloc.devs[device];
+  pthread_mutex_unlock(&g_alloc.lock);
+  mc_ctx_scope scope;
+  if (!MC_FAILED(mc_ctx_enter(device, &scope))) {
+    zero_stream(d);
+    mc_ctx_leave(&scope);
+  }
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

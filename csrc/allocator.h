@@ -8,7 +8,8 @@
  *
  *   - freed with the NULL stream: the free waits for the device (cuCtxSynchronize, as the stock
  *     cuMemFree does), clears the block (unless MGPU_CACHED_ALLOCATOR_ZERO=0) and it is ready.
- *   - freed on a stream: the free makes no driver call. The block waits in the device's pending
+ *   - freed on a stream: the free makes no driver call (the first one of a device starts the
+ *     reclaimer and makes the device's clearing stream). The block waits in the device's pending
  *     list with a free sequence number; the device's reclaimer thread (allocator.c) reads the
  *     sequence, calls cuCtxSynchronize in the device's primary context (every stream of the
  *     device, also streams the library never saw, has then finished the work enqueued before those
