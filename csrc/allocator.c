@@ -749,6 +749,7 @@ void mc_alloc_fork_child(void) {
   g_alloc.nbuckets = g_alloc.count = 0;
   memset(g_alloc.devs, 0, sizeof g_alloc.devs);
   pthread_mutex_init(&g_alloc.lock, NULL); /* held by the forking thread: a fresh one */
+  __atomic_store_n(&g_alloc.rounds, 0, __ATOMIC_SEQ_CST); /* rounds of threads left behind */
   __atomic_store_n(&mc_stats_values[MC_STAT_alloc_bytes_in_use], 0, __ATOMIC_RELAXED);
   __atomic_store_n(&mc_stats_values[MC_STAT_alloc_bytes_cached], 0, __ATOMIC_RELAXED);
   __atomic_store_n(&mc_stats_values[MC_STAT_alloc_bytes_pending], 0, __ATOMIC_RELAXED);
