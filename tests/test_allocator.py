@@ -435,6 +435,34 @@ def test_blocks_belong_to_their_device(make_runtime):
     assert rt.mgpuMemAlloc(KIB, None, False) == p
 
 
+def test_each_device_has_its_own_reclaimer_and_wait(make_runtime):
+    """A block freed on device 1 waits for device 1 (cuCtxSynchronize in its context): the
+    reclaimer of device 0 never makes it ready, and device 1's pending kernel is finished once it
+    comes back."""
+    rt = setup_fake(make_runtime(devices=2))
+    k = busy_kernel(rt)
+    rt.mgpuSetDefaultDevice(1)
+    s1 = rt.mgpuStreamCreate()
+    assert rt.fake.fake_stream_device(s1) == 1
+    p = rt.mgpuMemAlloc(KIB, s1, False)
+    rt.mgpuSetDefaultDevice(0)
+    s0 = rt.mgpuStreamCreate()
+    q = rt.mgpuMemAlloc(KIB, s0, False)
+    with device_stuck(rt):
+        rt.mgpuSetDefaultDevice(1)
+        rt.launch(k, stream=s1)
+        rt.mgpuMemFree(p, s1)  # device 1's reclaimer blocks behind the kernel on device 1
+        rt.mgpuSetDefaultDevice(0)
+        rt.mgpuMemFree(q, s0)  # device 0 has nothing pending: its reclaimer finishes
+        until(lambda: rt.stats()["alloc_bytes_pending"] == KIB, "device 0's reclaimer")
+        assert rt.mgpuMemAlloc(KIB, None, False) == q
+        assert rt.fake.fake_blocked() == 1 and pending(rt, s1)
+    settle(rt)
+    assert not pending(rt, s1)
+    rt.mgpuSetDefaultDevice(1)
+    assert rt.mgpuMemAlloc(KIB, None, False) == p
+
+
 def test_release_gives_every_cached_block_back(art):
     ps = [art.mgpuMemAlloc(n, None, hs) for n in (100, 5000, 70000) for hs in (False, True)]
     for p in ps:

@@ -207,8 +207,9 @@ static int any_pending(void) {
 
 /* ---- the GPU stuck behind a kernel that waits for the host (branch alloc, trust issue) ----
  * fake_hold(1): until fake_hold(0), a call that has to wait for pending work blocks, as the real
- * one does while a kernel spins on a host flag: cuCtxSynchronize and cuMemFree (the real
- * cuMemFree waits for the device) while any stream has pending work, cuStreamSynchronize on a
+ * one does while a kernel spins on a host flag: cuCtxSynchronize while a stream of the current
+ * context has pending work, cuMemFree (the real one waits for the device) while any stream has
+ * pending work, cuStreamSynchronize on a
  * pending stream, cuEventSynchronize on an event recorded on a pending stream. fake_blocked()
  * says how many calls are blocked there now. Once released, the synchronize calls finish the
  * work they waited for (cuMemFree, as before, leaves it pending).
@@ -240,12 +241,19 @@ static void wait_for_work(int waits) {
   g_blocked--;
 }
 static int stream_pending(CUstream s) { return s && s->magic == 0x57 && s->pending; }
+static int context_pending(CUcontext c) { /* lock held */
+  for (int i = 0; i < g_nobjs; ++i) {
+    CUstream s = g_objs[i];
+    if (s->magic == 0x57 && !s->destroyed && s->ctx == c && s->pending) return 1;
+  }
+  return 0;
+}
 
 /* Finish the work of every stream of the current context. */
 EXPORT CUresult cuCtxSynchronize(void) {
   BEGIN(cuCtxSynchronize);
   if (!current()) RETURN(INVALID_CONTEXT);
-  wait_for_work(any_pending());
+  wait_for_work(context_pending(current()));
   for (int i = 0; i < g_nobjs; ++i) {
     CUstream s = g_objs[i];
     if (s->magic == 0x57 && s->ctx == current()) s->pending = 0;
