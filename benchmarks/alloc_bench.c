@@ -1,8 +1,13 @@
 /* alloc_bench.c - mgpuMemAlloc/mgpuMemFree cost, caching allocator vs stock calls, side by side.
  *
- * Usage: alloc_bench LIB_CACHED LIB_ALLOC0 LIB_STOCK FATBIN [rounds]
- *   Three copies of libmgpu_cached.so (each copy is its own instance), configured before first
- *   use as: default (caching allocator on), MGPU_CACHED_ALLOCATOR=0, MGPU_CACHED_DISABLE=1.
+ * Usage: alloc_bench LIB_CACHED LIB_ZERO0 LIB_ORDERED LIB_BATCH LIB_ALLOC0 LIB_STOCK FATBIN [rounds]
+ *   Six copies of libmgpu_cached.so (each copy is its own instance), configured before first
+ *   use as: default (caching allocator on: reused blocks cleared, reuse after the reclaimer's
+ *   device-wide wait), MGPU_CACHED_ALLOCATOR_ZERO=0, MGPU_CACHED_ALLOCATOR_ORDERED=1,
+ *   MGPU_CACHED_ALLOCATOR_RECLAIM_US=100, MGPU_CACHED_ALLOCATOR=0, MGPU_CACHED_DISABLE=1.
+ *   Every copy's cache is released before each pattern, so patterns do not inherit each other's
+ *   blocks. Below each line: the allocator's misses and device-wide waits per unit for the four
+ *   caching configurations.
  *   FATBIN: tests/data/alloc_kernels.fatbin (kernel axpy).
  * Modes are interleaved round by round; each line reports the median over rounds of the mean
  * time of one unit (µs), and ratios. Built and run by benchmarks/alloc_bench.py.
@@ -28,6 +33,9 @@ typedef struct lib {
                  void *, void **, void **, size_t);
   void (*memset32)(void *, unsigned, size_t, void *);
   uint64_t (*release)(void);
+  int (*stats_count)(void);
+  const char *(*stats_name)(int);
+  int (*stats_read)(uint64_t *, int);
   void *s1, *s2, *axpy;
 } lib;
 
@@ -40,10 +48,13 @@ static void *sym(void *h, const char *n) {
   return p;
 }
 
+static const char *const k_envs[] = {"MGPU_CACHED_ALLOCATOR", "MGPU_CACHED_DISABLE",
+                                     "MGPU_CACHED_ALLOCATOR_ZERO", "MGPU_CACHED_ALLOCATOR_ORDERED",
+                                     "MGPU_CACHED_ALLOCATOR_RECLAIM_US"};
+
 static void open_lib(lib *L, const char *path, const char *name, const char *env, const char *val,
                      void *blob, size_t blob_size) {
-  unsetenv("MGPU_CACHED_ALLOCATOR");
-  unsetenv("MGPU_CACHED_DISABLE");
+  for (size_t i = 0; i < sizeof k_envs / sizeof *k_envs; ++i) unsetenv(k_envs[i]);
   if (env) setenv(env, val, 1);
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
@@ -61,11 +72,14 @@ static void open_lib(lib *L, const char *path, const char *name, const char *env
   L->launch = sym(h, "mgpuLaunchKernel");
   L->memset32 = sym(h, "mgpuMemset32");
   L->release = sym(h, "mgpu_cached_allocator_release");
+  L->stats_count = sym(h, "mgpu_cached_stats_count");
+  L->stats_name = sym(h, "mgpu_cached_stats_name");
+  L->stats_read = sym(h, "mgpu_cached_stats_read");
   L->enabled(); /* reads the environment now */
   L->s1 = L->stream_create();
   L->s2 = L->stream_create();
   L->axpy = L->get_function(L->load(blob, blob_size), "axpy");
-  unsetenv(env ? env : "MGPU_CACHED_ALLOCATOR");
+  if (env) unsetenv(env);
 }
 
 static double now_us(void) {
@@ -80,9 +94,11 @@ static void axpy(lib *L, float a, void *x, void *y, int n, void *s) {
 }
 
 /* Patterns; each returns the time of `iters` units in µs. */
-enum { P_DEV_STREAM, P_SHARED_FREE_STREAM, P_SHARED_NULL, P_SHARED_TOUCH, P_STEP, P_STEP_ONCE };
+enum { P_DEV_STREAM, P_DEV_NULL, P_SHARED_FREE_STREAM, P_SHARED_NULL, P_SHARED_TOUCH, P_STEP,
+       P_STEP_ONCE };
 static const char *const k_pattern[] = {
-    "device: alloc(s) + free(s)", "host_shared: alloc + free(s)", "host_shared: alloc + free(NULL)",
+    "device: alloc(s) + free(s)", "device: alloc + free(NULL)", "host_shared: alloc + free(s)",
+    "host_shared: alloc + free(NULL)",
     "host_shared: alloc + kernel + sync + free(s)", "step: 3 host_shared allocs, 3 kernels, 2 streams",
     "step, buffers made once"};
 
@@ -115,6 +131,11 @@ static double run(lib *L, int pattern, uint64_t bytes, int iters) {
     case P_DEV_STREAM: {
       void *p = L->alloc(bytes, L->s1, 0);
       L->free(p, L->s1);
+      break;
+    }
+    case P_DEV_NULL: {
+      void *p = L->alloc(bytes, NULL, 0);
+      L->free(p, NULL);
       break;
     }
     case P_SHARED_FREE_STREAM: {
@@ -158,53 +179,91 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+enum { M_CACHED, M_ZERO0, M_ORDERED, M_BATCH, M_ALLOC0, M_STOCK, M_LIBS, M_ONCE = M_LIBS };
+
+/* A counter of a library copy by name (0 if unknown). */
+static uint64_t counter(lib *L, const char *name) {
+  uint64_t v[128];
+  int n = L->stats_read(v, 128);
+  for (int i = 0; i < n; ++i)
+    if (strcmp(L->stats_name(i), name) == 0) return v[i];
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 5) {
-    fprintf(stderr, "usage: %s LIB_CACHED LIB_ALLOC0 LIB_STOCK FATBIN [rounds]\n", argv[0]);
+  if (argc < 8) {
+    fprintf(stderr,
+            "usage: %s LIB_CACHED LIB_ZERO0 LIB_ORDERED LIB_BATCH LIB_ALLOC0 LIB_STOCK FATBIN [rounds]\n",
+            argv[0]);
     return 2;
   }
-  int rounds = argc > 5 ? atoi(argv[5]) : 7;
-  FILE *f = fopen(argv[4], "rb");
-  if (!f) return perror(argv[4]), 1;
+  int rounds = argc > 8 ? atoi(argv[8]) : 7;
+  if (rounds > 64) rounds = 64;
+  FILE *f = fopen(argv[7], "rb");
+  if (!f) return perror(argv[7]), 1;
   static char blob[1 << 20];
   size_t blob_size = fread(blob, 1, sizeof blob, f);
   fclose(f);
-  lib L[3];
-  open_lib(&L[0], argv[1], "cached", NULL, NULL, blob, blob_size);
-  open_lib(&L[1], argv[2], "ALLOCATOR=0", "MGPU_CACHED_ALLOCATOR", "0", blob, blob_size);
-  open_lib(&L[2], argv[3], "stock", "MGPU_CACHED_DISABLE", "1", blob, blob_size);
-  if (!L[0].enabled() || !L[1].enabled() || L[2].enabled()) {
-    fprintf(stderr, "configuration not as expected\n");
-    return 1;
-  }
+  lib L[M_LIBS];
+  open_lib(&L[M_CACHED], argv[1], "cached", NULL, NULL, blob, blob_size);
+  open_lib(&L[M_ZERO0], argv[2], "ZERO=0", "MGPU_CACHED_ALLOCATOR_ZERO", "0", blob, blob_size);
+  open_lib(&L[M_ORDERED], argv[3], "ORDERED=1", "MGPU_CACHED_ALLOCATOR_ORDERED", "1", blob,
+           blob_size);
+  open_lib(&L[M_BATCH], argv[4], "RECLAIM_US=100", "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "100", blob,
+           blob_size);
+  open_lib(&L[M_ALLOC0], argv[5], "ALLOCATOR=0", "MGPU_CACHED_ALLOCATOR", "0", blob, blob_size);
+  open_lib(&L[M_STOCK], argv[6], "stock", "MGPU_CACHED_DISABLE", "1", blob, blob_size);
+  for (int m = 0; m < M_LIBS; ++m)
+    if (L[m].enabled() != (m != M_STOCK)) {
+      fprintf(stderr, "configuration not as expected\n");
+      return 1;
+    }
   static const uint64_t sizes[] = {256, 4096, 65536, 1 << 20, 16 << 20, 64 << 20};
   printf("us per unit (median of %d rounds, modes interleaved); ratio = mode / cached\n", rounds);
-  printf("%-48s %10s %10s %12s %10s %10s %10s\n", "pattern", "bytes", "cached", "ALLOCATOR=0",
-         "stock", "A=0/cached", "stock/cached");
+  printf("%-46s %9s %8s %8s %9s %8s %11s %8s %8s %8s %8s\n", "pattern", "bytes", "cached", "ZERO=0",
+         "ORDERED=1", "RCL=100", "ALLOCATOR=0", "stock", "Z0/c", "A0/c", "stock/c");
   for (int pat = P_DEV_STREAM; pat <= P_STEP; ++pat) {
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
       uint64_t bytes = sizes[si];
       if (pat == P_STEP && bytes != (1 << 20)) continue;
       if (pat == P_SHARED_TOUCH && (bytes < 65536 || bytes > (16 << 20))) continue;
       int iters = bytes >= (16 << 20) ? 50 : pat >= P_SHARED_TOUCH ? 100 : 400;
-      double t[4][64];
-      int modes = pat == P_STEP ? 4 : 3;
-      for (int m = 0; m < modes; ++m) run(&L[m < 3 ? m : 0], m == 3 ? P_STEP_ONCE : pat, bytes, 5);
-      for (int r = 0; r < rounds && r < 64; ++r)
+      double t[M_LIBS + 1][64];
+      int modes = pat == P_STEP ? M_LIBS + 1 : M_LIBS;
+      for (int m = 0; m < M_LIBS; ++m) L[m].release();
+      for (int m = 0; m < modes; ++m)
+        run(&L[m == M_ONCE ? M_CACHED : m], m == M_ONCE ? P_STEP_ONCE : pat, bytes, 5);
+      uint64_t miss0[M_ALLOC0], wait0[M_ALLOC0];
+      for (int m = 0; m < M_ALLOC0; ++m) {
+        miss0[m] = counter(&L[m], "alloc_misses");
+        wait0[m] = counter(&L[m], "alloc_reclaims");
+      }
+      for (int r = 0; r < rounds; ++r)
         for (int m = 0; m < modes; ++m)
-          t[m][r] = run(&L[m < 3 ? m : 0], m == 3 ? P_STEP_ONCE : pat, bytes, iters) / iters;
-      double med[4];
-      for (int m = 0; m < modes; ++m) med[m] = median(t[m], rounds < 64 ? rounds : 64);
-      printf("%-48s %10llu %10.2f %12.2f %10.2f %10.2f %10.2f\n", k_pattern[pat],
-             (unsigned long long)bytes, med[0], med[1], med[2], med[1] / med[0], med[2] / med[0]);
+          t[m][r] = run(&L[m == M_ONCE ? M_CACHED : m], m == M_ONCE ? P_STEP_ONCE : pat, bytes,
+                        iters) / iters;
+      double med[M_LIBS + 1];
+      for (int m = 0; m < modes; ++m) med[m] = median(t[m], rounds);
+      printf("%-46s %9llu %8.2f %8.2f %9.2f %8.2f %11.2f %8.2f %8.2f %8.2f %8.2f\n", k_pattern[pat],
+             (unsigned long long)bytes, med[M_CACHED], med[M_ZERO0], med[M_ORDERED], med[M_BATCH],
+             med[M_ALLOC0], med[M_STOCK], med[M_ZERO0] / med[M_CACHED],
+             med[M_ALLOC0] / med[M_CACHED], med[M_STOCK] / med[M_CACHED]);
+      printf("%-46s %9s", "   misses / device-wide waits per unit", "");
+      for (int m = 0; m < M_ALLOC0; ++m)
+        printf(" %.2f/%.2f", (double)(counter(&L[m], "alloc_misses") - miss0[m]) / (rounds * iters),
+               (double)(counter(&L[m], "alloc_reclaims") - wait0[m]) / (rounds * iters));
+      printf("\n");
       if (pat == P_STEP)
-        printf("%-48s %10llu %10.2f   (cached / made once = %.3f; stock / made once = %.3f)\n",
-               k_pattern[P_STEP_ONCE], (unsigned long long)bytes, med[3], med[0] / med[3],
-               med[2] / med[3]);
+        printf("%-46s %9llu %8.2f   (made once: cached %.3fx, ZERO=0 %.3fx, ORDERED=1 %.3fx, "
+               "RECLAIM_US=100 %.3fx, stock %.3fx)\n",
+               k_pattern[P_STEP_ONCE], (unsigned long long)bytes, med[M_ONCE],
+               med[M_CACHED] / med[M_ONCE], med[M_ZERO0] / med[M_ONCE],
+               med[M_ORDERED] / med[M_ONCE], med[M_BATCH] / med[M_ONCE],
+               med[M_STOCK] / med[M_ONCE]);
       fflush(stdout);
     }
   }
-  uint64_t n = L[0].release();
+  uint64_t n = L[M_CACHED].release();
   printf("cached blocks released at the end: %llu\n", (unsigned long long)n);
   return 0;
 }

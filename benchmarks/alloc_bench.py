@@ -1,14 +1,17 @@
 """Side-by-side cost of mgpuMemAlloc/mgpuMemFree: the caching allocator (default), the stock calls
 with MGPU_CACHED_ALLOCATOR=0, and full stock behaviour (MGPU_CACHED_DISABLE=1), in one process.
 
-Builds benchmarks/alloc_bench.c, loads three copies of the installed libmgpu_cached.so (each copy
-is its own instance, configured before first use) and prints the table alloc_bench prints: µs per
-alloc+free pair for device and host_shared memory from 256 B to 64 MiB, host_shared with a kernel
-touching it, and a two-stream step with 3 host_shared buffers against the same step with buffers
-made once. With --mlir also the MLIR-compiled alloc_loop (LLVM 19 and 22 code, one host_shared
-alloc/kernel/host read/dealloc per step), µs per step in the three configurations. Needs a GPU (or MGPU_CACHED_CUDA_DRIVER pointing at a fake driver) and a C compiler.
+Builds benchmarks/alloc_bench.c, loads six copies of the installed libmgpu_cached.so (each copy
+is its own instance, configured before first use: default, MGPU_CACHED_ALLOCATOR_ZERO=0,
+MGPU_CACHED_ALLOCATOR_ORDERED=1, MGPU_CACHED_ALLOCATOR_RECLAIM_US=100, MGPU_CACHED_ALLOCATOR=0,
+MGPU_CACHED_DISABLE=1) and prints the
+table alloc_bench prints: µs per alloc+free pair for device and host_shared memory from 256 B to
+64 MiB, host_shared with a kernel touching it, and a two-stream step with 3 host_shared buffers
+against the same step with buffers made once. With --mlir also the MLIR-compiled alloc_loop (LLVM 19 and 22 code, one host_shared
+alloc/kernel/host read/dealloc per step), µs per step in four configurations. Needs a GPU (or MGPU_CACHED_CUDA_DRIVER pointing at a fake driver) and a C compiler.
 """
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -33,7 +36,7 @@ def main() -> None:
         subprocess.run(["cc", "-std=c11", "-O2", "-o", str(exe),
                         str(ROOT / "benchmarks" / "alloc_bench.c"), "-ldl"], check=True)
         libs = []
-        for name in ("cached", "alloc0", "stock"):
+        for name in ("cached", "zero0", "ordered", "batch", "alloc0", "stock"):
             p = t / f"libmgpu_cached_{name}.so"
             shutil.copyfile(mgpu_cached.library_path(), p)
             libs.append(str(p))
@@ -43,14 +46,18 @@ def main() -> None:
             mlir_loop(t, args.mlir, args.rounds)
 
 
-CONFIGS = {"cached": {}, "ALLOCATOR=0": {"MGPU_CACHED_ALLOCATOR": "0"},
-           "stock": {"MGPU_CACHED_DISABLE": "1"}}
+CONFIGS = {"cached": {}, "ZERO=0": {"MGPU_CACHED_ALLOCATOR_ZERO": "0"},
+           "RECLAIM_US=100": {"MGPU_CACHED_ALLOCATOR_RECLAIM_US": "100"},
+           "ALLOCATOR=0": {"MGPU_CACHED_ALLOCATOR": "0"}, "stock": {"MGPU_CACHED_DISABLE": "1"}}
+CLEARED = ("MGPU_CACHED_ALLOCATOR", "MGPU_CACHED_DISABLE", "MGPU_CACHED_ALLOCATOR_ZERO",
+           "MGPU_CACHED_ALLOCATOR_ORDERED", "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "MGPU_CACHED_STATS",
+           "MGPU_CACHED_STATS_FILE")
 
 
 def mlir_loop(tmp: Path, n: int, rounds: int) -> None:
     print(f"\nMLIR alloc_loop, us per step ({n} steps, median of {rounds} interleaved runs)")
-    print(f"{'program':<22} {'cached':>10} {'ALLOCATOR=0':>12} {'stock':>10} {'A=0/cached':>11} "
-          f"{'stock/cached':>13}")
+    print(f"{'program':<22}" + "".join(f" {c:>14}" for c in CONFIGS) +
+          f" {'A=0/cached':>11} {'stock/cached':>13}")
     for llvm in (19, 22):
         exe = tmp / f"alloc_loop_llvm{llvm}"
         subprocess.run(["cc", "-std=c11", "-O2", "-o", str(exe),
@@ -60,16 +67,23 @@ def mlir_loop(tmp: Path, n: int, rounds: int) -> None:
         times = {c: [] for c in CONFIGS}
         for _ in range(rounds):
             for name, extra in CONFIGS.items():
-                env = {k: v for k, v in os.environ.items()
-                       if k not in ("MGPU_CACHED_ALLOCATOR", "MGPU_CACHED_DISABLE")}
+                env = {k: v for k, v in os.environ.items() if k not in CLEARED}
                 env.update(extra)
                 out = subprocess.run([str(exe), str(n)], env=env, check=True,
                                      capture_output=True, text=True).stdout
                 times[name].append(float(out.split()[0]))
         med = {c: statistics.median(v) for c, v in times.items()}
-        print(f"alloc_loop_llvm{llvm:<9} {med['cached']:>10.2f} {med['ALLOCATOR=0']:>12.2f} "
-              f"{med['stock']:>10.2f} {med['ALLOCATOR=0'] / med['cached']:>11.2f} "
+        print(f"alloc_loop_llvm{llvm:<7}" + "".join(f" {med[c]:>14.2f}" for c in CONFIGS) +
+              f" {med['ALLOCATOR=0'] / med['cached']:>11.2f} "
               f"{med['stock'] / med['cached']:>13.2f}")
+        for name in ("cached", "ZERO=0", "RECLAIM_US=100"):  # one more run: the counters
+            stats = tmp / f"stats_{llvm}_{len(name)}.json"
+            env = {k: v for k, v in os.environ.items() if k not in CLEARED}
+            env.update(CONFIGS[name], MGPU_CACHED_STATS_FILE=str(stats))
+            subprocess.run([str(exe), str(n)], env=env, check=True, capture_output=True)
+            st = json.loads(stats.read_text())["stats"]
+            print(f"    {name}: " + ", ".join(f"{k} {st[k]}" for k in (
+                "alloc_hits", "alloc_misses", "alloc_reclaims", "alloc_bytes_zeroed")))
 
 
 if __name__ == "__main__":

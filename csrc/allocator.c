@@ -1,50 +1,84 @@
-/* allocator.c - the caching allocator behind mgpuMemAlloc / mgpuMemFree (see allocator.h).
+/* allocator.c - the caching allocator behind mgpuMemAlloc / mgpuMemFree (see allocator.h), with
+ * its per-device reclaimer thread.
+ *
+ * Block life: LIVE (handed out) -> freed with the NULL stream: the caller waits for the device,
+ * clears it -> CACHED (ready, in a bin and the LRU list); freed on a stream: PENDING (in the
+ * device's pending list, oldest first, and a pending bin) -> the reclaimer takes the ones freed
+ * before its device-wide synchronisation: CLEARING (on its own list) -> CACHED. FREEING: on its way
+ * back to the driver (no longer in the block table). An ordered allocation (opt-in) may take a
+ * PENDING block back to LIVE.
+ *
+ * Reclaimer (one thread per device, started on the first stream free or out-of-memory release of
+ * that device, detached, all signals blocked): while blocks are pending or a release is asked, it
+ * reads the device's free sequence E, calls cuCtxSynchronize in the device's primary context
+ * (current on that thread for its life), takes the pending blocks numbered <= E, clears them
+ * (cuMemsetD32Async on the device's clearing stream, non-blocking, made when the thread is started
+ * and shared with NULL-stream frees, + cuStreamSynchronize of that stream: only memsets wait) and
+ * makes them ready; when a release was asked it gives them and every ready block back instead
+ * (cuMemFree) and then signals the waiting allocation. If the synchronisation or the clearing
+ * fails, the blocks are never reused (forgotten, counted in alloc_lost). With
+ * MGPU_CACHED_ALLOCATOR_RECLAIM_US=n it first sleeps n µs after waking for frees (not for a
+ * release), so that the frees that follow share one device-wide wait. Program threads never wait
+ * for it except an out-of-memory allocation, for at most MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS; so the
+ * reclaimer sitting in cuCtxSynchronize behind a kernel that waits for the host is harmless. At
+ * exit it makes no new driver call (alloc_at_exit runs before the driver's own exit handler).
  *
  * Locking rule: g_alloc.lock guards the block table (every block the allocator made and has not
- * given back to the driver, found by address), every device's bins, LRU list, cached byte count
- * and idle events. Under the lock the only driver call is cuEventQuery (it never blocks).
- * Driver calls that allocate, free, synchronise, create or record run outside it; a block being
- * freed is marked B_FREEING meanwhile so no other thread can touch it. mc_pool_live_kind (which
- * takes the pool's lock) is never called with g_alloc.lock held.
+ * given back to the driver, found by address) and every field of every device (bins, lists, byte
+ * counts, sequence numbers, release requests, the reclaimer flag); each device's condition
+ * variables are used with it. No driver call is made with it held. mc_pool_live_kind is never
+ * called here (memory.c decides which streams may be followed in order).
  */
 #include "allocator.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "context.h"
+#include "cuda_api.h"
 #include "driver.h"
-#include "pool.h"
 #include "stats.h"
 
 #define MC_ALLOC_MAX_DEVICES 64
-#define MC_ALLOC_QUERIES 8 /* pending events polled per allocation, at most */
+#define MC_ALLOC_ORDERED_SCAN 16 /* pending blocks of a class looked at by an ordered allocation */
 
-typedef enum { B_LIVE = 1, B_FREEING = 2, B_CACHED = 3 } block_state;
+typedef enum { B_LIVE = 1, B_FREEING, B_PENDING, B_CLEARING, B_CACHED } block_state;
 
 typedef struct mc_block {
   CUdeviceptr ptr;        /* the driver allocation; immutable */
   uint64_t bytes;         /* its size (the class size, or the exact size when cls < 0); immutable */
   int16_t device;         /* device ordinal; immutable */
   int8_t managed;         /* 1: cuMemAllocManaged; immutable */
-  int8_t ordered;         /* cached: freed on a live pooled stream (stream-ordered reuse allowed) */
   int16_t cls;            /* size class, -1: never cached; immutable */
   uint8_t state;          /* block_state; under the lock */
-  CUstream stream;        /* cached: the stream of the free (compared, never used); under the lock */
-  CUevent event;          /* cached: recorded at the free, NULL once known complete; owned */
+  const void *key;        /* PENDING: the free's stream key (compared, never used); under the lock */
+  uint64_t seq;           /* PENDING/CLEARING: the device's free sequence number at the free */
   struct mc_block *hnext; /* block table chain; under the lock */
-  struct mc_block *bprev, *bnext; /* bin list (cached only); under the lock */
-  struct mc_block *lprev, *lnext; /* device LRU list, oldest first (cached only); under the lock */
+  struct mc_block *bprev, *bnext; /* CACHED: its bin; PENDING: its pending bin; under the lock */
+  struct mc_block *lprev, *lnext; /* CACHED: the LRU list (oldest first); PENDING: the pending
+                                     list (oldest first); CLEARING/FREEING: a private batch list
+                                     (lnext only, owned by the thread that detached it) */
 } mc_block;
 
 typedef struct dev_alloc {
-  mc_block *bins[2][MC_ALLOC_CLASSES]; /* [managed][class]: cached blocks, last freed first */
-  mc_block *lru_head, *lru_tail;       /* cached blocks of both kinds, least recently freed first */
-  uint64_t cached_bytes;               /* sum of the cached blocks' sizes */
-  CUevent *events;                     /* idle events of this device (owned array) */
-  size_t nevents, cap_events;
+  mc_block *bins[2][MC_ALLOC_CLASSES];  /* [managed][class]: ready blocks, last freed first */
+  mc_block *lru_head, *lru_tail;        /* ready blocks of both kinds, least recently freed first */
+  uint64_t cached_bytes;                /* sum of the ready blocks' sizes */
+  mc_block *pbins[2][MC_ALLOC_CLASSES]; /* [managed][class]: pending blocks, last freed first */
+  mc_block *pend_head, *pend_tail;      /* pending blocks, lowest sequence number first */
+  uint64_t unready_bytes;               /* PENDING + CLEARING bytes */
+  uint64_t free_seq;                    /* sequence number of the last stream free */
+  int reclaimer;                        /* 1 once its thread was started */
+  pthread_cond_t wake;                  /* the reclaimer waits here for work */
+  pthread_cond_t done;                  /* broadcast when a release request is done (monotonic) */
+  uint64_t release_req, release_done;   /* release requests made / served (out of memory) */
+  CUstream zero_stream;                 /* blocks are cleared on it, by NULL-stream frees and
+                                           the reclaimer (made lazily, owned, never destroyed) */
 } dev_alloc;
 
 static struct {
@@ -52,7 +86,31 @@ static struct {
   mc_block **table;                        /* block table: chained hash by address */
   size_t nbuckets, count;
   dev_alloc *devs[MC_ALLOC_MAX_DEVICES];   /* allocated on first use, never freed */
-} g_alloc = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, {NULL}};
+  int exiting;                             /* atomic: set at exit (alloc_at_exit) */
+  int rounds;                              /* atomic: reclaimer rounds running now */
+} g_alloc = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, {NULL}, 0, 0};
+
+#define MC_ALLOC_EXIT_WAIT_MS 100 /* at exit, how long to wait for a round to leave the driver */
+
+/* At exit (an atexit handler registered after cuInit, so it runs before the driver's own exit
+ * handler tears the driver down; also the library's destructor): no new driver call from the
+ * reclaimers, and a round in progress gets a short while to finish its driver calls. A round
+ * blocked in cuCtxSynchronize behind a kernel is not waited for beyond that: exit goes on. */
+static void alloc_at_exit(void) {
+  __atomic_store_n(&g_alloc.exiting, 1, __ATOMIC_SEQ_CST);
+  for (int i = 0; i < MC_ALLOC_EXIT_WAIT_MS && __atomic_load_n(&g_alloc.rounds, __ATOMIC_SEQ_CST);
+       ++i) {
+    struct timespec t = {0, 1000000L};
+    nanosleep(&t, NULL);
+  }
+}
+
+__attribute__((destructor)) static void alloc_destructor(void) { alloc_at_exit(); }
+
+static pthread_once_t g_atexit_once = PTHREAD_ONCE_INIT;
+static void register_at_exit(void) { atexit(alloc_at_exit); }
+
+static int exiting(void) { return __atomic_load_n(&g_alloc.exiting, __ATOMIC_SEQ_CST); }
 
 int mc_alloc_class(uint64_t bytes, uint64_t *class_bytes) {
   if (bytes <= 512) {
@@ -121,85 +179,139 @@ static void table_remove(mc_block *b) {
 
 static dev_alloc *dev_of(int device) {
   if (device < 0 || device >= MC_ALLOC_MAX_DEVICES) return NULL;
-  if (!g_alloc.devs[device]) g_alloc.devs[device] = calloc(1, sizeof(dev_alloc));
+  if (!g_alloc.devs[device]) {
+    dev_alloc *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&d->done, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&d->wake, NULL);
+    g_alloc.devs[device] = d;
+  }
   return g_alloc.devs[device];
 }
 
-static void event_push(dev_alloc *d, CUevent e) {
-  if (!e) return;
-  if (d->nevents == d->cap_events) {
-    size_t n = d->cap_events ? d->cap_events * 2 : 16;
-    CUevent *a = realloc(d->events, n * sizeof *a);
-    if (!a) return; /* the event is dropped (never destroyed): harmless */
-    d->events = a;
-    d->cap_events = n;
-  }
-  d->events[d->nevents++] = e;
-}
-
-static CUevent event_pop(dev_alloc *d) { return d->nevents ? d->events[--d->nevents] : NULL; }
-
-/* Put a block being freed into its bin and at the LRU tail. */
-static void cache_insert(dev_alloc *d, mc_block *b) {
-  mc_block **head = &d->bins[b->managed][b->cls];
+/* Link a block into a bin (last freed first). */
+static void bin_push(mc_block **head, mc_block *b) {
   b->bprev = NULL;
   b->bnext = *head;
   if (*head) (*head)->bprev = b;
   *head = b;
+}
+
+static void bin_unlink(mc_block **head, mc_block *b) {
+  if (b->bprev) b->bprev->bnext = b->bnext;
+  else *head = b->bnext;
+  if (b->bnext) b->bnext->bprev = b->bprev;
+  b->bprev = b->bnext = NULL;
+}
+
+/* Append to a doubly linked list through lprev/lnext. */
+static void list_append(mc_block **head, mc_block **tail, mc_block *b) {
   b->lnext = NULL;
-  b->lprev = d->lru_tail;
-  if (d->lru_tail) d->lru_tail->lnext = b;
-  else d->lru_head = b;
-  d->lru_tail = b;
+  b->lprev = *tail;
+  if (*tail) (*tail)->lnext = b;
+  else *head = b;
+  *tail = b;
+}
+
+static void list_unlink(mc_block **head, mc_block **tail, mc_block *b) {
+  if (b->lprev) b->lprev->lnext = b->lnext;
+  else *head = b->lnext;
+  if (b->lnext) b->lnext->lprev = b->lprev;
+  else *tail = b->lprev;
+  b->lprev = b->lnext = NULL;
+}
+
+/* A cleared block becomes ready: its bin and the LRU tail. */
+static void ready_insert(dev_alloc *d, mc_block *b) {
+  bin_push(&d->bins[b->managed][b->cls], b);
+  list_append(&d->lru_head, &d->lru_tail, b);
   d->cached_bytes += b->bytes;
   b->state = B_CACHED;
   mc_stat_add(MC_STAT_alloc_bytes_cached, (int64_t)b->bytes);
 }
 
-/* Take a block out of its bin and the LRU list (it stays in the block table). */
-static void cache_unlink(dev_alloc *d, mc_block *b) {
-  if (b->bprev) b->bprev->bnext = b->bnext;
-  else d->bins[b->managed][b->cls] = b->bnext;
-  if (b->bnext) b->bnext->bprev = b->bprev;
-  if (b->lprev) b->lprev->lnext = b->lnext;
-  else d->lru_head = b->lnext;
-  if (b->lnext) b->lnext->lprev = b->lprev;
-  else d->lru_tail = b->lprev;
-  b->bprev = b->bnext = b->lprev = b->lnext = NULL;
+static void ready_unlink(dev_alloc *d, mc_block *b) {
+  bin_unlink(&d->bins[b->managed][b->cls], b);
+  list_unlink(&d->lru_head, &d->lru_tail, b);
   d->cached_bytes -= b->bytes;
   mc_stat_add(MC_STAT_alloc_bytes_cached, -(int64_t)b->bytes);
 }
 
-/* Detach cached blocks (oldest first) into a list linked through lnext, to be released outside
- * the lock: all of them, or while the device holds more than `keep` bytes. */
-static mc_block *detach_lru(dev_alloc *d, uint64_t keep, int all) {
-  mc_block *list = NULL, **tail = &list;
-  while (d->lru_head && (all || d->cached_bytes > keep)) {
-    mc_block *b = d->lru_head;
-    cache_unlink(d, b);
-    table_remove(b);
-    b->state = B_FREEING;
-    *tail = b;
-    tail = &b->lnext;
-  }
-  return list;
+/* A block freed on a stream waits for the reclaimer. */
+static void pending_insert(dev_alloc *d, mc_block *b, const void *key) {
+  b->key = key;
+  b->seq = ++d->free_seq;
+  bin_push(&d->pbins[b->managed][b->cls], b);
+  list_append(&d->pend_head, &d->pend_tail, b);
+  d->unready_bytes += b->bytes;
+  b->state = B_PENDING;
+  mc_stat_add(MC_STAT_alloc_bytes_pending, (int64_t)b->bytes);
 }
 
-/* A cached block of class `cls` that may be handed out now, or NULL. `stream`: the allocation's
- * stream when stream-ordered reuse is allowed for it, else NULL. */
-static mc_block *take_locked(dev_alloc *d, int managed, int cls, CUstream stream, int *ordered) {
-  int queries = MC_ALLOC_QUERIES;
-  for (mc_block *b = d->bins[managed][cls]; b; b = b->bnext) {
-    if (b->event && stream && b->ordered && b->stream == stream) {
-      *ordered = 1;
-    } else if (b->event) {
-      if (queries-- <= 0 || mc_cu.cuEventQuery(b->event) != MC_CUDA_SUCCESS) continue;
+static void pending_unlink(dev_alloc *d, mc_block *b) {
+  bin_unlink(&d->pbins[b->managed][b->cls], b);
+  list_unlink(&d->pend_head, &d->pend_tail, b);
+  b->key = NULL;
+}
+
+/* A PENDING or CLEARING block leaves those states. */
+static void unready_done(dev_alloc *d, mc_block *b) {
+  d->unready_bytes -= b->bytes;
+  mc_stat_add(MC_STAT_alloc_bytes_pending, -(int64_t)b->bytes);
+}
+
+/* Detach ready blocks (oldest first) for release, onto *list through lnext: all of them, or while
+ * the device keeps more than `keep` bytes. They leave the block table. */
+static void detach_ready(dev_alloc *d, uint64_t keep, int all, mc_block **list) {
+  while (d->lru_head && (all || d->cached_bytes > keep)) {
+    mc_block *b = d->lru_head;
+    ready_unlink(d, b);
+    table_remove(b);
+    b->state = B_FREEING;
+    b->lnext = *list;
+    *list = b;
+  }
+}
+
+/* Detach the pending blocks freed with sequence number <= `upto` (a prefix of the pending list),
+ * as CLEARING, or (release) as FREEING out of the block table; onto *list through lnext. */
+static void detach_pending(dev_alloc *d, uint64_t upto, int release, mc_block **list) {
+  while (d->pend_head && d->pend_head->seq <= upto) {
+    mc_block *b = d->pend_head;
+    pending_unlink(d, b);
+    if (release) {
+      unready_done(d, b);
+      table_remove(b);
+      b->state = B_FREEING;
+    } else {
+      b->state = B_CLEARING;
     }
-    event_push(d, b->event);
-    b->event = NULL;
-    b->stream = NULL;
-    cache_unlink(d, b);
+    b->lnext = *list;
+    *list = b;
+  }
+}
+
+/* A block of class `cls` that may be handed out now, or NULL: a ready one, else (key != NULL,
+ * ordered reuse) a pending device block freed with the same key (*ordered = 1). */
+static mc_block *take_locked(dev_alloc *d, int managed, int cls, const void *key, int *ordered) {
+  mc_block *b = d->bins[managed][cls];
+  if (b) {
+    ready_unlink(d, b);
     b->state = B_LIVE;
+    return b;
+  }
+  if (!key || managed) return NULL;
+  int n = MC_ALLOC_ORDERED_SCAN;
+  for (b = d->pbins[0][cls]; b && n-- > 0; b = b->bnext) {
+    if (b->key != key) continue;
+    pending_unlink(d, b);
+    unready_done(d, b);
+    b->state = B_LIVE;
+    *ordered = 1;
     return b;
   }
   return NULL;
@@ -228,41 +340,265 @@ static mc_status driver_free(int device, CUdeviceptr p) {
   return r ? MC_FAIL("cuMemFree", r) : MC_OK;
 }
 
-/* Give detached blocks back to the driver, once the work that may use them has finished. */
+/* Give detached (FREEING) blocks back to the driver. Every one of them is cleared or covered by
+ * a device-wide synchronisation, so no work that was enqueued before its free still uses it. */
 static mc_status release_list(mc_block *list) {
   mc_status first = MC_OK;
-  for (mc_block *b = list; b; b = b->lnext)
-    if (b->event) mc_cu.cuEventSynchronize(b->event); /* a failure shows again in cuMemFree */
   for (mc_block *b = list, *next; b; b = next) {
     next = b->lnext;
     mc_status st = driver_free(b->device, b->ptr);
     if (MC_FAILED(st) && !MC_FAILED(first)) first = st;
     MC_STAT_INC(alloc_releases);
-    pthread_mutex_lock(&g_alloc.lock);
-    event_push(dev_of(b->device), b->event);
-    pthread_mutex_unlock(&g_alloc.lock);
     free(b);
   }
   return first;
 }
 
-static mc_status release_device(int device) {
+/* Free a block that will not be cached (FREEING, still in the table): the stock cuMemFree. */
+static mc_status drop_block(mc_block *b) {
+  pthread_mutex_lock(&g_alloc.lock);
+  table_remove(b);
+  pthread_mutex_unlock(&g_alloc.lock);
+  mc_status st = driver_free(b->device, b->ptr);
+  free(b);
+  return st;
+}
+
+/* The stream NULL-stream frees of `device` clear on, made on first use (its context current);
+ * NULL (the legacy stream) if it cannot be made. */
+static CUstream zero_stream(dev_alloc *d) {
+  pthread_mutex_lock(&g_alloc.lock);
+  CUstream s = d->zero_stream;
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (s) return s;
+  if (mc_cu.cuStreamCreate(&s, MC_CU_STREAM_NON_BLOCKING) != 0) return NULL;
+  CUstream extra = NULL;
+  pthread_mutex_lock(&g_alloc.lock);
+  if (d->zero_stream) {
+    extra = s;
+    s = d->zero_stream;
+  } else {
+    d->zero_stream = s;
+  }
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (extra) mc_cu.cuStreamDestroy(extra);
+  return s;
+}
+
+/* Clear blocks (a list through lnext) on `zs`, the device's context current: 0 on success. */
+static int clear_blocks(mc_block *list, CUstream zs) {
+  uint64_t bytes = 0;
+  for (mc_block *b = list; b; b = b->lnext) {
+    if (exiting() || mc_cu.cuMemsetD32Async(b->ptr, 0, (size_t)(b->bytes / 4), zs) != 0) return -1;
+    bytes += b->bytes;
+  }
+  if (mc_cu.cuStreamSynchronize(zs) != 0) return -1;
+  mc_stat_add(MC_STAT_alloc_bytes_zeroed, (int64_t)bytes);
+  return 0;
+}
+
+/* Forget blocks whose safety could not be established (never reused, never freed). Lock held. */
+static void lose_blocks(dev_alloc *d, mc_block *list) {
+  for (mc_block *b = list, *next; b; b = next) {
+    next = b->lnext;
+    unready_done(d, b);
+    table_remove(b);
+    MC_STAT_INC(alloc_lost);
+    free(b);
+  }
+}
+
+/* ---- the reclaimer ---- */
+
+/* One round for `device`, its context current on the calling thread: wait for the device, then
+ * clear the pending blocks freed before the wait began and make them ready, or, when a release
+ * was asked, give them back with every ready block. `zs`: the stream to clear on. */
+static void reclaim_round_(int device, CUstream zs);
+
+static void reclaim_round(int device, CUstream zs) {
+  __atomic_add_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST); /* before the exiting test: see
+                                                              alloc_at_exit */
+  if (!exiting()) reclaim_round_(device, zs);
+  __atomic_sub_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST);
+}
+
+/* At exit a round stops before its next driver call; its blocks stay where they are. */
+static void reclaim_round_(int device, CUstream zs) {
+  pthread_mutex_lock(&g_alloc.lock);
+  dev_alloc *d = g_alloc.devs[device];
+  uint64_t upto = d->free_seq;
+  pthread_mutex_unlock(&g_alloc.lock);
+  CUresult r = mc_cu.cuCtxSynchronize(); /* every stream of the device, foreign ones included */
+  MC_STAT_INC(alloc_reclaims);
+  uint64_t cap = mc_config()->allocator_cache_bytes;
+  mc_block *batch = NULL, *victims = NULL;
+  pthread_mutex_lock(&g_alloc.lock);
+  uint64_t req = d->release_req;
+  int release = req != d->release_done;
+  if (r != 0) {
+    detach_pending(d, upto, 0, &batch);
+    lose_blocks(d, batch); /* not proven finished: never reused */
+    batch = NULL;
+  } else {
+    detach_pending(d, upto, release, release ? &victims : &batch);
+  }
+  if (release) detach_ready(d, 0, 1, &victims);
+  pthread_mutex_unlock(&g_alloc.lock);
+
+  if (release) {
+    if (!exiting()) release_list(victims);
+    pthread_mutex_lock(&g_alloc.lock);
+    d->release_done = req;
+    pthread_cond_broadcast(&d->done);
+    pthread_mutex_unlock(&g_alloc.lock);
+    return;
+  }
+  if (!batch) return;
+  int bad = mc_config()->allocator_zero && clear_blocks(batch, zs) != 0;
+  pthread_mutex_lock(&g_alloc.lock);
+  if (bad) {
+    lose_blocks(d, batch);
+  } else {
+    for (mc_block *b = batch, *next; b; b = next) {
+      next = b->lnext;
+      unready_done(d, b);
+      ready_insert(d, b);
+    }
+  }
+  detach_ready(d, cap, 0, &victims);
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (!exiting()) release_list(victims);
+}
+
+static void *reclaimer_main(void *arg) {
+  int device = (int)(intptr_t)arg;
+  mc_ctx_scope scope; /* the device's context stays current on this thread for its life */
+  mc_ctx_enter(device, &scope);
+  pthread_mutex_lock(&g_alloc.lock);
+  dev_alloc *d = g_alloc.devs[device];
+  pthread_mutex_unlock(&g_alloc.lock);
+  CUstream zs = zero_stream(d); /* made by start_reclaimer; NULL: the legacy stream */
+  pthread_mutex_lock(&g_alloc.lock);
+  for (;;) {
+    while (!exiting() && !d->pend_head && d->release_req == d->release_done)
+      pthread_cond_wait(&d->wake, &g_alloc.lock);
+    if (exiting()) break;
+    int release = d->release_req != d->release_done;
+    pthread_mutex_unlock(&g_alloc.lock);
+    unsigned long us = mc_config()->allocator_reclaim_us;
+    if (us && !release) { /* gather the frees that follow before the device-wide wait */
+      struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000L};
+      nanosleep(&t, NULL);
+    }
+    reclaim_round(device, zs);
+    pthread_mutex_lock(&g_alloc.lock);
+  }
+  pthread_mutex_unlock(&g_alloc.lock);
+  return NULL;
+}
+
+/* Make sure `device`'s reclaimer runs and knows there is work. Lock held; returns 1 when the
+ * caller must start the thread (start_reclaimer) after unlocking. */
+static int poke_reclaimer(dev_alloc *d) {
+  if (d->reclaimer) {
+    pthread_cond_signal(&d->wake);
+    return 0;
+  }
+  d->reclaimer = 1;
+  return 1;
+}
+
+/* Start the reclaimer thread (detached, every signal blocked). No lock held. 0 on success; on
+ * failure the device is marked as having none again. */
+static int start_reclaimer(int device) {
+  pthread_once(&g_atexit_once, register_at_exit); /* after cuInit (mc_runtime_init) */
+  /* The clearing stream is made here, so the thread makes no driver call that the caller's
+   * could not see (the stream is the device's zero_stream, shared with NULL-stream frees). */
+  pthread_mutex_lock(&g_alloc.lock);
+  dev_alloc *d = g_alloc.devs[device];
+  pthread_mutex_unlock(&g_alloc.lock);
+  mc_ctx_scope scope;
+  if (!MC_FAILED(mc_ctx_enter(device, &scope))) {
+    zero_stream(d);
+    mc_ctx_leave(&scope);
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  int e = pthread_create(&t, &attr, reclaimer_main, (void *)(intptr_t)device);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  if (e) {
+    pthread_mutex_lock(&g_alloc.lock);
+    g_alloc.devs[device]->reclaimer = 0;
+    pthread_mutex_unlock(&g_alloc.lock);
+  }
+  return e;
+}
+
+/* Out of memory on `device`: have the reclaimer give the cleared blocks back, waiting for it at
+ * most MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS (cuMemFree waits for the device, which may be busy with
+ * a kernel that waits for this very thread). */
+static void oom_release(int device) {
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = dev_of(device);
-  mc_block *list = d ? detach_lru(d, 0, 1) : NULL;
+  if (!d || (!d->lru_head && !d->unready_bytes)) {
+    pthread_mutex_unlock(&g_alloc.lock);
+    return;
+  }
+  uint64_t target = ++d->release_req;
+  int start = poke_reclaimer(d);
   pthread_mutex_unlock(&g_alloc.lock);
-  return release_list(list);
+  if (start && start_reclaimer(device) != 0) return;
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  uint64_t ms = mc_config()->allocator_oom_wait_ms;
+  deadline.tv_sec += (time_t)(ms / 1000);
+  deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  pthread_mutex_lock(&g_alloc.lock);
+  while (d->release_done < target) {
+    if (pthread_cond_timedwait(&d->done, &g_alloc.lock, &deadline) == ETIMEDOUT) {
+      MC_STAT_INC(alloc_oom_timeouts);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_alloc.lock);
 }
+
+/* ---- entry points ---- */
 
 mc_status mc_alloc_release_all(uint64_t *released) {
   uint64_t before = __atomic_load_n(&mc_stats_values[MC_STAT_alloc_releases], __ATOMIC_RELAXED);
   mc_status first = MC_OK;
   for (int i = 0; i < MC_ALLOC_MAX_DEVICES; ++i) {
     pthread_mutex_lock(&g_alloc.lock);
-    int present = g_alloc.devs[i] != NULL;
+    dev_alloc *d = g_alloc.devs[i];
+    uint64_t upto = d ? d->free_seq : 0;
+    int pending = d && d->pend_head;
     pthread_mutex_unlock(&g_alloc.lock);
-    if (!present) continue;
-    mc_status st = release_device(i);
+    if (!d) continue;
+    CUresult r = 1;
+    if (pending) { /* as the stock cuMemFree would, wait for the device first */
+      mc_ctx_scope scope;
+      if (!MC_FAILED(mc_ctx_enter(i, &scope))) {
+        r = mc_cu.cuCtxSynchronize();
+        mc_ctx_leave(&scope);
+      }
+    }
+    mc_block *list = NULL;
+    pthread_mutex_lock(&g_alloc.lock);
+    detach_ready(d, 0, 1, &list);
+    if (r == 0) detach_pending(d, upto, 1, &list);
+    pthread_mutex_unlock(&g_alloc.lock);
+    mc_status st = release_list(list);
     if (MC_FAILED(st) && !MC_FAILED(first)) first = st;
   }
   if (released)
@@ -271,14 +607,16 @@ mc_status mc_alloc_release_all(uint64_t *released) {
   return first;
 }
 
-mc_status mc_alloc_get(uint64_t bytes, CUstream stream, int host_shared, void **out) {
+mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int host_shared,
+                       void **out, int *uncleared) {
   *out = NULL;
+  *uncleared = 0;
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
-  int device = mc_thread_device();
   if (device < 0 || device >= mc_device_count() || device >= MC_ALLOC_MAX_DEVICES)
     return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
-  uint64_t cap = mc_config()->allocator_cache_bytes;
+  const mc_config_t *cfg = mc_config();
+  uint64_t cap = cfg->allocator_cache_bytes;
   uint64_t size = 0;
   int cls = mc_alloc_class(bytes, &size);
   if (cls < 0 || size > cap) {
@@ -286,19 +624,17 @@ mc_status mc_alloc_get(uint64_t bytes, CUstream stream, int host_shared, void **
     size = bytes;
   }
   if (cls >= 0) {
-    /* Stream-ordered reuse only for device memory on one of our live streams, whose handle
-     * always names the same driver stream. */
-    CUstream ordered_on =
-        (!host_shared && stream && mc_pool_live_kind(stream) == MC_OBJ_STREAM) ? stream : NULL;
+    const void *key = (cfg->allocator_ordered && !host_shared) ? stream_key : NULL;
     int ordered = 0;
     pthread_mutex_lock(&g_alloc.lock);
     dev_alloc *d = dev_of(device);
-    mc_block *b = d ? take_locked(d, host_shared ? 1 : 0, cls, ordered_on, &ordered) : NULL;
+    mc_block *b = d ? take_locked(d, host_shared ? 1 : 0, cls, key, &ordered) : NULL;
     pthread_mutex_unlock(&g_alloc.lock);
     if (b) {
       MC_STAT_INC(alloc_hits);
       if (ordered) MC_STAT_INC(alloc_ordered_hits);
       mc_stat_add(MC_STAT_alloc_bytes_in_use, (int64_t)b->bytes);
+      *uncleared = ordered;
       *out = (void *)(uintptr_t)b->ptr;
       return MC_OK;
     }
@@ -308,7 +644,7 @@ mc_status mc_alloc_get(uint64_t bytes, CUstream stream, int host_shared, void **
   st = driver_alloc(device, host_shared, size, &p);
   if (st.result == MC_CUDA_ERROR_OUT_OF_MEMORY) {
     MC_STAT_INC(alloc_oom_retries);
-    release_device(device);
+    oom_release(device);
     st = driver_alloc(device, host_shared, size, &p);
     if (st.result == MC_CUDA_ERROR_OUT_OF_MEMORY && size != bytes) {
       cls = -1; /* the rounding did not fit: try the exact size, never cached */
@@ -338,17 +674,7 @@ mc_status mc_alloc_get(uint64_t bytes, CUstream stream, int host_shared, void **
   return MC_OK;
 }
 
-/* Free a block that will not be cached: out of the table, back to the driver. */
-static mc_status drop_block(mc_block *b) {
-  pthread_mutex_lock(&g_alloc.lock);
-  table_remove(b);
-  pthread_mutex_unlock(&g_alloc.lock);
-  mc_status st = driver_free(b->device, b->ptr);
-  free(b);
-  return st;
-}
-
-mc_status mc_alloc_put(void *ptr, CUstream stream) {
+mc_status mc_alloc_put(int device, void *ptr, const void *stream_key) {
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
   CUdeviceptr p = (CUdeviceptr)(uintptr_t)ptr;
@@ -356,7 +682,7 @@ mc_status mc_alloc_put(void *ptr, CUstream stream) {
   mc_block *b = ptr ? table_find(p) : NULL;
   if (!b) {
     pthread_mutex_unlock(&g_alloc.lock);
-    return driver_free(mc_thread_device(), p); /* not ours: as stock */
+    return driver_free(device, p); /* not ours: as stock */
   }
   if (b->state != B_LIVE) {
     pthread_mutex_unlock(&g_alloc.lock);
@@ -367,47 +693,64 @@ mc_status mc_alloc_put(void *ptr, CUstream stream) {
   uint64_t cap = mc_config()->allocator_cache_bytes;
   int cacheable = b->cls >= 0 && b->bytes <= cap;
   dev_alloc *d = dev_of(b->device);
-  CUevent ev = (cacheable && stream && d) ? event_pop(d) : NULL;
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (!cacheable || !d) return drop_block(b);
-
-  int ordered = 0;
-  mc_ctx_scope scope;
-  if (stream) {
-    ordered = mc_pool_live_kind(stream) == MC_OBJ_STREAM;
-    CUresult r = 0;
-    if (!ev) {
-      st = mc_ctx_enter(b->device, &scope);
-      if (!MC_FAILED(st)) {
-        r = mc_cu.cuEventCreate(&ev, MC_CU_EVENT_DISABLE_TIMING);
+  if (!cacheable || !d) {
+    pthread_mutex_unlock(&g_alloc.lock);
+    return drop_block(b); /* the stock cuMemFree (waits for the device, as stock) */
+  }
+  int bdev = b->device;
+  if (stream_key) {
+    /* Freed on a stream: no driver call; the reclaimer makes it ready once the device has
+     * finished everything enqueued before this free. */
+    pending_insert(d, b, stream_key);
+    int start = poke_reclaimer(d);
+    pthread_mutex_unlock(&g_alloc.lock);
+    if (start && start_reclaimer(bdev) != 0) {
+      /* No thread: do its round here, waiting for the device as the stock cuMemFree would. */
+      mc_ctx_scope scope;
+      if (!MC_FAILED(mc_ctx_enter(bdev, &scope))) {
+        reclaim_round(bdev, zero_stream(d));
         mc_ctx_leave(&scope);
       }
-      if (MC_FAILED(st) || r) ev = NULL;
     }
-    if (!ev || mc_cu.cuEventRecord(ev, stream) != 0) {
-      /* e.g. a stream of another device: free as the stock wrapper does (synchronously). */
-      if (ev) {
-        pthread_mutex_lock(&g_alloc.lock);
-        event_push(d, ev);
-        pthread_mutex_unlock(&g_alloc.lock);
-      }
-      return drop_block(b);
-    }
-  } else {
-    /* The stock cuMemFree waits for the device; so do we, and the block is ready at once. */
-    st = mc_ctx_enter(b->device, &scope);
-    if (MC_FAILED(st)) return drop_block(b);
-    CUresult r = mc_cu.cuCtxSynchronize();
-    mc_ctx_leave(&scope);
-    if (r) return drop_block(b);
+    return MC_OK;
   }
+  pthread_mutex_unlock(&g_alloc.lock);
 
+  /* The NULL stream: the stock cuMemFree waits for the device; so do we, then clear the block
+   * and it is ready at once. */
+  mc_ctx_scope scope;
+  st = mc_ctx_enter(bdev, &scope);
+  if (MC_FAILED(st)) return drop_block(b);
+  int bad = mc_cu.cuCtxSynchronize() != 0;
+  if (!bad && mc_config()->allocator_zero) {
+    b->lnext = NULL;
+    bad = clear_blocks(b, zero_stream(d)) != 0;
+  }
+  mc_ctx_leave(&scope);
+  if (bad) return drop_block(b);
+  mc_block *victims = NULL;
   pthread_mutex_lock(&g_alloc.lock);
-  b->stream = stream;
-  b->event = ev;
-  b->ordered = (int8_t)ordered;
-  cache_insert(d, b);
-  mc_block *victims = detach_lru(d, cap, 0);
+  ready_insert(d, b);
+  detach_ready(d, cap, 0, &victims);
   pthread_mutex_unlock(&g_alloc.lock);
   return victims ? release_list(victims) : MC_OK;
+}
+
+/* ---- fork ---- */
+
+void mc_alloc_fork_prepare(void) { pthread_mutex_lock(&g_alloc.lock); }
+
+void mc_alloc_fork_parent(void) { pthread_mutex_unlock(&g_alloc.lock); }
+
+void mc_alloc_fork_child(void) {
+  /* The parent's blocks belong to its driver context and its reclaimers did not come along:
+   * forget them all (leaked, never touched) and start empty. No driver call. */
+  g_alloc.table = NULL;
+  g_alloc.nbuckets = g_alloc.count = 0;
+  memset(g_alloc.devs, 0, sizeof g_alloc.devs);
+  pthread_mutex_init(&g_alloc.lock, NULL); /* held by the forking thread: a fresh one */
+  __atomic_store_n(&g_alloc.rounds, 0, __ATOMIC_SEQ_CST); /* rounds of threads left behind */
+  __atomic_store_n(&mc_stats_values[MC_STAT_alloc_bytes_in_use], 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&mc_stats_values[MC_STAT_alloc_bytes_cached], 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&mc_stats_values[MC_STAT_alloc_bytes_pending], 0, __ATOMIC_RELAXED);
 }

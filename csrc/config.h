@@ -74,6 +74,17 @@
   X(cusparselt_struct_bytes, COUNT, "MGPU_CACHED_CUSPARSELT_STRUCT_BYTES", "0",                    \
     "size of cuSPARSELt's opaque structs (0: from the loaded version: 11024 up to 0.5, 512 from " \
     "0.6)")                                                                                         \
+  X(allocator_zero, FLAG, "MGPU_CACHED_ALLOCATOR_ZERO", "1",                                       \
+    "reused blocks are cleared before they are handed out, reading as zeros like a fresh "       \
+    "allocation (0: not cleared)")                                                                  \
+  X(allocator_ordered, FLAG, "MGPU_CACHED_ALLOCATOR_ORDERED", "0",                                 \
+    "opt-in: a device allocation on a stream may take a block freed on that stream before the "  \
+    "device-wide wait (stream-ordered; only for programs that follow MLIR's stream order)")       \
+  X(allocator_oom_wait_ms, COUNT, "MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS", "5000",                     \
+    "how long an allocation that ran out of memory waits for the reclaimer to give cached "      \
+    "blocks back before it reports out of memory")                                                  \
+  X(allocator_reclaim_us, COUNT, "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "0",                          \
+    "the reclaimer gathers frees for this long before each device-wide wait")                    \
   X(stats_at_exit, FLAG, "MGPU_CACHED_STATS", "0", "print the counters on stderr at exit")         \
   X(stats_file, PATH, "MGPU_CACHED_STATS_FILE", "",                                                \
     "write the counters as JSON to this file at exit (%p in the name: the process id)")           \

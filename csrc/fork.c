@@ -13,6 +13,7 @@
  */
 #include <pthread.h>
 
+#include "allocator.h"
 #include "backend.h"
 #include "context.h"
 #include "module_cache.h"
@@ -30,6 +31,7 @@ static void prepare(void) {
   mc_sparselt_fork_prepare();
   mc_chain_fork_prepare();
   mc_graph_fork_prepare();
+  mc_alloc_fork_prepare();
   mc_pool_fork_prepare();
   mc_hip_fork_prepare();
   mc_context_fork_prepare();
@@ -39,6 +41,7 @@ static void parent(void) {
   mc_context_fork_parent();
   mc_hip_fork_parent();
   mc_pool_fork_parent();
+  mc_alloc_fork_parent();
   mc_graph_fork_parent();
   mc_chain_fork_parent();
   mc_sparselt_fork_parent();
@@ -52,6 +55,7 @@ static void child(void) {
   mc_stats_fork_child();
   mc_hip_fork_child();
   mc_pool_fork_child();
+  mc_alloc_fork_child();
   mc_graph_fork_child();
   mc_chain_fork_child();
   mc_sparselt_fork_child();

@@ -1,4 +1,5 @@
-/* memory.c - memory operations in the cached mode (see memory.h). No state, no lock. */
+/* memory.c - memory operations in the cached mode (see memory.h): picks the device, the driver
+ * stream and the stream keys for the allocator. No state, no lock. */
 #include "memory.h"
 
 #include "allocator.h"
@@ -44,10 +45,35 @@
     if (r_ != 0) return MC_FAIL(callname, r_);                                                    \
   } while (0)
 
+/* Stream keys for the allocator. With MGPU_CACHED_ALLOCATOR_ORDERED=1 a device allocation on one
+ * of our live stream handles may take a block freed with that handle stream-ordered (a handle
+ * gives up its driver stream only once all its work has completed, pool.h, so its order holds
+ * across a rebind); frees on any other stream get k_unordered as their key, which no allocation
+ * passes, so they are only reused after the reclaimer's device-wide wait. */
+static const char k_unordered;
+
+static const void *ordered_key(CUstream stream) {
+  if (!stream || !mc_config()->allocator_ordered) return NULL;
+  return mc_pool_live_kind(stream) == MC_OBJ_STREAM ? (const void *)stream : NULL;
+}
+
 mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **out) {
   *out = NULL;
   if (bytes == 0) return MC_OK;
-  if (mc_config()->allocator) return mc_alloc_get(bytes, stream, host_shared, out);
+  if (mc_config()->allocator) {
+    /* On the device of the allocation's stream when it is ours (objects stay on their device),
+     * else the thread's default device. */
+    int device = mc_handle_device(stream), uncleared = 0;
+    mc_status st = mc_alloc_get(device, bytes, host_shared ? NULL : ordered_key(stream),
+                                host_shared, out, &uncleared);
+    if (MC_FAILED(st) || !uncleared || !mc_config()->allocator_zero) return st;
+    /* An ordered hit: clear it on its stream, after the old work and before the new. */
+    st = mc_memset32(*out, 0, (size_t)((bytes + 3) / 4), stream);
+    if (!MC_FAILED(st)) return MC_OK;
+    mc_alloc_put(device, *out, &k_unordered); /* back to the reclaimer, no driver call */
+    *out = NULL;
+    return st;
+  }
   /* the stock calls: synchronous, the stream is not used */
   CUdeviceptr p = 0;
   if (host_shared)
@@ -60,13 +86,8 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
 
 mc_status mc_mem_free(void *ptr, CUstream stream) {
   if (mc_config()->allocator) {
-    /* The allocator records on the driver stream. A stream handle that is no longer valid is
-     * treated as the NULL stream (a synchronous free, which is what the stock cuMemFree does). */
-    mc_stream_use use;
-    if (MC_FAILED(mc_stream_use_begin(stream, "cuMemFree", &use))) return mc_alloc_put(ptr, NULL);
-    mc_status st = mc_alloc_put(ptr, use.stream);
-    mc_stream_use_end(&use);
-    return st;
+    const void *key = ordered_key(stream);
+    return mc_alloc_put(mc_thread_device(), ptr, key ? key : stream ? &k_unordered : NULL);
   }
   IN_DEVICE_CONTEXT("cuMemFree", mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));
   return MC_OK;

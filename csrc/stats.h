@@ -42,6 +42,12 @@
   X(alloc_misses, "allocations that called the driver")                                      \
   X(alloc_releases, "cached blocks given back to the driver (cap, out of memory, release)")  \
   X(alloc_oom_retries, "allocations retried after out of memory released the cache")        \
+  /* allocator reuse as safe as cuMemFree + cuMemAlloc (trust issue) */                       \
+  X(alloc_bytes_pending, "bytes freed on a stream, not yet cleared for reuse (gauge)")       \
+  X(alloc_reclaims, "device-wide waits (cuCtxSynchronize) by the allocator's reclaimer")     \
+  X(alloc_bytes_zeroed, "bytes of freed blocks cleared before reuse")                        \
+  X(alloc_oom_timeouts, "out-of-memory releases not finished within the wait")               \
+  X(alloc_lost, "freed blocks never reused: the device-wide wait or the clearing failed")    \
   /* stream reuse without a query: */                                                         \
   X(stream_query_skips, "driver streams pooled without cuStreamQuery (provably idle after a sync)") \
   /* concurrency (issue 4) */                                                                 \

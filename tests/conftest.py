@@ -197,7 +197,9 @@ class Fake:
 
 def library_handle(h) -> bool:
     """True for a stream or event handle the library made (tag 0xC5 / 0xCE in the top byte)."""
-    return bool(h) and (h >> 56) in (0xC5, 0xCE)
+    if isinstance(h, ctypes.c_void_p):
+        h = h.value
+    return isinstance(h, int) and bool(h) and (h >> 56) in (0xC5, 0xCE)
 
 
 class Rt:

@@ -1,15 +1,22 @@
 """The caching allocator behind mgpuMemAlloc / mgpuMemFree, against the recording fake driver:
-reuse, event-gated and stream-ordered reuse, the cap, out-of-memory recovery, foreign pointers,
-the switches that restore the stock calls, statistics, threads."""
+reuse only once the whole device has finished the work enqueued before the free (the reclaimer's
+device-wide wait, R1 of the review), stream-ordered reuse only behind its switch (R2), reused blocks
+that read as zeros like fresh ones (and the opt-out), allocations that never wait for the program's
+kernels (the fake's cuCtxSynchronize can be held blocked), out-of-memory recovery that does not hang,
+the cap, foreign pointers, the switches that restore the stock calls, statistics, threads, fork."""
 
 from __future__ import annotations
 
 import ctypes
+import os
+import subprocess
 import threading
+import time
+from contextlib import contextmanager
 
 import pytest
 
-from conftest import blob_buffer, ptx
+from conftest import CC, DATA, DRIVERS, ROOT, blob_buffer, compile_shared, ptx
 
 KIB = 1024
 
@@ -19,6 +26,10 @@ def setup_fake(rt):
     f.fake_set_memory_limit.argtypes = [ctypes.c_size_t]
     f.fake_memory_used.restype = ctypes.c_size_t
     f.fake_frees_while_pending.restype = ctypes.c_long
+    f.fake_hold.argtypes = [ctypes.c_int]
+    f.fake_blocked.restype = ctypes.c_int
+    f.fake_thread_waits.restype = ctypes.c_long
+    f.cuStreamQuery.argtypes = [ctypes.c_void_p]
     return rt
 
 
@@ -38,6 +49,50 @@ def words(p, n):
     return list(ctypes.cast(p, ctypes.POINTER(ctypes.c_uint32))[:n])
 
 
+def fill(p, nbytes, byte=0x55):
+    """Write the block from the host (fake device memory is host memory)."""
+    ctypes.memset(p, byte, nbytes)
+
+
+def until(cond, what, timeout=30.0):
+    """Wait for the reclaimer thread (a guard against hangs, not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.001)
+
+
+def settle(rt):
+    """Wait until every block freed on a stream has been cleared and made ready."""
+    until(lambda: rt.stats()["alloc_bytes_pending"] == 0, "the reclaimer")
+
+
+def pending(rt, stream):
+    """The driver stream behind `stream` has work queued (library handles translated, conftest)."""
+    return rt.fake.cuStreamQuery(rt.fake.translate(stream)) == 600  # CUDA_ERROR_NOT_READY
+
+
+@contextmanager
+def device_stuck(rt):
+    """The GPU is stuck behind a kernel that waits for the host: every call that has to wait for
+    pending work blocks until the end of the block (then the work finishes)."""
+    rt.fake.fake_hold(1)
+    try:
+        yield
+    finally:
+        rt.fake.fake_hold(0)
+
+
+def foreign_stream(rt):
+    """A driver stream made by the program itself, which the library never sees created."""
+    f = rt.fake
+    f.fake_set_current_context(f.fake_primary_context(0))
+    s = ctypes.c_void_p()
+    assert f.lib.cuStreamCreate(ctypes.byref(s), 1) == 0
+    f.fake_set_current_context(None)
+    return s
+
+
 def test_freed_block_is_reused_without_driver_calls(art):
     p = art.mgpuMemAlloc(1000, None, False)
     art.mgpuMemFree(p, None)  # NULL stream: waits for the device, as cuMemFree does
@@ -46,11 +101,15 @@ def test_freed_block_is_reused_without_driver_calls(art):
         q = art.mgpuMemAlloc(900, None, False)  # same size class (1 KiB)
         assert q == p
         art.mgpuMemFree(q, None)
-    assert art.fake.counts("cuMemAlloc", "cuMemFree", "cuCtxSynchronize") == {
-        "cuMemAlloc": 0, "cuMemFree": 0, "cuCtxSynchronize": 100}
+    # each free: the device-wide wait of cuMemFree, and the block cleared on the library's stream
+    assert art.fake.counts("cuMemAlloc", "cuMemFree", "cuCtxSynchronize", "cuMemsetD32Async",
+                           "cuStreamSynchronize", "cuEventRecord") == {
+        "cuMemAlloc": 0, "cuMemFree": 0, "cuCtxSynchronize": 100, "cuMemsetD32Async": 100,
+        "cuStreamSynchronize": 100, "cuEventRecord": 0}
     s = art.stats()
     assert (s["alloc_hits"], s["alloc_misses"]) == (100, 1)
     assert (s["alloc_bytes_in_use"], s["alloc_bytes_cached"]) == (0, KIB)
+    assert s["alloc_bytes_zeroed"] == 101 * KIB
 
 
 def test_size_classes_round_up_by_at_most_a_quarter(art):
@@ -78,55 +137,150 @@ def test_device_and_host_shared_blocks_are_kept_apart(art):
     assert art.mgpuMemAlloc(4 * KIB, None, False) == d
 
 
-def test_block_still_in_use_is_not_handed_to_another_stream(art):
+@pytest.mark.parametrize("host_shared", [False, True], ids=["device", "host_shared"])
+@pytest.mark.parametrize("kernel_stream", ["ours", "foreign"])
+def test_block_freed_on_a_stream_waits_for_every_stream_of_the_device(art, host_shared,
+                                                                      kernel_stream):
+    """R1: a kernel on B uses p, p is freed on A. p comes back only after a device-wide wait has
+    passed, also when B is a driver stream the library never saw."""
     k = busy_kernel(art)
-    s1, s2 = art.mgpuStreamCreate(), art.mgpuStreamCreate()
-    p = art.mgpuMemAlloc(KIB, s1, False)
-    art.launch(k, stream=s1)  # still running
-    art.mgpuMemFree(p, s1)
-    assert art.fake.count("cuEventRecord") == 1 and art.fake.count("cuMemFree") == 0
-    q = art.mgpuMemAlloc(KIB, s2, False)
-    r = art.mgpuMemAlloc(KIB, None, False)
-    h = art.mgpuMemAlloc(KIB, None, True)
-    assert p not in (q, r, h)
-    art.mgpuMemFree(q, s2)
-    assert art.mgpuMemAlloc(KIB, None, False) == q  # s2 had nothing queued: ready
-    art.fake.fake_complete(s1)  # the kernel ended
-    assert art.mgpuMemAlloc(KIB, s2, False) == p
+    a = art.mgpuStreamCreate()
+    b = art.mgpuStreamCreate() if kernel_stream == "ours" else foreign_stream(art)
+    p = art.mgpuMemAlloc(4 * KIB, None if host_shared else a, host_shared)
+    fill(p, 4 * KIB)
+    with device_stuck(art):
+        art.launch(k, stream=b)  # uses p, never joined into a
+        art.mgpuMemFree(p, a)
+        until(lambda: art.fake.fake_blocked() == 1, "the reclaimer's cuCtxSynchronize")
+        got = {art.mgpuMemAlloc(4 * KIB, s, host_shared) for s in (None, a, b)}
+        assert p not in got and pending(art, b)
+        assert art.fake.count("cuMemFree") == 0
+    settle(art)  # the device-wide wait passed: b's kernel has finished
+    assert not pending(art, b)
+    assert art.mgpuMemAlloc(4 * KIB, None, host_shared) == p
+    assert words(p, KIB) == [0] * KIB  # cleared, as a fresh block
+    assert art.stats()["alloc_reclaims"] >= 1
 
 
-@pytest.mark.xfail(strict=True, reason='ordered reuse is being made opt-in (trust issue item 1, branch alloc)')
-def test_same_stream_reuse_is_stream_ordered_for_device_memory_only(art):
-    k = busy_kernel(art)
+def test_stream_free_makes_no_driver_call_and_reuses_after_the_reclaimer(art):
     s = art.mgpuStreamCreate()
     p = art.mgpuMemAlloc(KIB, s, False)
-    h = art.mgpuMemAlloc(KIB, None, True)
-    art.launch(k, stream=s)
+    art.fake.fake_reset()
     art.mgpuMemFree(p, s)
-    art.mgpuMemFree(h, s)
-    assert art.mgpuMemAlloc(KIB, s, False) == p  # queued after the old work on s
-    assert art.mgpuMemAlloc(KIB, s, True) != h  # the host may touch it at once: not before done
-    assert art.stats()["alloc_ordered_hits"] == 1
-    art.mgpuStreamSynchronize(s)
-    assert art.mgpuMemAlloc(KIB, None, True) == h
+    settle(art)
+    log = art.fake.log()
+    # only the reclaimer's calls: its context, its stream, the device-wide wait, the clearing
+    assert "cuEventRecord" not in log and "cuMemFree" not in log
+    assert log.index("cuCtxSynchronize") < log.index("cuMemsetD32Async")
+    art.fake.fake_reset()
+    for _ in range(10):
+        q = art.mgpuMemAlloc(KIB, s, False)
+        assert q == p
+        art.mgpuMemFree(q, s)
+        settle(art)
+    assert art.fake.count("cuMemAlloc") == 0 and art.fake.count("cuCtxSynchronize") == 10
+    s_ = art.stats()
+    assert (s_["alloc_hits"], s_["alloc_ordered_hits"], s_["alloc_misses"]) == (10, 0, 1)
 
 
-@pytest.mark.xfail(strict=True, reason='ordered reuse is being made opt-in (trust issue item 1, branch alloc)')
-def test_foreign_stream_gets_no_stream_ordered_reuse(art):
+@pytest.mark.parametrize("ordered", [False, True], ids=["default", "ORDERED=1"])
+def test_same_stream_reuse_only_behind_the_switch(make_runtime, ordered):
+    """R2: p freed on A while A's kernel still uses it. By default the next allocation on A does
+    not get it; with MGPU_CACHED_ALLOCATOR_ORDERED=1 it does (device memory only), cleared on A."""
+    env = {"MGPU_CACHED_ALLOCATOR_ORDERED": "1"} if ordered else {}
+    rt = setup_fake(make_runtime(env=env))
+    k = busy_kernel(rt)
+    a = rt.mgpuStreamCreate()
+    p = rt.mgpuMemAlloc(KIB, a, False)
+    h = rt.mgpuMemAlloc(KIB, None, True)
+    fill(p, KIB)
+    with device_stuck(rt):
+        rt.launch(k, stream=a)
+        rt.mgpuMemFree(p, a)
+        rt.mgpuMemFree(h, a)
+        until(lambda: rt.fake.fake_blocked() == 1, "the reclaimer's cuCtxSynchronize")
+        memsets = rt.fake.count("cuMemsetD32Async")
+        q = rt.mgpuMemAlloc(KIB, a, False)
+        assert (q == p) == ordered and pending(rt, a)
+        assert rt.mgpuMemAlloc(KIB, a, True) != h  # the host may touch it at once: never early
+        assert rt.stats()["alloc_ordered_hits"] == int(ordered)
+        if ordered:  # cleared on a, behind the old kernel
+            assert rt.fake.count("cuMemsetD32Async") == memsets + 1
+            assert rt.fake.fake_last_stream() == rt.fake.translate(a) and words(q, KIB // 4) == [0] * (KIB // 4)
+    settle(rt)
+    assert rt.mgpuMemAlloc(KIB, None, True) == h
+
+
+def test_ordered_reuse_never_follows_a_foreign_stream(make_runtime):
+    rt = setup_fake(make_runtime(env={"MGPU_CACHED_ALLOCATOR_ORDERED": "1"}))
+    k = busy_kernel(rt)
+    ours = rt.mgpuStreamCreate()
+    foreign = foreign_stream(rt)
+    with device_stuck(rt):
+        p = rt.mgpuMemAlloc(KIB, foreign, False)
+        rt.launch(k, stream=foreign)
+        rt.mgpuMemFree(p, foreign)
+        assert rt.mgpuMemAlloc(KIB, foreign, False) != p
+        assert rt.mgpuMemAlloc(KIB, ours, False) != p
+    settle(rt)
+    assert rt.mgpuMemAlloc(KIB, ours, False) == p
+
+
+@pytest.mark.parametrize("host_shared", [False, True], ids=["device", "host_shared"])
+@pytest.mark.parametrize("free_on", ["NULL", "stream"])
+@pytest.mark.parametrize("zero", [True, False], ids=["zeroed", "ZERO=0"])
+def test_reused_block_reads_as_fresh_memory(make_runtime, host_shared, free_on, zero):
+    """A fresh block reads as zeros (the fake's memory is calloc'ed, as cuMemAlloc's reads on the
+    GPU); so does a reused one, unless MGPU_CACHED_ALLOCATOR_ZERO=0, where the old bytes stay (the
+    test can fail)."""
+    rt = setup_fake(make_runtime(env={} if zero else {"MGPU_CACHED_ALLOCATOR_ZERO": "0"}))
+    s = rt.mgpuStreamCreate()
+    p = rt.mgpuMemAlloc(64 * KIB, None, host_shared)
+    assert words(p, 16 * KIB) == [0] * (16 * KIB)
+    fill(p, 64 * KIB)
+    rt.mgpuMemFree(p, None if free_on == "NULL" else s)
+    settle(rt)
+    q = rt.mgpuMemAlloc(64 * KIB, None, host_shared)
+    assert q == p
+    assert words(q, 16 * KIB) == ([0] * (16 * KIB) if zero else [0x55555555] * (16 * KIB))
+    assert rt.stats()["alloc_bytes_zeroed"] == (64 * KIB if zero else 0)
+
+
+def test_allocation_never_waits_for_the_programs_kernels(art):
+    """The device is stuck behind a kernel that waits for the host (the fake's synchronising calls
+    block). Allocations and stream frees still return, and this thread made no call that waits for
+    pending work, while the reclaimer sits blocked in cuCtxSynchronize."""
     k = busy_kernel(art)
-    ours = art.mgpuStreamCreate()
-    f = art.fake
-    f.fake_set_current_context(f.fake_primary_context(0))
-    foreign = ctypes.c_void_p()
-    assert f.lib.cuStreamCreate(ctypes.byref(foreign), 1) == 0
-    f.fake_set_current_context(None)
-    p = art.mgpuMemAlloc(KIB, foreign, False)
-    art.launch(k, stream=foreign)
-    art.mgpuMemFree(p, foreign)
-    assert art.mgpuMemAlloc(KIB, foreign, False) != p
-    assert art.mgpuMemAlloc(KIB, ours, False) != p
-    f.fake_complete(foreign)
-    assert art.mgpuMemAlloc(KIB, ours, False) == p
+    s1, s2 = art.mgpuStreamCreate(), art.mgpuStreamCreate()
+    warm = [art.mgpuMemAlloc(n, None, hs) for n in (KIB, 8 * KIB) for hs in (False, True)]
+    for p in warm:
+        art.mgpuMemFree(p, None)  # ready blocks: hits below
+    with device_stuck(art):
+        art.launch(k, stream=s1)  # spins on a host flag, say
+        waits = art.fake.fake_thread_waits()
+        for i in range(50):
+            ps = [art.mgpuMemAlloc(n, s, hs) for n in (KIB, 8 * KIB, 100 * KIB)
+                  for s in (None, s1, s2) for hs in (False, True)]
+            assert None not in ps
+            for p in ps:
+                art.mgpuMemFree(p, s2 if i % 2 else s1)
+        until(lambda: art.fake.fake_blocked() == 1, "the reclaimer's cuCtxSynchronize")
+        assert art.fake.fake_thread_waits() == waits  # never waited for the kernel
+        assert pending(art, s1) and art.stats()["alloc_hits"] == 4
+    settle(art)
+
+
+def test_eviction_waits_for_work_still_using_the_block(make_runtime):
+    rt = setup_fake(make_runtime(env={"MGPU_CACHED_ALLOCATOR_CACHE_BYTES": "2048"}))
+    k = busy_kernel(rt)
+    s = rt.mgpuStreamCreate()
+    ps = [rt.mgpuMemAlloc(KIB, s, False) for _ in range(3)]
+    rt.launch(k, stream=s)
+    for p in ps:
+        rt.mgpuMemFree(p, s)
+    settle(rt)
+    assert rt.fake.count("cuMemFree") == 1 and rt.stats()["alloc_bytes_cached"] == 2 * KIB
+    assert rt.fake.fake_frees_while_pending() == 0
 
 
 def test_results_computed_into_reused_buffers(art):
@@ -140,6 +294,7 @@ def test_results_computed_into_reused_buffers(art):
         art.mgpuStreamSynchronize(s)
         assert words(dst, 64) == [i] * 32 + [0xFFFFFFFF] * 32
         art.mgpuMemFree(dst, s)
+        settle(art)
     assert art.stats()["alloc_hits"] == 19
 
 
@@ -160,18 +315,6 @@ def test_cap_bounds_the_cached_bytes(make_runtime):
     assert rt.fake.count("cuMemFree") == 3 and rt.stats()["alloc_bytes_cached"] == 0
 
 
-def test_eviction_waits_for_work_still_using_the_block(make_runtime):
-    rt = setup_fake(make_runtime(env={"MGPU_CACHED_ALLOCATOR_CACHE_BYTES": "2048"}))
-    k = busy_kernel(rt)
-    s = rt.mgpuStreamCreate()
-    ps = [rt.mgpuMemAlloc(KIB, s, False) for _ in range(3)]
-    rt.launch(k, stream=s)
-    for p in ps:
-        rt.mgpuMemFree(p, s)
-    assert rt.fake.count("cuMemFree") == 1 and rt.fake.count("cuEventSynchronize") == 1
-    assert rt.fake.fake_frees_while_pending() == 0
-
-
 def test_cap_zero_keeps_nothing(make_runtime):
     rt = setup_fake(make_runtime(env={"MGPU_CACHED_ALLOCATOR_CACHE_BYTES": "0"}))
     p = rt.mgpuMemAlloc(100, None, False)
@@ -188,13 +331,44 @@ def test_out_of_memory_releases_the_cache_and_retries(art, capfd):
     art.mgpuMemFree(b, None)
     art.launch(k, stream=s)
     art.mgpuMemFree(a, s)  # still in use when memory runs out
+    waits = art.fake.fake_thread_waits()
     c = art.mgpuMemAlloc(6 * KIB, None, False)  # needs the cached 4 KiB back
     assert c is not None
+    assert art.fake.fake_thread_waits() == waits  # the reclaimer waited and freed, not this thread
     s_ = art.stats()
     assert (s_["alloc_oom_retries"], s_["alloc_releases"], s_["alloc_bytes_cached"]) == (1, 2, 0)
+    assert s_["alloc_oom_timeouts"] == 0
     assert art.fake.fake_frees_while_pending() == 0  # waited for the kernel before freeing
     assert art.fake.fake_memory_used() == 6 * KIB
     assert capfd.readouterr().err == ""
+
+
+def test_out_of_memory_with_the_device_stuck_does_not_hang(make_runtime, capfd):
+    """The device is busy with a kernel that waits for the host: the cached memory cannot be given
+    back (cuMemFree would wait for the kernel). The allocation waits for the reclaimer at most
+    MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS, then reports out of memory; the memory comes back once the
+    kernel has ended."""
+    rt = setup_fake(make_runtime(env={"MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS": "50"}))
+    rt.fake.fake_set_memory_limit(8 * KIB)
+    k = busy_kernel(rt)
+    s = rt.mgpuStreamCreate()
+    a, b = rt.mgpuMemAlloc(4 * KIB, s, False), rt.mgpuMemAlloc(2 * KIB, s, True)
+    with device_stuck(rt):
+        rt.launch(k, stream=s)
+        rt.mgpuMemFree(a, s)
+        rt.mgpuMemFree(b, s)
+        until(lambda: rt.fake.fake_blocked() == 1, "the reclaimer's cuCtxSynchronize")
+        waits = rt.fake.fake_thread_waits()
+        assert rt.mgpuMemAlloc(6 * KIB, None, False) is None
+        assert rt.fake.fake_thread_waits() == waits
+        assert capfd.readouterr().err.splitlines() == [
+            "'cuMemAlloc' failed with 'CUDA_ERROR_OUT_OF_MEMORY'"]
+        st = rt.stats()
+        assert (st["alloc_oom_retries"], st["alloc_oom_timeouts"], st["alloc_releases"]) == (1, 1, 0)
+    # the kernel ended: the reclaimer finishes the release it was asked for
+    until(lambda: rt.fake.fake_memory_used() == 0, "the release")
+    assert rt.fake.fake_frees_while_pending() == 0
+    assert rt.mgpuMemAlloc(6 * KIB, None, False) is not None
 
 
 def test_out_of_memory_falls_back_to_the_exact_size(art):
@@ -239,12 +413,15 @@ def test_double_free_is_reported_and_the_cache_stays_intact(art, capfd):
     assert art.mgpuMemAlloc(KIB, None, False) != p  # handed out once only
 
 
-def test_free_on_a_stream_that_cannot_record_is_freed_as_stock(art):
-    bogus = ctypes.c_void_p(0x1234)  # not a stream: cuEventRecord fails
+def test_the_free_stream_is_never_used(art):
+    """The stock cuMemFree ignores the stream; so does the allocator (beyond its identity for
+    ordered reuse): a free naming something that is not a stream is cached like any stream free."""
+    bogus = ctypes.c_void_p(0x1234)
     p = art.mgpuMemAlloc(KIB, None, False)
     art.mgpuMemFree(p, bogus)
-    assert art.fake.count("cuMemFree") == 1 and art.fake.fake_memory_used() == 0
-    assert art.stats()["alloc_bytes_cached"] == 0
+    settle(art)
+    assert art.fake.count("cuMemFree") == 0 and art.stats()["alloc_bytes_cached"] == KIB
+    assert art.mgpuMemAlloc(KIB, None, False) == p
 
 
 def test_blocks_belong_to_their_device(make_runtime):
@@ -256,6 +433,34 @@ def test_blocks_belong_to_their_device(make_runtime):
     assert q != p and rt.fake.count("cuMemAlloc") == 2
     rt.mgpuMemFree(q, None)
     rt.mgpuSetDefaultDevice(0)
+    assert rt.mgpuMemAlloc(KIB, None, False) == p
+
+
+def test_each_device_has_its_own_reclaimer_and_wait(make_runtime):
+    """A block freed on device 1 waits for device 1 (cuCtxSynchronize in its context): the
+    reclaimer of device 0 never makes it ready, and device 1's pending kernel is finished once it
+    comes back."""
+    rt = setup_fake(make_runtime(devices=2))
+    k = busy_kernel(rt)
+    rt.mgpuSetDefaultDevice(1)
+    s1 = rt.mgpuStreamCreate()
+    assert rt.fake.fake_stream_device(s1) == 1
+    p = rt.mgpuMemAlloc(KIB, s1, False)
+    rt.mgpuSetDefaultDevice(0)
+    s0 = rt.mgpuStreamCreate()
+    q = rt.mgpuMemAlloc(KIB, s0, False)
+    with device_stuck(rt):
+        rt.mgpuSetDefaultDevice(1)
+        rt.launch(k, stream=s1)
+        rt.mgpuMemFree(p, s1)  # device 1's reclaimer blocks behind the kernel on device 1
+        rt.mgpuSetDefaultDevice(0)
+        rt.mgpuMemFree(q, s0)  # device 0 has nothing pending: its reclaimer finishes
+        until(lambda: rt.stats()["alloc_bytes_pending"] == KIB, "device 0's reclaimer")
+        assert rt.mgpuMemAlloc(KIB, None, False) == q
+        assert rt.fake.fake_blocked() == 1 and pending(rt, s1)
+    settle(rt)
+    assert not pending(rt, s1)
+    rt.mgpuSetDefaultDevice(1)
     assert rt.mgpuMemAlloc(KIB, None, False) == p
 
 
@@ -306,3 +511,35 @@ def test_threads_never_share_a_block(art):
     assert errors == []
     s = art.stats()
     assert s["alloc_hits"] + s["alloc_misses"] == 1200 and s["alloc_bytes_in_use"] == 0
+
+
+@pytest.fixture(scope="module")
+def fork_exit_program(tmp_path_factory, fake_driver_build):
+    if CC is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path_factory.mktemp("alloc") / "fork_exit"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", "-pthread", f"-I{ROOT / 'csrc'}",
+                    "-o", str(exe), *map(str, sorted((ROOT / "csrc").glob("*.c"))),
+                    str(DATA / "alloc" / "fork_exit.c"), "-ldl"], check=True)
+    return exe
+
+
+def run_fork_exit(exe, fake, mode):
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    return subprocess.run([str(exe), mode], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_fork_child_gets_a_fresh_allocator(fork_exit_program, fake_driver_build):
+    """mc_alloc_fork_prepare/parent/child around fork() while the parent's reclaimer is blocked in
+    cuCtxSynchronize: the child's hook makes no driver call, the child hands out none of the
+    parent's blocks and runs a reclaimer of its own; the parent is intact (tests/data/alloc)."""
+    p = run_fork_exit(fork_exit_program, fake_driver_build, "fork")
+    assert p.returncode == 0 and p.stdout.split() == ["child", "ok", "ok"], p.stdout + p.stderr
+
+
+def test_exit_while_the_reclaimer_is_blocked(fork_exit_program, fake_driver_build):
+    """main returns while the reclaimer sits in a cuCtxSynchronize that never returns: the detached
+    thread does not keep the process alive."""
+    p = run_fork_exit(fork_exit_program, fake_driver_build, "exit")
+    assert p.returncode == 0 and p.stdout.split() == ["ok"], p.stdout + p.stderr

@@ -4,8 +4,8 @@ behaviour (MGPU_CACHED_DISABLE=1) and with the cached one against the executing 
 
 Programs of the `ordered` profile follow MLIR's stream-ordered rules and must give no difference.
 Each feature of the `stock` profile (races that MLIR forbids but the stock library makes
-deterministic) gives differences today: those tests are xfail(strict=True) with the defect they
-show, so that the fix turns them into failures until the marker is removed. (The feature
+deterministic) must give no difference either: cross_free (exp0) gave differences until trust
+issue item 1 was fixed; a case file marked `# known:` is expected to differ (xfail, strict). (The feature
 fresh_zero, fresh memory read as zeros, is no stock guarantee on a real GPU and is not tested for
 differences.) The tester checks
 itself: its programs keep its own rules, the stock mode runs them identically under different
@@ -29,7 +29,6 @@ from generator import FEATURES, Checker, generate  # noqa: E402
 
 DEVICES = 2
 N = 300
-ITEM1 = "trust issue item 1: a freed block is handed out while work on another stream may still use it"
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +92,7 @@ def test_planted_defect_is_found_and_minimised(setup, work):
 
 
 @pytest.mark.parametrize("feature", [
-    pytest.param("cross_free", marks=pytest.mark.xfail(strict=True, reason=ITEM1)),
+    "cross_free",  # trust issue item 1 (fixed by the reclaimer's device-wide wait)
     "cross_alloc",
 ])
 def test_stock_deterministic_races_give_no_difference(setup, work, feature):

@@ -20,7 +20,7 @@ int main(void) {
   }
   void *stream = mgpuStreamCreate();
   void *p = mgpuMemAlloc(1 << 20, stream, false);
-  mgpuMemFree(p, stream);
+  mgpuMemFree(p, NULL); /* a NULL-stream free waits for the device, as the stock one: reusable at once */
   void *q = mgpuMemAlloc(1 << 20, stream, false); /* the caching allocator hands the block back */
   mgpuMemFree(q, stream);
   mgpuStreamSynchronize(stream);

@@ -218,11 +218,57 @@ static int any_pending(void) {
   }
   return 0;
 }
+
+/* ---- the GPU stuck behind a kernel that waits for the host (branch alloc, trust issue) ----
+ * fake_hold(1): until fake_hold(0), a call that has to wait for pending work blocks, as the real
+ * one does while a kernel spins on a host flag: cuCtxSynchronize while a stream of the current
+ * context has pending work, cuMemFree (the real one waits for the device) while any stream has
+ * pending work, cuStreamSynchronize on a
+ * pending stream, cuEventSynchronize on an event recorded on a pending stream. fake_blocked()
+ * says how many calls are blocked there now. Once released, the synchronize calls finish the
+ * work they waited for (cuMemFree, as before, leaves it pending).
+ * fake_thread_waits(): calls made on the calling thread that had to wait for pending work
+ * (whether or not held), for tests that an entry point never waits for the program's kernels. */
+static int g_hold;                     /* under g_lock */
+static int g_blocked;                  /* calls blocked by the hold now; under g_lock */
+static pthread_cond_t g_hold_cv = PTHREAD_COND_INITIALIZER;
+static _Thread_local long tl_waits;
+EXPORT void fake_hold(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_hold = on;
+  pthread_cond_broadcast(&g_hold_cv);
+  pthread_mutex_unlock(&g_lock);
+}
+EXPORT int fake_blocked(void) {
+  pthread_mutex_lock(&g_lock);
+  int n = g_blocked;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+EXPORT long fake_thread_waits(void) { return tl_waits; }
+/* A call that waits for pending work (`waits`): count it, block while held. Lock held. */
+static void wait_for_work(int waits) {
+  if (!waits) return;
+  tl_waits++;
+  g_blocked++;
+  while (g_hold) pthread_cond_wait(&g_hold_cv, &g_lock);
+  g_blocked--;
+}
+static int stream_pending(CUstream s) { return s && s->magic == 0x57 && s->pending; }
+static int context_pending(CUcontext c) { /* lock held */
+  for (int i = 0; i < g_nobjs; ++i) {
+    CUstream s = g_objs[i];
+    if (s->magic == 0x57 && !s->destroyed && s->ctx == c && s->pending) return 1;
+  }
+  return 0;
+}
+
 /* Finish the work of every stream of the current context. */
 EXPORT CUresult cuCtxSynchronize(void) {
   BEGIN(cuCtxSynchronize);
   if (!current()) RETURN(INVALID_CONTEXT);
   if (exec_on()) x_drain_ctx(current());
+  wait_for_work(context_pending(current()));
   for (int i = 0; i < g_nobjs; ++i) {
     CUstream s = g_objs[i];
     if (s->magic == 0x57 && s->ctx == current()) s->pending = 0;
@@ -702,6 +748,7 @@ EXPORT CUresult cuStreamSynchronize(CUstream s) {
   if (s && !valid_stream(s)) RETURN(INVALID_HANDLE);
   if (exec_on()) x_drain(x_queue_of(s, current()));
   if (!s) RETURN(0);
+  wait_for_work(stream_pending(s)); /* alloc section */
   s->pending = 0;
   RETURN(0);
 }
@@ -748,6 +795,7 @@ EXPORT CUresult cuEventSynchronize(CUevent e) {
   BEGIN(cuEventSynchronize);
   if (!valid_event(e)) RETURN(INVALID_HANDLE);
   if (exec_on() && e->xrec) x_run_until(e->xrec);
+  wait_for_work(stream_pending(e->waits_on)); /* alloc section */
   if (e->waits_on) e->waits_on->pending = 0;
   RETURN(0);
 }
@@ -776,6 +824,7 @@ EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags) 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
   BEGIN(cuMemFree);
   if (exec_on()) x_before_free(p);
+  wait_for_work(any_pending()); /* alloc section: the real cuMemFree waits for the device */
   RETURN(mem_give(p));
 }
 EXPORT CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) {

@@ -1,12 +1,17 @@
 """The caching allocator on a real NVIDIA GPU: results computed into reused buffers, a block freed
-while a (spinning) kernel still writes to it is not handed to another stream before the kernel
-ends, host reads of reused host_shared memory, the cap, the switch back to the stock calls."""
+while a (spinning) kernel still writes to it is not handed out before the kernel ends, stream-ordered
+reuse behind its switch, reused blocks that read as zeros (and the opt-out), host reads of reused
+host_shared memory, the cap, the switch back to the stock calls."""
 
 import ctypes
+import os
+import subprocess
+import time
 
 import pytest
 
-from conftest import DATA, blob_buffer
+import mgpu_cached
+from conftest import CC, DATA, ROOT, blob_buffer
 from gpu_support import countcuda_build, cu, gpu, make_gpu_runtime, ok  # noqa: F401 (fixtures)
 
 if cu is None:
@@ -49,6 +54,15 @@ def host_view(ptr, n, dtype=np.float32):
     return np.ctypeslib.as_array((ctype * n).from_address(ptr))
 
 
+def settle(rt):
+    """Wait until the reclaimer has cleared every block freed on a stream (a guard against hangs,
+    not a timing assertion)."""
+    deadline = time.monotonic() + 60
+    while rt.info.stats()["alloc_bytes_pending"]:
+        assert time.monotonic() < deadline, "the reclaimer did not finish"
+        time.sleep(0.0005)
+
+
 def copy_out(rt, ptr, n, stream, dtype=np.float32):
     out = np.empty(n, dtype=dtype)
     rt.mgpuMemcpy(out.ctypes.data, ptr, n * 4, stream)
@@ -71,13 +85,19 @@ def test_results_computed_into_reused_buffers(make_gpu_runtime, gpu):
         np.testing.assert_array_equal(copy_out(rt, y, N, s), 2 * hx + hy)
         rt.mgpuMemFree(x, s)
         rt.mgpuMemFree(y, s)
+        settle(rt)
     assert rt.count("cuMemAlloc") == 2 and rt.count("cuMemFree") == 0
     assert rt.info.stats()["alloc_hits"] == 78
 
 
-def test_stream_ordered_reuse_without_host_sync(make_gpu_runtime, gpu):
-    """Each step reuses the previous step's freed blocks on the same stream before its kernels
-    have finished; every step's result is still right."""
+@pytest.mark.parametrize("ordered", [False, True], ids=["default", "ORDERED=1"])
+def test_reuse_without_host_sync(make_gpu_runtime, gpu, monkeypatch, ordered):
+    """Steps that free their blocks on a stream the host never waits for. With
+    MGPU_CACHED_ALLOCATOR_ORDERED=1 a step reuses the previous step's blocks on the same stream
+    before its kernels have finished (cleared on the stream); by default only once the reclaimer's
+    device-wide wait has passed. Every step's result is right either way."""
+    if ordered:
+        monkeypatch.setenv("MGPU_CACHED_ALLOCATOR_ORDERED", "1")
     rt = make_gpu_runtime()
     k = Kernels(rt)
     s = rt.mgpuStreamCreate()
@@ -99,8 +119,9 @@ def test_stream_ordered_reuse_without_host_sync(make_gpu_runtime, gpu):
     rt.mgpuStreamSynchronize(s)
     for i in range(30):
         np.testing.assert_array_equal(outs[i], i + 20 * hx)
-    assert rt.count("cuMemAlloc") == 2
-    assert rt.info.stats()["alloc_ordered_hits"] > 0
+    st = rt.info.stats()
+    assert (st["alloc_ordered_hits"] > 0) == ordered
+    assert st["alloc_hits"] + st["alloc_misses"] == 60 and rt.count("cuMemAlloc") == st["alloc_misses"]
     ok(cu.cuCtxPushCurrent(gpu))
     ok(cu.cuMemFreeHost(pinned))
     ok(cu.cuCtxPopCurrent())
@@ -135,7 +156,8 @@ def test_block_in_use_is_not_handed_to_another_stream(make_gpu_runtime, gpu, hos
     np.testing.assert_array_equal(got, np.full(N, 7, dtype=np.int32))  # never overwritten
     rt.mgpuMemFree(q, s2)
     rt.mgpuStreamSynchronize(s2)
-    # once the kernel has ended, its block comes back (last freed first: q, then p)
+    settle(rt)
+    # once the kernel has ended, its block comes back
     again = {rt.mgpuMemAlloc(N * 4, None if host_shared else s2, host_shared) for _ in range(2)}
     assert again == {p, q}
     assert rt.count("cuMemAllocManaged" if host_shared else "cuMemAlloc") == 2
@@ -158,7 +180,33 @@ def test_host_reads_of_reused_host_shared_memory(make_gpu_runtime, gpu):
         np.testing.assert_array_equal(hy, 3 * (np.arange(N) % (i + 2)) + i)
         rt.mgpuMemFree(x, s)
         rt.mgpuMemFree(y, s)
+        settle(rt)
     assert rt.count("cuMemAllocManaged") == 2 and rt.count("cuMemFree") == 0
+
+
+@pytest.mark.parametrize("host_shared", [False, True], ids=["device", "host_shared"])
+@pytest.mark.parametrize("free_on", ["NULL", "stream"])
+@pytest.mark.parametrize("zero", [True, False], ids=["zeroed", "ZERO=0"])
+def test_reused_block_reads_as_fresh_memory(make_gpu_runtime, gpu, monkeypatch, host_shared,
+                                            free_on, zero):
+    """Fresh driver memory reads as zeros; so does a reused block (the review's exp3/exp4), unless
+    MGPU_CACHED_ALLOCATOR_ZERO=0, where the old 0x55 bytes stay (so the test can fail)."""
+    if not zero:
+        monkeypatch.setenv("MGPU_CACHED_ALLOCATOR_ZERO", "0")
+    rt = make_gpu_runtime()
+    s = rt.mgpuStreamCreate()
+    n = 4 * MIB // 4
+    p = rt.mgpuMemAlloc(4 * MIB, None, host_shared)
+    rt.mgpuMemset32(p, 0x55555555, n, s)
+    rt.mgpuStreamSynchronize(s)
+    rt.mgpuMemFree(p, None if free_on == "NULL" else s)
+    settle(rt)
+    q = rt.mgpuMemAlloc(4 * MIB, None, host_shared)
+    assert q == p
+    got = host_view(q, n, np.int32) if host_shared else copy_out(rt, q, n, s, np.int32)
+    want = 0 if zero else 0x55555555
+    assert int(np.count_nonzero(got != want)) == 0
+    assert rt.info.stats()["alloc_bytes_zeroed"] == (4 * MIB if zero else 0)
 
 
 def test_cap_holds_and_release_frees(make_gpu_runtime, gpu, monkeypatch):
@@ -187,3 +235,21 @@ def test_switch_restores_stock_calls(make_gpu_runtime, gpu, monkeypatch):
         rt.mgpuMemFree(x, s)
         rt.mgpuMemFree(y, s)
     assert rt.count("cuMemAllocManaged") == 10 and rt.count("cuMemFree") == 10
+
+
+def test_exit_while_the_reclaimer_waits_for_a_kernel(gpu, tmp_path):
+    """main returns while the reclaimer sits in cuCtxSynchronize behind a running kernel
+    (tests/data/alloc/gpu_exit.c): the process exits normally."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path / "gpu_exit"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{ROOT / 'csrc'}", "-o", str(exe),
+                    str(DATA / "alloc" / "gpu_exit.c"), *mgpu_cached.ldflags().split()],
+                   check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MGPU_CACHED")}
+    env["MGPU_CACHED_STATS"] = "1"
+    p = subprocess.run([str(exe), str(DATA / "alloc_kernels.fatbin"), "300000"], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.split() == ["exiting"], (p.returncode, p.stdout,
+                                                                   p.stderr[-2000:])
+    assert "alloc_reclaims" in p.stderr  # the statistics were printed at exit
