@@ -9,6 +9,8 @@
 #                mlir-22-tools, libmlir-22 and llvm-22 .debs unpacked with `dpkg -x`, next to the
 #                system's libllvm22, so that MLIR 19 stays installed; see README.md)
 #   CUDA_PATH_DIR  toolkit with bin/ptxas and bin/fatbinary (default /usr/local/cuda)
+#   CORPUS_OBJ_DIR where the objects go (default obj/ beside this script; the CPU test compiles
+#                  into a temporary one and compares with the committed objects)
 # A program whose first line is `// chip: sm_90a` is compiled for sm_90a (TMA, clusters); the
 # others for sm_90. Features +ptx80 for both.
 # Where the two versions spell an op differently (gpu.printf takes a comma after the format from
@@ -27,6 +29,8 @@ case "$V" in
   *) echo "compile.sh: version must be 19 or 22" >&2; exit 2 ;;
 esac
 CUDA=${CUDA_PATH_DIR:-/usr/local/cuda}
+OBJ=${CORPUS_OBJ_DIR:-$HERE/obj}
+mkdir -p "$OBJ"; OBJ=$(cd "$OBJ" && pwd)
 export CUDA_ROOT="$CUDA" PATH="$CUDA/bin:$PATH"
 names=${*:-$(cd "$HERE/src" && ls *.mlir | sed 's/\.mlir$//')}
 T=$(mktemp -d)
@@ -36,15 +40,18 @@ for name in $names; do
   src="$HERE/src/$name.mlir"
   chip=$(sed -n '1s,^// chip: *\(sm_[0-9a-z]*\).*,\1,p' "$src")
   chip=${chip:-sm_90}
-  o="$HERE/obj/${name}_llvm$V.o"
+  o="$OBJ/${name}_llvm$V.o"
+  # run from $T on a relative name: locations baked into the code (LLVM 22's cf.assert message
+  # names its file) are then "<name>.mlir", not a temporary path
   sed "s,^\( *\)//@$V ,\1," "$src" > "$T/$name.mlir"
+  cd "$T"
   pre=$(sed -n 's,^// pre: *,,p' "$src")
   if [ -n "$pre" ]; then
-    "$BIN/mlir-opt" "$T/$name.mlir" --pass-pipeline="builtin.module($pre)" -o "$T/$name.pre.mlir" 2> "$T/$name.err" ||
+    "$BIN/mlir-opt" "$name.mlir" --pass-pipeline="builtin.module($pre)" -o "$T/$name.pre.mlir" 2> "$T/$name.err" ||
       { echo "FAILED $name llvm$V (pre: $pre):"; sed 's/^/    /' "$T/$name.err" | head -20; status=1; continue; }
     mv "$T/$name.pre.mlir" "$T/$name.mlir"
   fi
-  if "$BIN/mlir-opt" "$T/$name.mlir" \
+  if "$BIN/mlir-opt" "$name.mlir" \
        --gpu-lower-to-nvvm-pipeline="cubin-chip=$chip cubin-features=+ptx80 cubin-format=fatbin" \
        -o "$T/$name.llvm.mlir" 2> "$T/$name.err" &&
      "$BIN/mlir-translate" --mlir-to-llvmir "$T/$name.llvm.mlir" -o "$T/$name.ll" 2>> "$T/$name.err" &&
