@@ -3,7 +3,7 @@
 Used by tests/test_corpus.py (CPU, recording fake driver), tests/gpu/test_corpus_gpu.py (GPU) and,
 as a script, by the GPU run (gpu_run.sh):
 
-    python3 tests/corpus/corpus.py --out DIR [--llvm 19 22] [--program NAME]...
+    python3 tests/corpus/corpus.py --out DIR [--llvm 19 22] [--program NAME]... [--build-dir D]
 
 builds every program for every LLVM version against the installed library, runs it in cached and
 in stock mode (MGPU_CACHED_DISABLE=1) on the real driver, compares each run's output with
@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -31,7 +32,7 @@ MODES = ("cached", "stock")
 # Kernel launches each program makes (cuLaunchKernel + cuLaunchKernelEx), in both modes.
 LAUNCHES = {"printf": 2, "reductions": 1, "subgroup_reduce": 1, "shuffle": 1,
             "memcpy_memset": 1, "host_register": 2, "two_modules": 9, "async_chain": 7,
-            "concurrent": 3, "wmma": 1, "tma": 1, "cluster": 1, "assert_pass": 1,
+            "concurrent": 3, "wmma": 2, "tma": 1, "cluster": 1, "assert_pass": 1,
             "assert_fail": 1}
 # gpu.modules (fatbins) of each program: the driver loads each once in cached mode.
 MODULES = {"two_modules": 2, "printf": 2}  # printf: its gpu.module and the outlined gpu.launch
@@ -180,13 +181,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--llvm", type=int, nargs="+", default=list(LLVMS))
     ap.add_argument("--program", action="append", choices=PROGRAMS)
+    ap.add_argument("--driver", help="MGPU_CACHED_CUDA_DRIVER for the runs (a dry run on the "
+                    "recording fake driver: no kernel runs, so the value checks fail)")
+    ap.add_argument("--build-dir", type=Path, help="where the executables go (default: a new "
+                    "temporary directory; not under --out, whose files are the logs)")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
-    build_dir = a.out / "build"
-    build_dir.mkdir(exist_ok=True)
+    build_dir = a.build_dir or Path(tempfile.mkdtemp(prefix="corpus-"))
+    build_dir.mkdir(parents=True, exist_ok=True)
     ldflags = _ldflags()
     env = dict(os.environ)
     env.pop("MGPU_CACHED_CUDA_DRIVER", None)
+    if a.driver:
+        env["MGPU_CACHED_CUDA_DRIVER"] = a.driver
     rows, failed = [], 0
     with open(a.out / "corpus.log", "w") as log:
         for name in a.program or PROGRAMS:

@@ -2,8 +2,9 @@
 // Thread-block clusters: gpu.launch_func with `clusters in (2, 1, 1)` over 6 x 2 blocks
 // (mgpuLaunchClusterKernel). Each block records its cluster id, its rank in the cluster and the
 // clusters per grid (gpu.cluster_id / cluster_block_id / cluster_dim), and the blocks per cluster
-// (gpu.cluster_dim_blocks, from LLVM 20 on; LLVM 19 has no such op: its line reads the same
-// register, %cluster_nctaid.x, through nvvm.read.ptx.sreg.cluster.nctaid.x).
+// (gpu.cluster_dim_blocks; LLVM 19 parses it but cannot lower it to NVVM, "failed to legalize
+// operation 'gpu.cluster_dim_blocks'", so its line reads the same register, %cluster_nctaid.x,
+// through nvvm.read.ptx.sreg.cluster.nctaid.x).
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @ids(%out: memref<12x5xi32>) kernel {

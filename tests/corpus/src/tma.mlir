@@ -46,12 +46,12 @@ module attributes {gpu.container_module} {
       }
       gpu.barrier
       scf.if %is0 {
+        nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %c1024 : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
         nvgpu.tma.async.load %desc[%c16, %c16], %bar[%c0] to %sh
             : !nvgpu.tensormap.descriptor<tensor = memref<16x16xf32, 3>, swizzle = none,
                                           l2promo = none, oob = zero, interleave = none>,
               !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
             -> memref<16x16xf32, 3>
-        nvgpu.mbarrier.arrive.expect_tx %bar[%c0], %c1024 : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
       }
       %phase = arith.constant false
       %ticks = arith.constant 10000000 : index
