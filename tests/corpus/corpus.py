@@ -205,7 +205,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     log.write(f"=== {name} llvm{llvm}: link failed\n{e.stderr}\n")
                     failed += 1
                     continue
-                runs = {m: run(exe, m, env) for m in MODES}
+                runs = {m: run(exe, m, env, timeout=30) for m in MODES}
                 status = {}
                 for m, r in runs.items():
                     p = check_expected(name, r)
@@ -215,6 +215,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 modes = compare_modes(name, runs["cached"], runs["stock"])
                 same = "same" if not modes else "DIFFER: " + "; ".join(modes)
                 log.write(f"=== {name} llvm{llvm}: modes {same}\n\n")
+                log.flush()
                 failed += sum(s != "ok" for s in status.values()) + bool(modes)
                 rows.append((name, llvm, status["cached"], status["stock"], same))
                 print(f"{name:16} llvm{llvm} cached: {status['cached'][:60]:20} "
