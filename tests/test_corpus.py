@@ -103,18 +103,33 @@ def test_object_calls_the_feature_entry_points(name, llvm):
     assert ENTRY_POINTS[name] <= undefined
 
 
-def _mlir_bin(llvm):
-    d = os.environ.get(f"MLIR_BIN_{llvm}") or {
-        19: "/usr/lib/llvm-19/bin", 22: "/work/llvm22/usr/lib/llvm-22/bin"}[llvm]
-    return d if (Path(d) / "mlir-opt").exists() and shutil.which("ptxas") else None
+# The toolchain the committed objects were made with: other versions make other (valid) bytes.
+TOOLS = {19: "19.1.7", 22: "22.1.8", "ptxas": "V13.0.88"}
+
+
+def _toolchain_differs(llvm):
+    """Why the committed objects cannot be reproduced here (None: they can)."""
+    d = Path(os.environ.get(f"MLIR_BIN_{llvm}") or {
+        19: "/usr/lib/llvm-19/bin", 22: "/work/llvm22/usr/lib/llvm-22/bin"}[llvm])
+    cuda = Path(os.environ.get("CUDA_PATH_DIR", "/usr/local/cuda")) / "bin" / "ptxas"
+    if not (d / "mlir-opt").exists() or not cuda.exists():
+        return f"MLIR {llvm} (mlir-opt in {d}) or {cuda} not installed"
+    env = dict(os.environ, LD_LIBRARY_PATH=str(d.parent / "lib"))
+    have = subprocess.run([str(d / "mlir-opt"), "--version"], capture_output=True, text=True,
+                          env=env).stdout
+    ptxas = subprocess.run([str(cuda), "--version"], capture_output=True, text=True).stdout
+    if TOOLS[llvm] not in have or TOOLS["ptxas"] not in ptxas:
+        return f"objects made by MLIR {TOOLS[llvm]} and ptxas {TOOLS['ptxas']}, not these"
+    return None
 
 
 @pytest.mark.parametrize("llvm", corpus.LLVMS)
 def test_committed_objects_are_compiled_from_the_sources(tmp_path, llvm):
     """compile.sh makes the same bytes as the committed objects: no source edited without
     recompiling (the lowering is deterministic for a given MLIR and ptxas)."""
-    if _mlir_bin(llvm) is None:
-        pytest.skip(f"MLIR {llvm} (mlir-opt) or ptxas not installed")
+    why = _toolchain_differs(llvm)
+    if why:
+        pytest.skip(why)
     p = subprocess.run(["sh", str(corpus.HERE / "compile.sh"), str(llvm)],
                        env=dict(os.environ, CORPUS_OBJ_DIR=str(tmp_path)),
                        capture_output=True, text=True, timeout=300)
