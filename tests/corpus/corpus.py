@@ -86,13 +86,16 @@ def build(name: str, llvm: int, out_dir: Path, ldflags: Sequence[str],
 @dataclass
 class Run:
     """One run of one program: its exit status and output, split into the program's own lines,
-    the fake driver's counts, the driver's assertion messages and the library's error lines."""
+    the fake driver's counts, the driver's assertion messages, "info" lines (what a program
+    observed that may legitimately differ between runs, e.g. whether two kernels overlapped) and
+    the library's error lines."""
     rc: int
     stdout: str
     stderr: str
     lines: List[str] = field(default_factory=list)
     counts: Dict[str, int] = field(default_factory=dict)
     asserts: List[str] = field(default_factory=list)
+    info: List[str] = field(default_factory=list)  # "info ..." lines: logged, never compared
     errors: List[str] = field(default_factory=list)
     done: bool = False
 
@@ -107,6 +110,8 @@ class Run:
                 r.counts[k] = int(v)
             elif _ASSERT_LINE.search(line):
                 r.asserts.append(line)
+            elif line.startswith("info "):
+                r.info.append(line)
             else:
                 r.lines.append(line)
         for line in stderr.splitlines():
@@ -214,6 +219,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                               f"--- stdout\n{r.stdout}--- stderr\n{r.stderr}\n")
                 modes = compare_modes(name, runs["cached"], runs["stock"])
                 same = "same" if not modes else "DIFFER: " + "; ".join(modes)
+                info = [f"{m}: {' / '.join(r.info)}" for m, r in runs.items() if r.info]
+                if info:  # logged only (e.g. whether two kernels overlapped)
+                    same += " (" + "; ".join(info) + ")"
                 log.write(f"=== {name} llvm{llvm}: modes {same}\n\n")
                 log.flush()
                 failed += sum(s != "ok" for s in status.values()) + bool(modes)

@@ -28,8 +28,10 @@ module attributes {gpu.container_module} {
     %c4 = arith.constant 4 : index
     %c8 = arith.constant 8 : index
     %half = arith.constant 0.5 : f32
-    %m = memref.alloc () : memref<4x8xi32>
-    %f = memref.alloc () : memref<8xf32>
+    // page-aligned, so that the two registrations never share a page (the driver registers whole
+    // pages and refuses a range registered already)
+    %m = memref.alloc () {alignment = 4096 : i64} : memref<4x8xi32>
+    %f = memref.alloc () {alignment = 4096 : i64} : memref<8xf32>
     scf.for %i = %c0 to %c4 step %c1 {
       scf.for %j = %c0 to %c8 step %c1 {
         %i8 = arith.muli %i, %c8 : index
