@@ -26,12 +26,12 @@ fi
 python3 -m pip install -q --no-deps --no-build-isolation . || { echo "install failed"; exit 1; }
 (cd /tmp && python3 -c "import mgpu_cached; print('installed', mgpu_cached.library_path())")
 echo "== corpus (tests/corpus/corpus.py)"
-timeout 200 python3 tests/corpus/corpus.py --out "$OUT"
+timeout 150 python3 tests/corpus/corpus.py --out "$OUT"
 status=$?
 echo "corpus.py exit status $status"
 cat "$OUT/corpus.md"
 echo "== pytest tests/test_corpus.py tests/gpu/test_corpus_gpu.py"
-timeout 200 python3 -m pytest -q -p no:cacheprovider -rs tests/test_corpus.py \
+timeout 150 python3 -m pytest -q -p no:cacheprovider -rs tests/test_corpus.py \
   tests/gpu/test_corpus_gpu.py >"$OUT/pytest.log" 2>&1
 pst=$?
 tail -15 "$OUT/pytest.log"
