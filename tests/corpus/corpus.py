@@ -29,7 +29,8 @@ PROGRAMS = sorted(p.stem for p in (HERE / "src").glob("*.mlir"))
 LLVMS = (19, 22)
 MODES = ("cached", "stock")
 
-# Kernel launches each program makes (cuLaunchKernel + cuLaunchKernelEx), in both modes.
+# Kernel launches each program makes (cuLaunchKernel + cuLaunchKernelEx + cuGraphLaunch: the
+# graph launch path, issue 12), in both modes.
 LAUNCHES = {"printf": 2, "reductions": 1, "subgroup_reduce": 1, "shuffle": 1,
             "memcpy_memset": 1, "host_register": 2, "two_modules": 9, "async_chain": 7,
             "concurrent": 3, "wmma": 2, "tma": 1, "cluster": 1, "assert_pass": 1,
@@ -48,7 +49,7 @@ CALLS: Dict[str, Dict[str, int]] = {
     "assert_pass": {"cuMemsetD32Async": 1},
     "assert_fail": {"cuMemsetD32Async": 1},
 }
-COUNTED = sorted({"cuLaunchKernel", "cuLaunchKernelEx", "cuLibraryLoadData", "cuModuleLoadData",
+COUNTED = sorted({"cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch", "cuLibraryLoadData", "cuModuleLoadData",
                   "cuModuleUnload", "cuLibraryUnload"} | {c for d in CALLS.values() for c in d})
 
 # Programs whose every line comes from the device (gpu.printf): none without a GPU.
@@ -133,8 +134,15 @@ def run(exe: Path, mode: str, env: Optional[Dict[str, str]] = None, timeout: flo
     return Run.parse(p.returncode, p.stdout, p.stderr)
 
 
-def check_expected(name: str, r: Run) -> List[str]:
-    """Problems of one GPU run against expected/<name>.txt (lines compared sorted)."""
+# The stock wrapper's own message when LLVM >= 21 code unloads its module in a global destructor
+# after the driver has shut down (seen on the H100 for every LLVM 22 program in stock mode; the
+# library in cached mode is silent there). Not a defect of the program or of the library.
+STOCK_EXIT_UNLOAD = "'cuModuleUnload(module)' failed with '<unknown>'"
+
+
+def check_expected(name: str, r: Run, mode: str = "cached") -> List[str]:
+    """Problems of one GPU run against expected/<name>.txt (lines compared sorted). In stock mode
+    the stock wrapper's unload-at-exit message (STOCK_EXIT_UNLOAD) is expected, not a problem."""
     problems = []
     if r.rc != 0:
         problems.append(f"exit status {r.rc}")
@@ -155,8 +163,10 @@ def check_expected(name: str, r: Run) -> List[str]:
     else:
         if r.asserts:
             problems.append(f"assertion fired: {r.asserts[:2]}")
-        if r.stderr:
-            problems.append(f"stderr not empty: {r.stderr.splitlines()[:3]}")
+        err = [x for x in r.stderr.splitlines()
+               if x.strip() and not (mode == "stock" and x.strip() == STOCK_EXIT_UNLOAD)]
+        if err:
+            problems.append(f"stderr not empty: {err[:3]}")
     return problems
 
 
@@ -213,7 +223,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 runs = {m: run(exe, m, env, timeout=30) for m in MODES}
                 status = {}
                 for m, r in runs.items():
-                    p = check_expected(name, r)
+                    p = check_expected(name, r, m)
                     status[m] = "ok" if not p else "FAIL: " + "; ".join(p)
                     log.write(f"=== {name} llvm{llvm} {m}: rc={r.rc} {status[m]}\n"
                               f"--- stdout\n{r.stdout}--- stderr\n{r.stderr}\n")

@@ -43,7 +43,7 @@ def test_corpus_program_on_gpu(gpu, capability, tmp_path, name, llvm):
     env = dict(os.environ)
     env.pop("MGPU_CACHED_CUDA_DRIVER", None)  # the real driver
     runs = {m: corpus.run(exe, m, env, timeout=30) for m in corpus.MODES}
-    problems = {m: corpus.check_expected(name, r) for m, r in runs.items()}
+    problems = {m: corpus.check_expected(name, r, m) for m, r in runs.items()}
     assert problems == {"cached": [], "stock": []}, {m: (r.stdout, r.stderr)
                                                     for m, r in runs.items()}
     assert corpus.compare_modes(name, runs["cached"], runs["stock"]) == []
