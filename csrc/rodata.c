@@ -1,0 +1,72 @@
+/* rodata.c - read-only segments of loaded objects and the generation of the set of loaded objects,
+ * from dl_iterate_phdr (see rodata.h).
+ *
+ * glibc's dl_iterate_phdr holds the loader's list lock (dl_load_write_lock) around the walk and its
+ * callbacks; dlopen takes it to link a new object (after mapping it) and dlclose to unmap and
+ * unlink one, so what a callback sees (an object listed, its segments, the counters) is one
+ * consistent state. The counters are reported with every object, so stopping at the first one gives
+ * them at the cost of the lock and one callback. No state of its own: nothing to lock or reset at
+ * fork.
+ */
+#include "rodata.h"
+
+#include <link.h>
+#include <stddef.h>
+#include <string.h>
+
+/* The counters are present where the loader passes a structure that reaches them (glibc >= 2.4,
+ * musl, which never unloads: subs 0). */
+#define HAS_COUNTERS(size) \
+  ((size) >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(((struct dl_phdr_info *)0)->dlpi_subs))
+
+static uint64_t generation_of(const struct dl_phdr_info *info, size_t size) {
+  if (!HAS_COUNTERS(size)) return 0;
+  /* Both only grow: their sum changes exactly when either does. */
+  return (uint64_t)info->dlpi_adds + (uint64_t)info->dlpi_subs;
+}
+
+static int first_object(struct dl_phdr_info *info, size_t size, void *data) {
+  *(uint64_t *)data = generation_of(info, size);
+  return 1; /* stop: the counters are global, the other objects add nothing */
+}
+
+uint64_t mc_rodata_generation(void) {
+  uint64_t g = 0;
+  dl_iterate_phdr(first_object, &g);
+  return g;
+}
+
+typedef struct {
+  uintptr_t start, end; /* the range looked for */
+  uint64_t generation;  /* out: nonzero once found */
+  char *name;           /* out: the object's name (may be NULL) */
+  size_t name_size;
+} find_args;
+
+static int find_object(struct dl_phdr_info *info, size_t size, void *data) {
+  find_args *a = data;
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W)) continue;
+    uintptr_t seg = (uintptr_t)info->dlpi_addr + (uintptr_t)ph->p_vaddr;
+    uintptr_t seg_end = seg + (uintptr_t)ph->p_filesz; /* the file's bytes, not zero fill */
+    if (seg_end < seg || a->start < seg || a->end > seg_end) continue;
+    a->generation = generation_of(info, size);
+    if (a->name && a->name_size) {
+      const char *n = info->dlpi_name ? info->dlpi_name : "";
+      strncpy(a->name, n, a->name_size - 1);
+      a->name[a->name_size - 1] = 0;
+    }
+    return 1;
+  }
+  return 0;
+}
+
+uint64_t mc_rodata_find(const void *p, size_t len, char *name, size_t name_size) {
+  uintptr_t start = (uintptr_t)p;
+  if (name && name_size) name[0] = 0;
+  if (!p || !len || start + len < start) return 0;
+  find_args a = {start, start + len, 0, name, name_size};
+  dl_iterate_phdr(find_object, &a);
+  return a.generation;
+}

@@ -1,0 +1,208 @@
+"""The hit check that does not grow with the blob (issue 12, item 3): a blob in a read-only segment of
+a loaded object is not compared on a hit while no object was loaded or unloaded since its last
+check; every other blob, and every hit after a dlopen or dlclose, is compared as before. The blobs
+here live in the .rodata of small shared libraries built by the test."""
+
+import ctypes
+import os
+
+import pytest
+
+from conftest import CC, blob_buffer, compile_shared, overwrite, ptx
+
+vp = ctypes.c_void_p
+RTLD_NOW, RTLD_LOCAL, RTLD_NOLOAD = 0x2, 0x0, 0x4
+BLOB_BYTES = 16 * 1024
+
+
+def blob_text(kernel: str) -> bytes:
+    """A PTX blob of BLOB_BYTES (NUL included) whose only kernel is `kernel`."""
+    head = ptx(kernel)[:-1]
+    return head + b"//" + b"x" * (BLOB_BYTES - len(head) - 4) + b"\n\0"
+
+
+def c_array(data: bytes) -> str:
+    return ",".join(str(b) for b in data)
+
+
+def blob_library(tmp_path, name: str, kernel: str, writable: bool = False):
+    """A shared library holding blob_text(kernel) as `mc_test_blob` (const: in .rodata, a
+    read-only segment; writable: in .data). Libraries made with kernels of the same name length
+    have the same layout."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    src = tmp_path / f"{name}.c"
+    qual = "" if writable else "const "
+    src.write_text(f"{qual}unsigned char mc_test_blob[{BLOB_BYTES}] "
+                   f"__attribute__((aligned(64))) = {{{c_array(blob_text(kernel))}}};\n")
+    return compile_shared(src, tmp_path / f"lib{name}.so")
+
+
+class Dl:
+    """dlopen/dlsym/dlclose of the C library (ctypes.CDLL never unloads)."""
+
+    def __init__(self):
+        self.libc = ctypes.CDLL(None)
+        for n, res, args in [("dlopen", vp, [ctypes.c_char_p, ctypes.c_int]),
+                             ("dlsym", vp, [vp, ctypes.c_char_p]),
+                             ("dlclose", ctypes.c_int, [vp])]:
+            f = getattr(self.libc, n)
+            f.restype, f.argtypes = res, args
+
+    def open(self, path, flags=RTLD_NOW | RTLD_LOCAL):
+        h = self.libc.dlopen(str(path).encode(), flags)
+        assert h, f"dlopen {path} failed"
+        return h
+
+    def blob(self, handle) -> int:
+        a = self.libc.dlsym(handle, b"mc_test_blob")
+        assert a
+        return a
+
+    def close(self, handle, path) -> None:
+        assert self.libc.dlclose(handle) == 0
+        assert not self.libc.dlopen(str(path).encode(), RTLD_NOW | RTLD_NOLOAD), "not unloaded"
+
+
+def mapping_perms(addr: int) -> str:
+    """The permissions of the mapping holding addr (/proc/self/maps), e.g. 'r--p'."""
+    with open("/proc/self/maps") as f:
+        for line in f:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if lo <= addr < hi:
+                return line.split()[1]
+    raise AssertionError(f"{addr:#x} is not mapped")
+
+
+def counters(rt):
+    s = rt.stats()
+    return s["verify_bytes"], s["verify_skips"], s["module_hits"]
+
+
+def test_blob_in_a_shared_library_rodata_hits_without_comparing(rt, tmp_path):
+    dl = Dl()
+    path = blob_library(tmp_path, "ro", "k_rodata")
+    h = dl.open(path)
+    addr = dl.blob(h)
+    assert mapping_perms(addr)[:2] == "r-"  # the premise: a read-only mapping of the library
+    m = rt.mgpuModuleLoad(addr, 0)
+    assert m and rt.mgpuModuleGetFunction(m, b"k_rodata")
+    rt.mgpuModuleUnload(m)
+    for _ in range(100):  # LLVM <= 20 code: load and unload around every launch
+        assert rt.mgpuModuleLoad(addr, 0) == m
+        rt.mgpuModuleUnload(m)
+    assert counters(rt) == (0, 100, 100)  # not one byte compared
+    assert rt.fake.count("cuLibraryLoadData") == 1
+
+
+def test_hit_check_full_compares_every_hit(make_runtime, tmp_path):
+    rt = make_runtime(env={"MGPU_CACHED_HIT_CHECK": "full"})
+    dl = Dl()
+    addr = dl.blob(dl.open(blob_library(tmp_path, "ro_full", "k_rodata")))
+    m = rt.mgpuModuleLoad(addr, 0)
+    for _ in range(10):
+        assert rt.mgpuModuleLoad(addr, 0) == m
+    assert counters(rt) == (10 * BLOB_BYTES, 0, 10)
+
+
+@pytest.mark.parametrize("where", ["heap", "writable-data"])
+def test_blobs_in_writable_memory_are_compared_on_every_hit(rt, tmp_path, where):
+    """Heap blobs and blobs in an object's writable data (JIT engines) keep the full comparison,
+    and a change there is caught."""
+    if where == "heap":
+        buf = blob_buffer(blob_text("k_first"))
+        addr = ctypes.addressof(buf)
+    else:
+        dl = Dl()
+        addr = dl.blob(dl.open(blob_library(tmp_path, "rw", "k_first", writable=True)))
+        assert mapping_perms(addr)[:2] == "rw"
+    m = rt.mgpuModuleLoad(addr, 0)
+    for _ in range(10):
+        assert rt.mgpuModuleLoad(addr, 0) == m
+    assert counters(rt) == (10 * BLOB_BYTES, 0, 10)
+    ctypes.memmove(addr, blob_text("k_other"), BLOB_BYTES)  # same address, different blob
+    m2 = rt.mgpuModuleLoad(addr, 0)
+    assert m2 != m and rt.mgpuModuleGetFunction(m2, b"k_other")
+    assert rt.fake.count("cuLibraryLoadData") == 2 and rt.stats()["module_stale"] == 1
+
+
+def test_dlclose_then_dlopen_of_a_different_blob_at_the_same_address_is_caught(rt, tmp_path):
+    """Two libraries of identical layout whose blobs differ (kernel k_aaaa vs k_bbbb), loaded one
+    after the other: the loader maps the second where the first was, and the cached module of the
+    first must not be returned for it."""
+    dl = Dl()
+    pa = blob_library(tmp_path, "blob_a", "k_aaaa")
+    pb = blob_library(tmp_path, "blob_b", "k_bbbb")
+    assert os.path.getsize(pa) == os.path.getsize(pb)
+    ha = dl.open(pa)
+    addr_a = dl.blob(ha)
+    m1 = rt.mgpuModuleLoad(addr_a, 0)
+    rt.mgpuModuleUnload(m1)
+    assert rt.mgpuModuleLoad(addr_a, 0) == m1  # a hit, not compared
+    rt.mgpuModuleUnload(m1)
+    assert counters(rt) == (0, 1, 1)
+    dl.close(ha, pa)
+    hb = dl.open(pb)
+    addr_b = dl.blob(hb)
+    if addr_b != addr_a:
+        dl.close(hb, pb)
+        pytest.skip(f"the loader did not reuse the address ({addr_a:#x}, then {addr_b:#x})")
+    m2 = rt.mgpuModuleLoad(addr_b, 0)
+    assert m2 and m2 != m1
+    assert rt.mgpuModuleGetFunction(m2, b"k_bbbb")
+    assert rt.mgpuModuleGetFunction(m2, b"k_aaaa") is None  # really the new blob's module
+    rt.launch(rt.mgpuModuleGetFunction(m2, b"k_bbbb"))
+    s = rt.stats()
+    assert rt.fake.count("cuLibraryLoadData") == 2 and s["module_stale"] == 1
+    assert (s["verify_skips"], s["module_hits"]) == (1, 1)
+    # the new module is checked and cached in its turn: its hits are not compared again
+    before = counters(rt)
+    for _ in range(5):
+        assert rt.mgpuModuleLoad(addr_b, 0) == m2
+    assert counters(rt) == (before[0], before[1] + 5, before[2] + 5)
+    assert rt.fake.count("cuLibraryLoadData") == 2
+    dl.close(hb, pb)
+
+
+def test_unrelated_dlopen_or_dlclose_makes_the_next_hit_compare_then_skip_again(rt, tmp_path):
+    dl = Dl()
+    addr = dl.blob(dl.open(blob_library(tmp_path, "ro_main", "k_main")))
+    other_path = blob_library(tmp_path, "unrelated", "k_unrelated")
+    m = rt.mgpuModuleLoad(addr, 0)
+    assert rt.mgpuModuleLoad(addr, 0) == m
+    assert counters(rt) == (0, 1, 1)
+    other = dl.open(other_path)  # an object loaded: the next hit compares and records again
+    assert rt.mgpuModuleLoad(addr, 0) == m
+    assert counters(rt) == (BLOB_BYTES, 1, 2)
+    assert rt.mgpuModuleLoad(addr, 0) == m
+    assert rt.mgpuModuleLoad(addr, 0) == m
+    assert counters(rt) == (BLOB_BYTES, 3, 4)
+    dl.close(other, other_path)  # an object unloaded: the same
+    assert rt.mgpuModuleLoad(addr, 0) == m
+    assert rt.mgpuModuleLoad(addr, 0) == m
+    assert counters(rt) == (2 * BLOB_BYTES, 4, 6)
+    assert rt.fake.count("cuLibraryLoadData") == 1
+
+
+def test_rewriting_a_read_only_segment_is_assumed_away_unless_hit_check_full(make_runtime,
+                                                                              tmp_path):
+    """The documented assumption: a program does not make a loaded object's read-only segment
+    writable again and rewrite a blob there. One that does needs MGPU_CACHED_HIT_CHECK=full, which
+    compares every hit and catches it; by default the rewrite goes unseen until the next dlopen or
+    dlclose."""
+    import mmap
+    libc = ctypes.CDLL(None)
+    libc.mprotect.argtypes = [vp, ctypes.c_size_t, ctypes.c_int]
+    dl = Dl()
+    for mode, caught in [("full", True), ("auto", False)]:
+        rt = make_runtime(env={"MGPU_CACHED_HIT_CHECK": mode})
+        addr = dl.blob(dl.open(blob_library(tmp_path, f"rewrite_{mode}", "k_before")))
+        m = rt.mgpuModuleLoad(addr, 0)
+        assert rt.mgpuModuleLoad(addr, 0) == m
+        page = addr & ~(mmap.PAGESIZE - 1)
+        span = addr + BLOB_BYTES - page
+        assert libc.mprotect(page, span, 3) == 0  # PROT_READ | PROT_WRITE
+        overwrite((ctypes.c_char * BLOB_BYTES).from_address(addr), blob_text("k_after_"))
+        assert libc.mprotect(page, span, 1) == 0
+        m2 = rt.mgpuModuleLoad(addr, 0)
+        assert (m2 != m) == caught, mode
