@@ -206,3 +206,67 @@ def test_rewriting_a_read_only_segment_is_assumed_away_unless_hit_check_full(mak
         assert libc.mprotect(page, span, 1) == 0
         m2 = rt.mgpuModuleLoad(addr, 0)
         assert (m2 != m) == caught, mode
+
+
+def test_address_that_became_writable_memory_after_dlclose_goes_back_to_comparing(rt, tmp_path):
+    """The library is unloaded and writable memory is mapped where its blob was, holding the same
+    bytes: the hit after the dlclose compares (equal), finds the address outside every loaded
+    object and compares every later hit, so a rewrite there without any dlopen or dlclose is still
+    caught."""
+    import mmap
+    libc = ctypes.CDLL(None)
+    libc.mmap.restype = vp
+    libc.mmap.argtypes = [vp, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_long]
+    dl = Dl()
+    path = blob_library(tmp_path, "gone", "k_gone")
+    h = dl.open(path)
+    addr = dl.blob(h)
+    m = rt.mgpuModuleLoad(addr, 0)
+    assert rt.mgpuModuleLoad(addr, 0) == m
+    assert counters(rt) == (0, 1, 1)
+    dl.close(h, path)
+    page = addr & ~(mmap.PAGESIZE - 1)
+    span = (addr + BLOB_BYTES - page + mmap.PAGESIZE - 1) & ~(mmap.PAGESIZE - 1)
+    MAP_PRIVATE_ANON_FIXED_NOREPLACE = 0x02 | 0x20 | 0x100000
+    got = libc.mmap(page, span, 3, MAP_PRIVATE_ANON_FIXED_NOREPLACE, -1, 0)
+    if got != page:
+        pytest.skip(f"could not map writable memory at {page:#x} after the dlclose")
+    try:
+        ctypes.memmove(addr, blob_text("k_gone"), BLOB_BYTES)
+        assert rt.mgpuModuleLoad(addr, 0) == m  # compared: equal
+        assert rt.mgpuModuleLoad(addr, 0) == m  # compared again: not in any object now
+        assert counters(rt) == (2 * BLOB_BYTES, 1, 3)
+        ctypes.memmove(addr, blob_text("k_new_"), BLOB_BYTES)  # no dlopen, no dlclose
+        m2 = rt.mgpuModuleLoad(addr, 0)
+        assert m2 != m and rt.mgpuModuleGetFunction(m2, b"k_new_")
+        assert rt.stats()["module_stale"] == 1
+    finally:
+        libc.munmap.argtypes = [vp, ctypes.c_size_t]
+        libc.munmap(page, span)
+
+
+def test_llvm19_program_hits_on_its_blob_in_the_executable_without_comparing(tmp_path,
+                                                                             fake_driver_build):
+    """The program compiled by MLIR 19 loads its module around every launch; the blob is a
+    constant in the executable's .rodata: after the first load, no hit compares it (and with
+    MGPU_CACHED_HIT_CHECK=full every hit does)."""
+    import json
+    import subprocess
+    from test_mlir_programs import build
+    exe = build(tmp_path, "empty_loop", 19)
+    got = {}
+    for mode in ["auto", "full"]:
+        stats = tmp_path / f"stats_{mode}.json"
+        env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build),
+                   MGPU_CACHED_STATS_FILE=str(stats), MGPU_CACHED_HIT_CHECK=mode,
+                   HARNESS_NO_CHECK="1")
+        env.pop("MGPU_CACHED_DISABLE", None)
+        p = subprocess.run([str(exe), "50"], env=env, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
+        got[mode] = json.loads(stats.read_text())["stats"]
+    auto, full = got["auto"], got["full"]
+    assert (auto["module_loads"], auto["module_hits"], auto["driver_module_loads"]) == (50, 49, 1)
+    assert (auto["verify_skips"], auto["verify_bytes"]) == (49, 0)
+    assert (full["module_hits"], full["verify_skips"]) == (49, 0) and full["verify_bytes"] > 0
+    assert full["verify_bytes"] % 49 == 0  # the whole blob, every hit
