@@ -89,7 +89,7 @@ def main() -> None:
         for size in SIZES:
             print(f"{size:>10}" + "".join(f" {v:>{w}.0f}" for v, w in zip(rows[size], [12, 12, 14])))
         exe = d / "rodata_cost"
-        subprocess.run(["cc", "-O2", "-std=c11", "-D_GNU_SOURCE", "-I", str(ROOT / "csrc"),
+        subprocess.run(["cc", "-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", "-I", str(ROOT / "csrc"),
                         "-o", str(exe), str(ROOT / "benchmarks/rodata_cost.c"),
                         str(ROOT / "csrc/rodata.c"), "-ldl"], check=True)
         size = 1 << 20
