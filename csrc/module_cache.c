@@ -22,6 +22,11 @@
  * reclamation (reclaim.h), because mgpuModuleGetFunction scans a record's kernel names without a
  * lock: the record is freed once no such scan can still be reading it.
  *
+ * Hits: the table is searched under the lock, the blob checked outside it on a held record
+ * (hit_is_same): without a lock of this file, the record's ro_generation read and written with
+ * atomic loads and stores only (rodata.c's queries take the loader's own lock, never while a lock
+ * of this file is held).
+ *
  * Launch path (mc_function_prepare): no lock and no read-modify-write. What a launch reads lives
  * in the kernel's slot, which is never freed: the module handle, and per device the CUfunction
  * and the dynamic shared memory limit set so far. The slot's generation is read before and after
