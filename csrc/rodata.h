@@ -22,7 +22,8 @@
 /* The generation of the set of loaded objects (dlpi_adds + dlpi_subs; at least 1 once the program
  * runs), or 0 where the loader does not report its counters. O(1): one dl_iterate_phdr call that
  * stops at the first object, which takes and releases the loader's list lock (a recursive mutex
- * that dlopen and dlclose hold only while they link or unlink an object); no system call. */
+ * that dlopen and dlclose hold only while they link or unlink an object), inside a read lock of
+ * this file's own that only fork takes for writing (see rodata.c); no system call. */
 uint64_t mc_rodata_generation(void);
 
 /* Whether [p, p + len) lies entirely inside one PT_LOAD segment without PF_W (within the bytes its
@@ -31,5 +32,11 @@ uint64_t mc_rodata_generation(void);
  * the object (the executable: "") is copied into name (if given, truncated to name_size). Walks
  * every loaded object: call it when the generation has changed, not on every hit. */
 uint64_t mc_rodata_find(const void *p, size_t len, char *name, size_t name_size);
+
+/* Fork handlers (fork.c): prepare waits until no thread is inside dl_iterate_phdr through this
+ * file and holds further calls off; parent and child let them go again. */
+void mc_rodata_fork_prepare(void);
+void mc_rodata_fork_parent(void);
+void mc_rodata_fork_child(void);
 
 #endif

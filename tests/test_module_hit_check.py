@@ -303,3 +303,20 @@ def test_hits_racing_with_dlopen_and_dlclose(tmp_path, sanitizer):
     compared = s["verify_bytes"] // BLOB_BYTES
     assert compared + s["verify_skips"] == s["module_hits"]  # every hit one or the other
     assert compared >= 1 and s["verify_skips"] >= 1  # at least the last two hits, one of each
+
+
+def test_fork_while_another_thread_hits(tmp_path, fake_driver_build):
+    """A hit reads the loader's generation through dl_iterate_phdr, which holds the loader's list
+    lock; glibc's fork does not reset that lock in the child, so a fork at that moment would leave
+    the child hanging in its first dl_iterate_phdr, dlopen or dlclose (about every other fork,
+    before the library's fork handlers waited for such calls to finish). Every child here walks
+    the objects, dlopens and loads a module, and exits."""
+    import subprocess
+    from test_module_lifetime import build_with_sources
+    exe = build_with_sources(tmp_path, "rodata_fork")
+    blob = blob_library(tmp_path, "fork_blob", "k_rodata")
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    p = subprocess.run([str(exe), str(blob), "400", "2"], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout + p.stderr[-2000:]
