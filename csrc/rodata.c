@@ -11,42 +11,69 @@
  * fork while another thread is inside dl_iterate_phdr leaves the child with that lock held by a
  * thread it does not have: its first dl_iterate_phdr, dlopen or dlclose hangs (measured on glibc
  * 2.36: 99 of 200 children of a process with a thread calling dl_iterate_phdr in a loop). Hits call
- * it all the time, so every call of this file holds g_fork_lock for reading around it, and the
- * fork handlers take it for writing (writers first, so a stream of hits cannot hold a fork off):
- * no thread of this library is inside dl_iterate_phdr when fork() runs.
+ * it all the time, so the fork handlers wait until no thread is inside it through this file, and
+ * hold new calls off until the fork is done. Without a lock on the way in: a thread counts itself
+ * in one of MC_SHARDS counters (by its thread id, each counter on its own cache line, so threads
+ * rarely share one), then reads g_forking; the fork's prepare step sets g_forking, then waits for
+ * every counter to read zero. Both sides write, then read the other's word (sequentially
+ * consistent), so either the thread sees g_forking and backs out, or the prepare step sees it
+ * counted and waits for it. A thread that backs out waits on g_fork_mutex, which the forking
+ * thread holds from prepare until parent (or child) and which nothing else takes meanwhile.
  */
 #include "rodata.h"
 
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
 
-#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
-static pthread_rwlock_t g_fork_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-#else
-static pthread_rwlock_t g_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
-#endif
+#define MC_SHARDS 16
+
+static struct {
+  unsigned long n; /* threads of this shard inside dl_iterate_phdr; atomic */
+  char pad[64 - sizeof(unsigned long)];
+} g_inside[MC_SHARDS] __attribute__((aligned(64)));
+static int g_forking; /* a fork is being prepared; atomic, written by the forking thread only */
+static pthread_mutex_t g_fork_mutex = PTHREAD_MUTEX_INITIALIZER; /* held by the forking thread */
+
+static unsigned long *my_shard(void) {
+  uint64_t x = (uint64_t)(uintptr_t)pthread_self() * 0x9E3779B97F4A7C15ULL;
+  return &g_inside[x >> 60].n; /* MC_SHARDS == 16: the top 4 bits */
+}
 
 /* dl_iterate_phdr, never while a fork is under way. */
 static void iterate(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data) {
-  pthread_rwlock_rdlock(&g_fork_lock);
+  unsigned long *shard = my_shard();
+  for (;;) {
+    __atomic_add_fetch(shard, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&g_forking, __ATOMIC_SEQ_CST)) break;
+    __atomic_sub_fetch(shard, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&g_fork_mutex); /* until the fork is done */
+    pthread_mutex_unlock(&g_fork_mutex);
+  }
   dl_iterate_phdr(callback, data);
-  pthread_rwlock_unlock(&g_fork_lock);
+  __atomic_sub_fetch(shard, 1, __ATOMIC_RELEASE);
 }
 
-void mc_rodata_fork_prepare(void) { pthread_rwlock_wrlock(&g_fork_lock); }
+void mc_rodata_fork_prepare(void) {
+  pthread_mutex_lock(&g_fork_mutex);
+  __atomic_store_n(&g_forking, 1, __ATOMIC_SEQ_CST);
+  for (int i = 0; i < MC_SHARDS; ++i)
+    while (__atomic_load_n(&g_inside[i].n, __ATOMIC_SEQ_CST)) sched_yield();
+}
 
-void mc_rodata_fork_parent(void) { pthread_rwlock_unlock(&g_fork_lock); }
+void mc_rodata_fork_parent(void) {
+  __atomic_store_n(&g_forking, 0, __ATOMIC_SEQ_CST);
+  pthread_mutex_unlock(&g_fork_mutex);
+}
 
 void mc_rodata_fork_child(void) {
-  /* Taken by this thread before the fork: made afresh (the thread's identity changed). */
-#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
-  pthread_rwlock_t fresh = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-#else
-  pthread_rwlock_t fresh = PTHREAD_RWLOCK_INITIALIZER;
-#endif
-  memcpy(&g_fork_lock, &fresh, sizeof fresh);
+  /* The only thread: nobody is inside; the mutex, taken by this thread as another id, is new. */
+  for (int i = 0; i < MC_SHARDS; ++i) g_inside[i].n = 0;
+  __atomic_store_n(&g_forking, 0, __ATOMIC_SEQ_CST);
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  memcpy(&g_fork_mutex, &fresh, sizeof fresh);
 }
 
 /* The counters are present where the loader passes a structure that reaches them (glibc >= 2.4,

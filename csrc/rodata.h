@@ -22,8 +22,9 @@
 /* The generation of the set of loaded objects (dlpi_adds + dlpi_subs; at least 1 once the program
  * runs), or 0 where the loader does not report its counters. O(1): one dl_iterate_phdr call that
  * stops at the first object, which takes and releases the loader's list lock (a recursive mutex
- * that dlopen and dlclose hold only while they link or unlink an object), inside a read lock of
- * this file's own that only fork takes for writing (see rodata.c); no system call. */
+ * that dlopen and dlclose hold only while they link or unlink an object), counted in and out (two
+ * atomic increments on a counter shared by few threads) so that fork can wait for it (rodata.c);
+ * no system call. */
 uint64_t mc_rodata_generation(void);
 
 /* Whether [p, p + len) lies entirely inside one PT_LOAD segment without PF_W (within the bytes its

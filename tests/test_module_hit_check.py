@@ -15,17 +15,18 @@ RTLD_NOW, RTLD_LOCAL, RTLD_NOLOAD = 0x2, 0x0, 0x4
 BLOB_BYTES = 16 * 1024
 
 
-def blob_text(kernel: str) -> bytes:
-    """A PTX blob of BLOB_BYTES (NUL included) whose only kernel is `kernel`."""
+def blob_text(kernel: str, size: int = BLOB_BYTES) -> bytes:
+    """A PTX blob of `size` bytes (NUL included) whose only kernel is `kernel`."""
     head = ptx(kernel)[:-1]
-    return head + b"//" + b"x" * (BLOB_BYTES - len(head) - 4) + b"\n\0"
+    return head + b"//" + b"x" * (size - len(head) - 4) + b"\n\0"
 
 
 def c_array(data: bytes) -> str:
     return ",".join(str(b) for b in data)
 
 
-def blob_library(tmp_path, name: str, kernel: str, writable: bool = False):
+def blob_library(tmp_path, name: str, kernel: str, writable: bool = False,
+                 size: int = BLOB_BYTES):
     """A shared library holding blob_text(kernel) as `mc_test_blob` (const: in .rodata, a
     read-only segment; writable: in .data). Libraries made with kernels of the same name length
     have the same layout."""
@@ -33,8 +34,8 @@ def blob_library(tmp_path, name: str, kernel: str, writable: bool = False):
         pytest.skip("no C compiler")
     src = tmp_path / f"{name}.c"
     qual = "" if writable else "const "
-    src.write_text(f"{qual}unsigned char mc_test_blob[{BLOB_BYTES}] "
-                   f"__attribute__((aligned(64))) = {{{c_array(blob_text(kernel))}}};\n")
+    src.write_text(f"{qual}unsigned char mc_test_blob[{size}] "
+                   f"__attribute__((aligned(64))) = {{{c_array(blob_text(kernel, size))}}};\n")
     return compile_shared(src, tmp_path / f"lib{name}.so")
 
 
@@ -93,6 +94,20 @@ def test_blob_in_a_shared_library_rodata_hits_without_comparing(rt, tmp_path):
         rt.mgpuModuleUnload(m)
     assert counters(rt) == (0, 100, 100)  # not one byte compared
     assert rt.fake.count("cuLibraryLoadData") == 1
+
+
+def test_small_blobs_are_compared_even_in_rodata(rt, tmp_path):
+    """Below 2 KiB comparing costs no more than asking the loader: compared on every hit."""
+    dl = Dl()
+    for size, compared in [(2047, True), (2048, False)]:
+        addr = dl.blob(dl.open(blob_library(tmp_path, f"small{size}", "k_small", size=size)))
+        before = counters(rt)
+        m = rt.mgpuModuleLoad(addr, 0)
+        for _ in range(3):
+            assert rt.mgpuModuleLoad(addr, 0) == m
+        after = counters(rt)
+        assert (after[0] - before[0], after[1] - before[1]) == ((3 * size, 0) if compared
+                                                                 else (0, 3))
 
 
 def test_hit_check_full_compares_every_hit(make_runtime, tmp_path):
