@@ -9,9 +9,9 @@
  * such a segment under generation g therefore holds the same bytes for as long as the generation
  * is still g. What this assumes: the program does not make a loaded object's read-only segment
  * writable again (mprotect), move it (mremap) or map something else over it (mmap MAP_FIXED,
- * munmap) and then write there; the loader itself never does, and the GPU blobs MLIR embeds are
- * constant arrays, which carry no relocations (the loader writes a read-only segment only for text
- * relocations, before the object is added to its list).
+ * munmap) and then write there. The loader itself writes a read-only segment only to apply text
+ * relocations while it loads the object, and the GPU blobs MLIR embeds are constant byte arrays,
+ * which carry none.
  */
 #ifndef MGPU_CACHED_RODATA_H
 #define MGPU_CACHED_RODATA_H
