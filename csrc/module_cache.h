@@ -7,9 +7,8 @@
  * comparison, is not compared while the generation of the set of loaded objects noted then is
  * still current (no dlopen or dlclose since): those bytes cannot have changed; a hit after any
  * dlopen or dlclose compares and looks again (MGPU_CACHED_HIT_CHECK=full: every hit compares).
- * A blob is loaded with cuLibraryLoadData, which needs no
- * context: loading works in a global constructor, before main and before any
- * mgpuSetDefaultDevice. Each kernel is resolved (cuKernelGetFunction, which loads it into the
+ * A blob is loaded with cuLibraryLoadData, which needs no context: loading works in a global
+ * constructor, before main and before any mgpuSetDefaultDevice. Each kernel is resolved (cuKernelGetFunction, which loads it into the
  * context) for the loading thread's default device at load, and for any other device on the
  * first launch there, all kernels of the module at once, so a later launch never triggers a lazy
  * load. mgpuModuleUnload releases a reference; the module stays cached at zero references and is
