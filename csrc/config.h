@@ -43,6 +43,10 @@
   X(module_cache, COUNT, "MGPU_CACHED_MODULE_CACHE", "256",                                        \
     "unreferenced modules kept loaded for their next load, least recently released unloaded "     \
     "first (0: unload at the last mgpuModuleUnload, as stock)")                                     \
+  X(hit_check, CHOICE, "MGPU_CACHED_HIT_CHECK", "auto|full",                                        \
+    "auto: a cache hit on a blob in a read-only segment of a loaded object skips the byte "         \
+    "comparison while no object was loaded or unloaded since its last check; full: every hit "      \
+    "compares the whole blob")                                                                      \
   X(stream_cap, COUNT, "MGPU_CACHED_STREAM_CAP", "64",                                             \
     "driver streams per device above which a bind takes the driver stream of an idle live "       \
     "handle (0: no cap)")                                                                           \

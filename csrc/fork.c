@@ -7,7 +7,9 @@
  * never use the parent's driver objects), so the child starts like a fresh process and
  * initialises the driver again on its first call.
  * Lock order of the prepare step: module cache, sparse (cuSPARSE, cuSPARSELt), chain replay, graph
- * launches, allocator, pool, HIP backend, context. No code path takes two
+ * launches, allocator, pool, HIP backend, context, rodata (whose readers hold no other lock: it
+ * waits until no thread is inside dl_iterate_phdr, which glibc's fork does not make safe for the
+ * child). No code path takes two
  * of these locks nested in another order (each file's locking rule says which calls it makes
  * under its lock).
  */
@@ -20,6 +22,7 @@
 #include "chain.h"
 #include "graph_launch.h"
 #include "pool.h"
+#include "rodata.h"
 #include "sparse.h"
 #include "sparselt.h"
 #include "stats.h"
@@ -35,9 +38,11 @@ static void prepare(void) {
   mc_pool_fork_prepare();
   mc_hip_fork_prepare();
   mc_context_fork_prepare();
+  mc_rodata_fork_prepare();
 }
 
 static void parent(void) {
+  mc_rodata_fork_parent();
   mc_context_fork_parent();
   mc_hip_fork_parent();
   mc_pool_fork_parent();
@@ -51,6 +56,7 @@ static void parent(void) {
 
 static void child(void) {
   mc_trace_fork_child(); /* no lock taken in prepare: its locks are made fresh */
+  mc_rodata_fork_child();
   mc_context_fork_child();
   mc_stats_fork_child();
   mc_hip_fork_child();

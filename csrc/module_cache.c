@@ -22,6 +22,11 @@
  * reclamation (reclaim.h), because mgpuModuleGetFunction scans a record's kernel names without a
  * lock: the record is freed once no such scan can still be reading it.
  *
+ * Hits: the table is searched under the lock, the blob checked outside it on a held record
+ * (hit_is_same): without a lock of this file, the record's ro_generation read and written with
+ * atomic loads and stores only (rodata.c's queries take the loader's own lock, never while a lock
+ * of this file is held).
+ *
  * Launch path (mc_function_prepare): no lock and no read-modify-write. What a launch reads lives
  * in the kernel's slot, which is never freed: the module handle, and per device the CUfunction
  * and the dynamic shared memory limit set so far. The slot's generation is read before and after
@@ -45,10 +50,16 @@
 #include "driver.h"
 #include "reclaim.h"
 #include "report.h"
+#include "rodata.h"
 #include "slot_table.h"
 #include "stats.h"
 
 #define MC_BUCKETS 256
+
+/* Blobs shorter than this are compared on every hit even in a read-only segment: comparing 2 KiB
+ * (about 27 ns, hot) costs no more than reading the loader's generation (20-30 ns, a lock shared
+ * by all threads). */
+#define MC_HIT_SKIP_MIN_BYTES 2048
 
 typedef struct kernel_entry {
   char *name;                /* owned copy; immutable */
@@ -68,6 +79,10 @@ typedef struct module_rec {
   unsigned char *copy;        /* private copy of the blob for hit verification; immutable; read by
                                  holders of a reference only; freed at retirement */
   size_t len;                 /* blob length from its header; immutable */
+  uint64_t ro_generation;     /* the generation of loaded objects (rodata.h) under which the blob
+                                 was last found in a read-only segment of a loaded object, before
+                                 a comparison (or the copy) that found it equal; 0: every hit
+                                 compares. Atomic: read and written by hits without the lock */
   mc_blob_kind kind;          /* immutable (MC_BLOB_UNKNOWN: not cacheable, never in the table) */
   CUlibrary lib;              /* driver library; immutable; unloaded at retirement */
   size_t nkernels;            /* kernels enumerated at load; immutable */
@@ -466,6 +481,13 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   /* Copied once the driver accepted the bytes (their extent was checked by mc_blob_identify).
    * Without a copy the module is simply not cached. */
   if (kind != MC_BLOB_UNKNOWN && len && (m->copy = malloc(len)) != NULL) {
+    /* Where the blob lies is looked for before the copy is taken (see hit_is_same). */
+    char object[128];
+    if (mc_config()->hit_check == 0 /* auto */ && len >= MC_HIT_SKIP_MIN_BYTES)
+      m->ro_generation = mc_rodata_find(blob, len, object, sizeof object);
+    if (m->ro_generation)
+      mc_debug("blob %p lies in a read-only segment of %s: its hits are not compared while no "
+               "object is loaded or unloaded", blob, object[0] ? object : "the executable");
     memcpy(m->copy, blob, len);
   } else {
     kind = MC_BLOB_UNKNOWN;
@@ -496,6 +518,27 @@ static void remove_inflight_locked(inflight *me) {
   pthread_cond_broadcast(&g_cache.loaded);
 }
 
+/* Whether the blob at m's address is still the one m was loaded from, for a hit; m is held. A blob
+ * found in a read-only segment of a loaded object under the generation that is still current
+ * cannot have changed: not compared. Otherwise compared with the copy; a blob that was in such a
+ * segment is looked for again first, so the generation recorded after an equal comparison is one
+ * under which the compared bytes were already in place (looked for after, a dlclose and dlopen in
+ * between could put a different blob there and have it recorded as checked). Lock-free: racing
+ * hits store generations that each held when their comparison ran; an older one stored last only
+ * costs a comparison more. */
+static int hit_is_same(module_rec *m, const void *blob) {
+  uint64_t g = __atomic_load_n(&m->ro_generation, __ATOMIC_ACQUIRE);
+  if (g && mc_rodata_generation() == g) {
+    MC_STAT_INC(verify_skips);
+    return 1;
+  }
+  uint64_t now = g ? mc_rodata_find(blob, m->len, NULL, 0) : 0;
+  mc_stat_add(MC_STAT_verify_bytes, (int64_t)m->len);
+  if (!mc_blob_same(m->copy, m->len, m->kind, blob)) return 0;
+  if (g) __atomic_store_n(&m->ro_generation, now, __ATOMIC_RELEASE);
+  return 1;
+}
+
 mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **out, char *log,
                          size_t log_size) {
   const char *where = jit ? "mgpuModuleLoadJIT" : "mgpuModuleLoad";
@@ -519,8 +562,7 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
       hold_locked(m);
       m->refs++; /* held while the bytes are compared outside the lock: never retired meanwhile */
       pthread_mutex_unlock(&g_cache.lock);
-      mc_stat_add(MC_STAT_verify_bytes, (int64_t)m->len);
-      if (mc_blob_same(m->copy, m->len, m->kind, blob)) {
+      if (hit_is_same(m, blob)) {
         resolve_for_thread_device(m);
         MC_STAT_INC(module_hits);
         *out = (mc_module *)(uintptr_t)m->handle;

@@ -2,9 +2,13 @@
  *
  * Modules are keyed by the blob's address and checked on every hit (length from the blob's own
  * header, then a byte comparison with the copy taken at load), so a different blob at a reused
- * address never gets the old module. A blob is loaded with cuLibraryLoadData, which needs no
- * context: loading works in a global constructor, before main and before any
- * mgpuSetDefaultDevice. Each kernel is resolved (cuKernelGetFunction, which loads it into the
+ * address never gets the old module. A blob of at least 2 KiB that lies in a read-only segment of
+ * a loaded object (the executable or a shared library: rodata.h), found so at load or at its last
+ * comparison, is not compared while the generation of the set of loaded objects noted then is
+ * still current (no dlopen or dlclose since): those bytes cannot have changed; a hit after any
+ * dlopen or dlclose compares and looks again (MGPU_CACHED_HIT_CHECK=full: every hit compares).
+ * A blob is loaded with cuLibraryLoadData, which needs no context: loading works in a global
+ * constructor, before main and before any mgpuSetDefaultDevice. Each kernel is resolved (cuKernelGetFunction, which loads it into the
  * context) for the loading thread's default device at load, and for any other device on the
  * first launch there, all kernels of the module at once, so a later launch never triggers a lazy
  * load. mgpuModuleUnload releases a reference; the module stays cached at zero references and is

@@ -11,13 +11,15 @@
 
 #define MC_STATS(X)                                                                           \
   X(module_loads, "mgpuModuleLoad/LoadJIT calls")                                            \
-  X(module_hits, "loads answered from the cache (content verified)")                         \
+  X(module_hits, "loads answered from the cache (content verified or known unchanged)")     \
   X(module_misses, "loads that loaded a blob into the driver")                               \
   X(module_stale, "cache entries found to hold a different blob at a reused address")        \
   X(module_unloads, "mgpuModuleUnload calls")                                                 \
   X(driver_module_loads, "driver library loads (cuLibraryLoadData)")                         \
   X(driver_module_unloads, "driver library unloads (cuLibraryUnload)")                       \
   X(verify_bytes, "bytes compared to verify cache hits")                                     \
+  X(verify_skips, "cache hits not compared: the blob lies in a read-only segment of a "      \
+    "loaded object and no object was loaded or unloaded since its last check")                \
   X(function_lookups, "mgpuModuleGetFunction calls")                                          \
   X(function_resolves, "kernels resolved in a device context (cuKernelGetFunction)")         \
   X(launches, "kernel launches")                                                              \

@@ -1,0 +1,43 @@
+/* rodata.h - whether a blob lies in a read-only segment of a loaded object (the executable or a
+ * shared library), and a generation number of the set of loaded objects, for cache hits that need
+ * not compare a blob's bytes.
+ *
+ * Both come from the loader (dl_iterate_phdr): a PT_LOAD segment without PF_W holds the file's
+ * bytes from the object's load to its unload; the loader counts objects loaded (dlpi_adds) and
+ * unloaded (dlpi_subs) since the program started. Both counters only grow, so their sum (the
+ * generation) stays the same exactly as long as no object is loaded or unloaded. A blob found in
+ * such a segment under generation g therefore holds the same bytes for as long as the generation
+ * is still g. What this assumes: the program does not make a loaded object's read-only segment
+ * writable again (mprotect), move it (mremap) or map something else over it (mmap MAP_FIXED,
+ * munmap) and then write there. The loader itself writes a read-only segment only to apply text
+ * relocations while it loads the object, and the GPU blobs MLIR embeds are constant byte arrays,
+ * which carry none.
+ */
+#ifndef MGPU_CACHED_RODATA_H
+#define MGPU_CACHED_RODATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The generation of the set of loaded objects (dlpi_adds + dlpi_subs; at least 1 once the program
+ * runs), or 0 where the loader does not report its counters. O(1): one dl_iterate_phdr call that
+ * stops at the first object, which takes and releases the loader's list lock (a recursive mutex
+ * that dlopen and dlclose hold only while they link or unlink an object), counted in and out (two
+ * atomic increments on a counter shared by few threads) so that fork can wait for it (rodata.c);
+ * no system call. */
+uint64_t mc_rodata_generation(void);
+
+/* Whether [p, p + len) lies entirely inside one PT_LOAD segment without PF_W (within the bytes its
+ * file holds, p_filesz) of a loaded object: the generation seen while walking the loaded objects
+ * (under the loader's lock, so the answer and the generation belong together), else 0. The name of
+ * the object (the executable: "") is copied into name (if given, truncated to name_size). Walks
+ * every loaded object: call it when the generation has changed, not on every hit. */
+uint64_t mc_rodata_find(const void *p, size_t len, char *name, size_t name_size);
+
+/* Fork handlers (fork.c): prepare waits until no thread is inside dl_iterate_phdr through this
+ * file and holds further calls off; parent and child let them go again. */
+void mc_rodata_fork_prepare(void);
+void mc_rodata_fork_parent(void);
+void mc_rodata_fork_child(void);
+
+#endif
