@@ -1,5 +1,5 @@
 """The trace on a real GPU (MGPU_CACHED_TRACE_GPU=1): GPU spans of a known kernel sequence agree
-with cuEventElapsedTime measured independently, sit after their launches on the host clock, and
+with cuEventElapsedTime of our own events recorded around the same launches, sit after their launches on the host clock, and
 two producers on two streams show as two overlapping tracks.
 
 The kernel `spin` waits a given number of SM clock cycles (PTX, JIT-compiled by the driver), so
@@ -37,6 +37,7 @@ LOOP:
 """ + b"\0"
 
 CYCLES = [100_000, 400_000, 200_000, 800_000]  # distinct lengths, not sorted
+LEAD_CYCLES = 20_000_000  # about 10 ms: the queue-filling kernel before the timed ones
 
 
 def _traced_runtime(tmp_path, monkeypatch, name):
@@ -58,40 +59,39 @@ def _launch(rt, fn, stream, cycles):
     rt.mgpuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, params, None, 1)
 
 
-def _reference_us(cycles_list):
-    """The same kernels launched straight through the driver (ctypes on libcuda, the primary
-    context current), each timed with its own pair of events and cuEventElapsedTime."""
+def _bracketed_launches(rt, fn, stream, cycles_list):
+    """Launch each kernel through the library on `stream`, bracketed by a pair of our own driver
+    events recorded on the same driver stream (mgpu_cached_driver_handle), and return each pair's
+    cuEventElapsedTime in us: an independent timing of exactly the kernels the trace times, in the
+    same run (a separate run would see other SM clocks: the spin kernel counts cycles)."""
     drv = ctypes.CDLL("libcuda.so.1")
     vp = ctypes.c_void_p
     elapsed = getattr(drv, "cuEventElapsedTime_v2", None) or drv.cuEventElapsedTime
-
-    def check(name, r):
-        assert r == 0, f"{name} failed with {r}"
-
-    image = ctypes.create_string_buffer(SPIN_PTX)
-    module, fn, stream, e0, e1 = vp(), vp(), vp(), vp(), vp()
-    check("cuModuleLoadData", drv.cuModuleLoadData(ctypes.byref(module), image))
-    check("cuModuleGetFunction", drv.cuModuleGetFunction(ctypes.byref(fn), module, b"spin"))
-    check("cuStreamCreate", drv.cuStreamCreate(ctypes.byref(stream), 1))
-    check("cuEventCreate", drv.cuEventCreate(ctypes.byref(e0), 0))
-    check("cuEventCreate", drv.cuEventCreate(ctypes.byref(e1), 0))
-    drv.cuLaunchKernel.argtypes = [vp] + [ctypes.c_uint] * 7 + [vp, vp, vp]
     drv.cuEventRecord.argtypes = [vp, vp]
-    out = []
+    pin = rt.mgpu_cached_driver_handle
+    pin.restype, pin.argtypes = vp, [vp]
+    driver_stream = pin(stream)
+    assert driver_stream
+    # A long kernel first: everything after it queues on the GPU, so no event pair also times the
+    # host's launch latency (the first traced launch on a device makes the trace's events).
+    _launch(rt, fn, stream, LEAD_CYCLES)
+    pairs = []
     for cycles in cycles_list:
-        arg = ctypes.c_uint64(cycles)
-        params = (vp * 1)(ctypes.cast(ctypes.pointer(arg), vp))
-        check("cuEventRecord", drv.cuEventRecord(e0, stream))
-        check("cuLaunchKernel", drv.cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, stream, params, None))
-        check("cuEventRecord", drv.cuEventRecord(e1, stream))
-        check("cuEventSynchronize", drv.cuEventSynchronize(e1))
+        e0, e1 = vp(), vp()
+        assert drv.cuEventCreate(ctypes.byref(e0), 0) == 0
+        assert drv.cuEventCreate(ctypes.byref(e1), 0) == 0
+        assert drv.cuEventRecord(e0, driver_stream) == 0
+        _launch(rt, fn, stream, cycles)
+        assert drv.cuEventRecord(e1, driver_stream) == 0
+        pairs.append((e0, e1))
+    out = []
+    for e0, e1 in pairs:
+        assert drv.cuEventSynchronize(e1) == 0
         ms = ctypes.c_float()
-        check("cuEventElapsedTime", elapsed(ctypes.byref(ms), e0, e1))
+        assert elapsed(ctypes.byref(ms), e0, e1) == 0
         out.append(ms.value * 1000.0)
-    drv.cuModuleUnload(module)
-    drv.cuStreamDestroy_v2(stream)
-    drv.cuEventDestroy_v2(e0)
-    drv.cuEventDestroy_v2(e1)
+        drv.cuEventDestroy_v2(e0)
+        drv.cuEventDestroy_v2(e1)
     return out
 
 
@@ -104,29 +104,23 @@ def _spans(path):
 
 
 def test_gpu_spans_of_a_known_sequence_agree_with_event_timing(gpu, tmp_path, monkeypatch):
-    """The reference times cuLaunchKernel between two events, so the traced launches take the same
-    path (MGPU_CACHED_GRAPH=0): through the graph launch path the first launch of an exec also
-    uploads it, which the span includes (seen on the H100: 100.8 us against 72.4 us)."""
-    monkeypatch.setenv("MGPU_CACHED_GRAPH", "0")
     ok(cu.cuCtxSetCurrent(gpu))
-    reference = _reference_us(CYCLES)
     rt, out = _traced_runtime(tmp_path, monkeypatch, "seq")
     buf = blob_buffer(SPIN_PTX)
     module = rt.mgpuModuleLoad(buf, len(SPIN_PTX))
     fn = rt.mgpuModuleGetFunction(module, b"spin")
     stream = rt.mgpuStreamCreate()
     assert module and fn and stream
-    for cycles in CYCLES:
-        _launch(rt, fn, stream, cycles)
+    reference = _bracketed_launches(rt, fn, stream, CYCLES)
     rt.mgpuStreamSynchronize(stream)
     rt.mgpuStreamDestroy(stream)
     assert rt.mgpu_cached_trace_write() == 0
     data, spans, host = _spans(out)
     assert data["otherData"]["gpu_spans"] is True
     assert data["otherData"]["dropped_gpu_spans"] == 0
-    assert [s["name"] for s in spans] == ["spin"] * len(CYCLES)
+    assert [s["name"] for s in spans] == ["spin"] * (1 + len(CYCLES))  # the lead kernel first
     assert len({s["tid"] for s in spans}) == 1  # one stream, one track
-    for span, ref_us, cycles in zip(spans, reference, CYCLES):
+    for span, ref_us, cycles in zip(spans[1:], reference, CYCLES):
         # the same kernel length, measured by the trace and by our own events
         assert abs(span["dur"] - ref_us) <= 0.1 * ref_us + 3.0, (cycles, span["dur"], ref_us)
         # on the host clock, the kernel starts after its launch call began
