@@ -147,8 +147,10 @@ static void spin_pause(unsigned *spins) {
   }
 }
 
-/* Begin a use of a record of generation `gen`: 0, or -1 if the handle is stale. */
-static int use_begin(obj_rec *r, uint32_t gen) {
+/* Begin a use of a record of generation `gen`: 0, or -1 if the handle is stale. The word right
+ * after this use's increment and the use count including it go to *w_after / *seq_after when
+ * given (mgpuStreamSynchronize's known-idle check). */
+static int use_begin_at(obj_rec *r, uint32_t gen, uint64_t *w_after, uint64_t *seq_after) {
   unsigned spins = 0;
   uint64_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
   for (;;) {
@@ -161,9 +163,13 @@ static int use_begin(obj_rec *r, uint32_t gen) {
     if (__atomic_compare_exchange_n(&r->word, &w, w + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
       break;
   }
-  __atomic_fetch_add(&r->seq, 1, __ATOMIC_SEQ_CST);
+  uint64_t seq = __atomic_add_fetch(&r->seq, 1, __ATOMIC_SEQ_CST);
+  if (w_after) *w_after = w + 1;
+  if (seq_after) *seq_after = seq;
   return 0;
 }
+
+static int use_begin(obj_rec *r, uint32_t gen) { return use_begin_at(r, gen, NULL, NULL); }
 
 static void finish_destroy(obj_rec *r);
 
@@ -611,25 +617,6 @@ static mc_status sync_ours(obj_rec *r, uint64_t w1, uint64_t s1) {
   return res ? MC_FAIL("cuStreamSynchronize(stream)", res) : MC_OK;
 }
 
-/* Begin a use and capture what sync_ours needs. */
-static int sync_use_begin(obj_rec *r, uint32_t gen, uint64_t *w1, uint64_t *s1) {
-  unsigned spins = 0;
-  uint64_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-  for (;;) {
-    if (W_GEN(w) != gen || (w & W_DYING)) return -1;
-    if (w & W_LOCK) {
-      spin_pause(&spins);
-      w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-      continue;
-    }
-    if (__atomic_compare_exchange_n(&r->word, &w, w + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-      break;
-  }
-  *w1 = w + 1;
-  *s1 = __atomic_add_fetch(&r->seq, 1, __ATOMIC_SEQ_CST);
-  return 0;
-}
-
 mc_status mc_stream_synchronize(CUstream stream) {
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
@@ -639,7 +626,7 @@ mc_status mc_stream_synchronize(CUstream stream) {
   h_class c = classify(stream, &r, &gen, &kind);
   if (c == H_OURS && kind == MC_OBJ_STREAM) {
     uint64_t w1 = 0, s1 = 0;
-    if (sync_use_begin(r, gen, &w1, &s1) == 0) return sync_ours(r, w1, s1);
+    if (use_begin_at(r, gen, &w1, &s1) == 0) return sync_ours(r, w1, s1);
     c = H_STALE;
   }
   if (c != H_FOREIGN) return MC_FAIL("cuStreamSynchronize(stream)", MC_CUDA_ERROR_INVALID_HANDLE);
