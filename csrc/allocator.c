@@ -90,7 +90,7 @@ static struct {
   int rounds;                              /* atomic: reclaimer rounds running now */
 } g_alloc = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, {NULL}, 0, 0};
 
-#define MC_ALLOC_EXIT_WAIT_MS 100 /* at exit, how long to wait for a round to leave the driver */
+#define MC_ALLOC_EXIT_WAIT_MS 1000 /* at exit, how long to wait for a round to leave the driver */
 
 /* At exit (an atexit handler registered after cuInit, so it runs before the driver's own exit
  * handler tears the driver down; also the library's destructor): no new driver call from the
@@ -473,7 +473,14 @@ static void reclaim_round_(int device, CUstream zs) {
 static void *reclaimer_main(void *arg) {
   int device = (int)(intptr_t)arg;
   mc_ctx_scope scope; /* the device's context stays current on this thread for its life */
-  mc_ctx_enter(device, &scope);
+  /* Its driver calls (cuCtxGetCurrent, cuCtxPushCurrent) count as a round too: a thread that
+   * starts while the process exits makes none (seen under load: a call after the driver's own
+   * exit handler had torn it down). */
+  __atomic_add_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST);
+  int go = !exiting();
+  if (go) mc_ctx_enter(device, &scope);
+  __atomic_sub_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST);
+  if (!go) return NULL;
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = g_alloc.devs[device];
   pthread_mutex_unlock(&g_alloc.lock);

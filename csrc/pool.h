@@ -7,9 +7,9 @@
  * (CUDA_ERROR_INVALID_HANDLE), never acted upon, even when its slot serves a new handle.
  *
  * A stream handle belongs to the device that was the thread's default device when it was made,
- * for its whole life. It is bound to a driver stream of that device only while it may have work:
- * the first enqueue binds it (an idle pooled driver stream, or a new one), mgpuStreamSynchronize
- * unbinds it when no other thread used it meanwhile (its driver stream is then provably idle and
+ * for its whole life. It is bound to a driver stream of that device at mgpuStreamCreate (an idle
+ * pooled driver stream, or a new one) and whenever it is used after giving it back;
+ * mgpuStreamSynchronize unbinds it when no other thread used it meanwhile (its driver stream is then provably idle and
  * goes back to the pool without a query), mgpuStreamDestroy gives the driver stream back (reused
  * only once the driver reports it idle). Above MGPU_CACHED_STREAM_CAP driver streams on a device,
  * a bind takes the driver stream of a live handle that is provably idle (no thread inside a call
