@@ -75,6 +75,15 @@ static struct {
  * it cost before the graph path existed. */
 static int g_inflight;
 
+/* Threads inside a launch of the cached mode, any path (atomic; mc_graph_launch_enter). */
+static int g_launching;
+
+int mc_graph_launch_enter(void) {
+  return __atomic_fetch_add(&g_launching, 1, __ATOMIC_ACQ_REL) == 0;
+}
+
+void mc_graph_launch_leave(void) { __atomic_fetch_sub(&g_launching, 1, __ATOMIC_RELEASE); }
+
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_enabled;     /* written once under g_once */
 static int g_max_execs;   /* written once under g_once */
@@ -418,5 +427,6 @@ void mc_graph_fork_child(void) {
   memset(g_graph.disabled, 0, sizeof g_graph.disabled);
   g_graph.disabled_full = 0;
   g_inflight = 0; /* threads of the parent inside a launch do not exist in the child */
+  g_launching = 0;
   pthread_mutex_init(&g_graph.lock, NULL);
 }
