@@ -114,7 +114,7 @@ TOOLS = {19: "19.1.7", 22: "22.1.8", "ptxas": "V13.0.88"}
 def _toolchain_differs(llvm):
     """Why the committed objects cannot be reproduced here (None: they can)."""
     d = Path(os.environ.get(f"MLIR_BIN_{llvm}") or {
-        19: "/usr/lib/llvm-19/bin", 22: "/work/llvm22/usr/lib/llvm-22/bin"}[llvm])
+        19: "/usr/lib/llvm-19/bin", 22: str(ROOT / ".toolchains/llvm22/usr/lib/llvm-22/bin")}[llvm])
     cuda = Path(os.environ.get("CUDA_PATH_DIR", "/usr/local/cuda")) / "bin" / "ptxas"
     if not (d / "mlir-opt").exists() or not cuda.exists():
         return f"MLIR {llvm} (mlir-opt in {d}) or {cuda} not installed"

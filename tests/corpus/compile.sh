@@ -5,7 +5,7 @@
 # Usage: compile.sh 19|22 [NAME...]        (default: every src/*.mlir)
 # Environment:
 #   MLIR_BIN_19  dir with mlir-opt, mlir-translate, llc of LLVM 19 (default /usr/lib/llvm-19/bin)
-#   MLIR_BIN_22  the same for LLVM 22 (default /work/llvm22/usr/lib/llvm-22/bin: Debian's
+#   MLIR_BIN_22  the same for LLVM 22 (default <checkout>/.toolchains/llvm22/usr/lib/llvm-22/bin: Debian's
 #                mlir-22-tools, libmlir-22 and llvm-22 .debs unpacked with `dpkg -x`, next to the
 #                system's libllvm22, so that MLIR 19 stays installed; see README.md)
 #   CUDA_PATH_DIR  toolkit with bin/ptxas and bin/fatbinary (default /usr/local/cuda)
@@ -24,7 +24,7 @@ shift
 HERE=$(cd "$(dirname "$0")" && pwd)
 case "$V" in
   19) BIN=${MLIR_BIN_19:-/usr/lib/llvm-19/bin} ;;
-  22) BIN=${MLIR_BIN_22:-/work/llvm22/usr/lib/llvm-22/bin}
+  22) BIN=${MLIR_BIN_22:-$(cd "$(dirname "$0")/../.." && pwd)/.toolchains/llvm22/usr/lib/llvm-22/bin}
       export LD_LIBRARY_PATH="$BIN/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
   *) echo "compile.sh: version must be 19 or 22" >&2; exit 2 ;;
 esac
