@@ -147,10 +147,10 @@ static void spin_pause(unsigned *spins) {
   }
 }
 
-/* Begin a use of a record of generation `gen`: 0, or -1 if the handle is stale. The word right
- * after this use's increment and the use count including it go to *w_after / *seq_after when
- * given (mgpuStreamSynchronize's known-idle check). */
-static int use_begin_at(obj_rec *r, uint32_t gen, uint64_t *w_after, uint64_t *seq_after) {
+/* Change a live record's word of generation `gen` to (w + add) | set, waiting while LOCK is held
+ * (its holders only do non-blocking work): 0 with the word before the change in *before, or -1 if
+ * the handle is stale (another generation, or DYING). */
+static int word_change(obj_rec *r, uint32_t gen, uint64_t add, uint64_t set, uint64_t *before) {
   unsigned spins = 0;
   uint64_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
   for (;;) {
@@ -160,9 +160,20 @@ static int use_begin_at(obj_rec *r, uint32_t gen, uint64_t *w_after, uint64_t *s
       w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
       continue;
     }
-    if (__atomic_compare_exchange_n(&r->word, &w, w + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    if (__atomic_compare_exchange_n(&r->word, &w, (w + add) | set, 1, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
       break;
   }
+  *before = w;
+  return 0;
+}
+
+/* Begin a use of a record of generation `gen`: 0, or -1 if the handle is stale. The word right
+ * after this use's increment and the use count including it go to *w_after / *seq_after when
+ * given (mgpuStreamSynchronize's known-idle check). */
+static int use_begin_at(obj_rec *r, uint32_t gen, uint64_t *w_after, uint64_t *seq_after) {
+  uint64_t w = 0;
+  if (word_change(r, gen, 1, 0, &w) != 0) return -1;
   uint64_t seq = __atomic_add_fetch(&r->seq, 1, __ATOMIC_SEQ_CST);
   if (w_after) *w_after = w + 1;
   if (seq_after) *seq_after = seq;
@@ -481,19 +492,8 @@ mc_status mc_event_create(CUevent *out) {
 
 /* Mark a live record DYING; finish now if nobody uses it. -1 if stale. */
 static int destroy_record(obj_rec *r, uint32_t gen) {
-  unsigned spins = 0;
-  uint64_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-  for (;;) {
-    if (W_GEN(w) != gen || (w & W_DYING)) return -1;
-    if (w & W_LOCK) {
-      spin_pause(&spins);
-      w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-      continue;
-    }
-    if (__atomic_compare_exchange_n(&r->word, &w, w | W_DYING, 1, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE))
-      break;
-  }
+  uint64_t w = 0;
+  if (word_change(r, gen, 0, W_DYING, &w) != 0) return -1;
   if ((w & W_USERS) == 0) finish_destroy(r);
   return 0;
 }
