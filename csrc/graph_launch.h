@@ -33,8 +33,8 @@ int mc_graph_enabled(void);
 int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
                     void **params, int build, int *missing);
 
-/* Every launch of the cached mode brackets its enqueue with these (launch.c), whichever path it
- * takes. mc_graph_launch_enter returns 1 when no other thread is inside a launch: only then may
+/* While the graph path is on, every launch of the cached mode brackets its enqueue with these
+ * (launch.c), whichever path it takes. mc_graph_launch_enter returns 1 when no other thread is inside a launch: only then may
  * the launch take the graph path. cuGraphLaunch serialises across threads in the driver (H100:
  * 0.79x the driver's launch throughput at 8 threads with graph launches among concurrent ones,
  * 0.93x without), so launches from several threads at once all take the stream path. */

@@ -55,14 +55,17 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
       r = 0; /* deferred */
     } else {
       if (chain && !MC_FAILED(cst)) cst = mc_chain_flush(); /* anything pending goes first */
-      int alone = mc_graph_launch_enter(); /* no other thread launching: see graph_launch.h */
-      if (ours && !alone && mc_graph_enabled()) MC_STAT_INC(graph_contended);
+      /* With the graph path on, every launch is counted so that a graph launch happens only
+       * while no other thread is launching (graph_launch.h); with it off, nothing is counted. */
+      int graph = mc_graph_enabled();
+      int alone = graph && mc_graph_launch_enter();
+      if (ours && graph && !alone) MC_STAT_INC(graph_contended);
       if (ours && alone && mc_graph_launch(f, cf, stream, &gd, params, 1, NULL))
         r = 0;
       else
         r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
                                  gd.block[1], gd.block[2], gd.smem, stream, params, extra);
-      mc_graph_launch_leave();
+      if (graph) mc_graph_launch_leave();
     }
     if (MC_FAILED(cst)) st = cst;
   } else if (has_cluster && mc_backend() == MC_BACKEND_HIP) { /* HIP has no clusters */
