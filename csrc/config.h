@@ -55,7 +55,7 @@
     "synchronization that proves it idle")                                                          \
   X(graph, FLAG, "MGPU_CACHED_GRAPH", "1",                                                         \
     "launches on the library's streams go through one-node graph execs (0: cuLaunchKernel)")     \
-  X(graph_execs, COUNT, "MGPU_CACHED_GRAPH_EXECS", "4",                                            \
+  X(graph_execs, COUNT, "MGPU_CACHED_GRAPH_EXECS", "8",                                            \
     "graph execs kept per driver stream, least recently used replaced (at most 64)")             \
   X(chain, FLAG, "MGPU_CACHED_CHAIN", "0",                                                         \
     "opt-in chain replay: launches on a stream held back until the next observation point and "  \

@@ -9,6 +9,19 @@
  * work completes). An exec is keyed by the library's function handle, which is never reused for
  * another kernel (module_cache.h), and by the CUfunction it was built for.
  *
+ * Eviction is rate-limited: once a stream's execs are full, an exec is evicted for a new function
+ * at most once per EVICT_EVERY launches on the stream; in between, launches of functions without
+ * an exec take the stream path. Without the limit, a loop over more kernels than the stream's
+ * execs would evict on every launch and pay a graph instantiation (tens of us) each time; with
+ * it, at most one per EVICT_EVERY launches, and the execs still follow a change of the hot set.
+ *
+ * Argument sets. A function has at most ARG_SETS execs per stream. A launch goes through one whose
+ * node already holds it (no update); otherwise through the function's least recently launched
+ * exec, updated. When the launch repeats the values that exec held before its last update (the
+ * double-buffer pattern: a step swapping its input and output buffers every launch), a second exec
+ * is made instead, once, so both argument sets stay in nodes and no launch needs an update (H100:
+ * the update cost the swapping stencil its whole gain, benchmarks/results/h100-below-floor/).
+ *
  * Functions for which building, updating or launching an exec failed are remembered (a set of
  * CUfunction values) and launched through the stream path from then on.
  *
@@ -37,6 +50,8 @@
 #define STREAM_SLOTS 4096u   /* driver streams with execs (all devices) */
 #define DISABLED_SLOTS 1024u /* functions sent down the stream path */
 #define MAX_EXECS 64         /* upper bound of MGPU_CACHED_GRAPH_EXECS */
+#define ARG_SETS 2           /* execs per (function, stream): see "Argument sets" */
+#define EVICT_EVERY 256      /* launches on a full stream between two evictions */
 
 typedef struct g_exec {
   const void *key;        /* the library's function handle; immutable */
@@ -45,10 +60,14 @@ typedef struct g_exec {
   CUgraphExec exec;       /* owned; immutable */
   CUgraphNode node;       /* the kernel node; immutable */
   unsigned dims[7];       /* grid, block, smem the exec's node holds; under the entry's busy */
+  unsigned prev_dims[7];  /* what it held before its last update (has_prev); under busy */
   size_t nparams;         /* argument count from cuFuncGetParamInfo; immutable */
   size_t *off, *size;     /* [nparams] offset in `values` and size of each argument; immutable */
+  size_t bytes;           /* sum of size[]; immutable */
   int sizes_known;        /* cuFuncGetParamInfo answered: values can be compared; immutable */
+  int has_prev;           /* prev_dims/prev_values hold an earlier launch; under busy */
   unsigned char *values;  /* argument values the node holds; under the entry's busy */
+  unsigned char *prev_values; /* [bytes] the values before the last update; under busy */
   uint64_t last_use;      /* entry's tick at the last launch; under the entry's busy */
 } g_exec;
 
@@ -56,7 +75,8 @@ typedef struct __attribute__((aligned(64))) g_stream {
   CUstream stream;          /* immutable once published */
   int busy;                 /* atomic try-lock over what follows */
   int n;                    /* execs in use */
-  uint64_t tick;            /* launches through this entry */
+  uint64_t tick;            /* launches that reached this entry (either path) */
+  uint64_t evicted_at;      /* tick of the last eviction; 0: none yet */
   g_exec *execs[MAX_EXECS]; /* owned */
 } g_stream;
 
@@ -200,6 +220,7 @@ static void exec_free(g_exec *x) {
   free(x->off);
   free(x->size);
   free(x->values);
+  free(x->prev_values);
   free(x);
 }
 
@@ -217,7 +238,13 @@ static void node_params(CUDA_KERNEL_NODE_PARAMS *p, CUfunction cf, const mc_grap
   p->kernelParams = params;
 }
 
-static void remember_values(g_exec *x, const mc_graph_dims *d, void **params) {
+/* The node now holds this launch; `update`: it held another one before, kept as the previous. */
+static void remember_values(g_exec *x, const mc_graph_dims *d, void **params, int update) {
+  if (update && x->sizes_known) {
+    memcpy(x->prev_dims, x->dims, sizeof x->dims);
+    memcpy(x->prev_values, x->values, x->bytes);
+    x->has_prev = 1;
+  }
   memcpy(x->dims, d->grid, 3 * sizeof(unsigned));
   memcpy(x->dims + 3, d->block, 3 * sizeof(unsigned));
   x->dims[6] = d->smem;
@@ -225,15 +252,26 @@ static void remember_values(g_exec *x, const mc_graph_dims *d, void **params) {
     for (size_t i = 0; i < x->nparams; ++i) memcpy(x->values + x->off[i], params[i], x->size[i]);
 }
 
-/* Does the exec's node hold exactly this launch (dimensions and argument values)? */
-static int same_launch(const g_exec *x, const mc_graph_dims *d, void **params) {
-  if (!x->sizes_known) return 0;
-  if (memcmp(x->dims, d->grid, 3 * sizeof(unsigned)) ||
-      memcmp(x->dims + 3, d->block, 3 * sizeof(unsigned)) || x->dims[6] != d->smem)
+/* Are `dims` and `values` (laid out as x's) exactly this launch? */
+static int holds(const g_exec *x, const unsigned *dims, const unsigned char *values,
+                 const mc_graph_dims *d, void **params) {
+  if (!x->sizes_known || (x->nparams && !params)) return 0;
+  if (memcmp(dims, d->grid, 3 * sizeof(unsigned)) ||
+      memcmp(dims + 3, d->block, 3 * sizeof(unsigned)) || dims[6] != d->smem)
     return 0;
   for (size_t i = 0; i < x->nparams; ++i)
-    if (memcmp(x->values + x->off[i], params[i], x->size[i])) return 0;
+    if (memcmp(values + x->off[i], params[i], x->size[i])) return 0;
   return 1;
+}
+
+/* Does the exec's node hold exactly this launch (dimensions and argument values)? */
+static int same_launch(const g_exec *x, const mc_graph_dims *d, void **params) {
+  return holds(x, x->dims, x->values, d, params);
+}
+
+/* Did it hold this launch before its last update (the launches alternate between two sets)? */
+static int alternates(const g_exec *x, const mc_graph_dims *d, void **params) {
+  return x->has_prev && holds(x, x->prev_dims, x->prev_values, d, params);
 }
 
 /* The argument sizes of `cf` (cuFuncGetParamInfo, CUDA 12.4+). Unknown: every launch updates. */
@@ -260,7 +298,9 @@ static void param_info(g_exec *x) {
     ++n;
   }
   x->values = malloc(total ? total : 1);
-  if (!x->values) return;
+  x->prev_values = malloc(total ? total : 1);
+  if (!x->values || !x->prev_values) return;
+  x->bytes = total;
   x->nparams = n;
   x->sizes_known = 1;
 }
@@ -293,7 +333,7 @@ static g_exec *exec_build(const void *key, CUfunction cf, const mc_graph_dims *d
     exec_free(x);
     return NULL;
   }
-  remember_values(x, d, params);
+  remember_values(x, d, params, 0);
   MC_STAT_INC(graph_instantiates);
   return x;
 }
@@ -304,10 +344,32 @@ static int find_exec(const g_stream *e, const void *key, CUfunction cf) {
   return -1;
 }
 
+/* The exec of (key, cf) to launch this through: one whose node holds it (*same = 1), else the
+ * function's least recently launched one (*same = 0); -1 if it has none. *count: its execs. */
+static int pick_exec(const g_stream *e, const void *key, CUfunction cf, const mc_graph_dims *d,
+                     void **params, int *same, int *count) {
+  int pick = -1;
+  *same = 0;
+  *count = 0;
+  for (int i = 0; i < e->n; ++i) {
+    const g_exec *x = e->execs[i];
+    if (x->key != key || x->cf != cf) continue;
+    ++*count;
+    if (!*same && same_launch(x, d, params)) {
+      pick = i;
+      *same = 1;
+    } else if (!*same && (pick < 0 || x->last_use < e->execs[pick]->last_use)) {
+      pick = i;
+    }
+  }
+  return pick;
+}
+
 /* Insert `x` (busy held); returns the evicted exec to free outside, or NULL. */
 static g_exec *insert_exec(g_stream *e, g_exec *x) {
   g_exec *victim = NULL;
   if (e->n >= g_max_execs) {
+    e->evicted_at = e->tick ? e->tick : 1;
     int lru = 0;
     for (int i = 1; i < e->n; ++i)
       if (e->execs[i]->last_use < e->execs[lru]->last_use) lru = i;
@@ -319,6 +381,11 @@ static g_exec *insert_exec(g_stream *e, g_exec *x) {
   return victim;
 }
 
+/* May a new exec be added to `e` (busy held): room, or an eviction allowed now (see above)? */
+static int room(const g_stream *e) {
+  return e->n < g_max_execs || !e->evicted_at || e->tick - e->evicted_at >= EVICT_EVERY;
+}
+
 static void remove_exec(g_stream *e, int i) { e->execs[i] = e->execs[--e->n]; }
 
 void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
@@ -327,9 +394,9 @@ void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_
   g_stream *e = stream_entry(stream);
   if (!e) return;
   take_busy(e);
-  int found = find_exec(e, key, cf) >= 0;
+  int skip = find_exec(e, key, cf) >= 0 || !room(e);
   end_busy(e);
-  if (found) return;
+  if (skip) return;
   int bad_input = 0;
   g_exec *x = exec_build(key, cf, d, params, &bad_input);
   if (!x) {
@@ -349,7 +416,8 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
   if (!stream || !mc_graph_enabled() || is_disabled(cf)) return 0;
   g_stream *e = stream_entry(stream);
   if (!e || !try_busy(e)) return 0;
-  int i = find_exec(e, key, cf);
+  int same = 0, count = 0;
+  int i = pick_exec(e, key, cf, d, params, &same, &count);
   g_exec *victim = NULL;
   int fresh = 0;
   if (i < 0 && !build) {
@@ -357,7 +425,15 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
     if (missing) *missing = 1;
     return 0;
   }
-  if (i < 0) {
+  if (i < 0 && !room(e)) { /* full, and an eviction now would come too soon after the last */
+    ++e->tick;
+    end_busy(e);
+    MC_STAT_INC(graph_full);
+    return 0;
+  }
+  /* none yet, or a second argument set (see "Argument sets") */
+  if (i < 0 || (build && !same && count < ARG_SETS && e->n < g_max_execs &&
+                alternates(e->execs[i], d, params))) {
     end_busy(e);
     int bad_input = 0;
     g_exec *x = exec_build(key, cf, d, params, &bad_input); /* no lock held across it */
@@ -366,8 +442,9 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
       return 0;
     }
     take_busy(e);
-    i = find_exec(e, key, cf);
-    if (i >= 0) { /* another thread made one meanwhile: use theirs */
+    int n_before = count;
+    i = pick_exec(e, key, cf, d, params, &same, &count);
+    if (same || (i >= 0 && count > n_before)) { /* another thread made one meanwhile: use it */
       victim = x;
     } else {
       victim = insert_exec(e, x);
@@ -389,13 +466,13 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
     return 0;
   }
   if (!fresh) {
-    if (same_launch(x, d, params)) {
+    if (same) {
       MC_STAT_INC(graph_update_skips);
     } else {
       CUDA_KERNEL_NODE_PARAMS p;
       node_params(&p, cf, d, params);
       if (mc_cu.cuGraphExecKernelNodeSetParams(x->exec, x->node, &p) != 0) goto fail_inflight;
-      remember_values(x, d, params);
+      remember_values(x, d, params, 1);
       MC_STAT_INC(graph_updates);
     }
   }

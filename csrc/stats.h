@@ -63,6 +63,7 @@
   X(graph_updates, "graph launches that updated the node (cuGraphExecKernelNodeSetParams)")   \
   X(graph_update_skips, "graph launches whose node already held the launch")                  \
   X(graph_evictions, "graph execs destroyed beyond MGPU_CACHED_GRAPH_EXECS per stream")       \
+  X(graph_full, "launches sent to the stream path: their stream's execs full, none evictable yet") \
   X(graph_disabled_functions, "functions sent back to the stream path after a graph failure") \
   X(graph_contended, "launches sent to the stream path: another thread was in a graph launch") \
   X(chain_deferred, "launches deferred by chain replay (MGPU_CACHED_CHAIN=1)")                \

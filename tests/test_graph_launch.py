@@ -139,7 +139,12 @@ def test_execs_per_stream_are_bounded(grt):
     assert rt.fake.count("cuGraphExecDestroy") == 1 and rt.fake.fake_live_execs() == 2
     launch(rt, f, s, Args(1, 1))
     assert rt.fake.count("cuGraphInstantiate") == 3  # f kept
-    launch(rt, g, s, Args(1, 1))
+    launch(rt, g, s, Args(1, 1))  # full, and too soon after the last eviction: stream path
+    assert rt.fake.count("cuGraphInstantiate") == 3 and rt.fake.count("cuLaunchKernel") == 1
+    assert rt.stats()["graph_full"] == 1
+    for _ in range(256):
+        launch(rt, f, s, Args(1, 1))
+    launch(rt, g, s, Args(1, 1))  # 256 launches later: g evicts h
     assert rt.fake.count("cuGraphInstantiate") == 4 and rt.fake.fake_live_execs() == 2
     assert rt.stats()["graph_evictions"] == 2
     for _ in range(50):  # synchronous launch pattern: handles come and go, execs stay bounded
@@ -148,6 +153,69 @@ def test_execs_per_stream_are_bounded(grt):
         rt.mgpuStreamSynchronize(t)
         rt.mgpuStreamDestroy(t)
     assert rt.fake.fake_live_execs() <= 2 * 2
+
+
+def test_a_loop_over_more_kernels_than_execs_does_not_instantiate_per_launch(grt):
+    """Round robin over 5 kernels on a stream keeping 2 execs: without a limit every launch would
+    evict and instantiate; with it, at most one instantiation per 256 launches on the stream, the
+    other launches through cuLaunchKernel, every launch with its own arguments."""
+    rt = grt(MGPU_CACHED_GRAPH_EXECS=2)
+    ks = kernels(rt, "a", "b", "c", "d", "e")
+    s = rt.mgpuStreamCreate()
+    n = 1000
+    for i in range(n):
+        launch(rt, ks[i % 5], s, Args(i, i))
+        assert (rt.fake.fake_last_arg(0), rt.fake.fake_last_arg(1)) == (i, i)
+    c = rt.fake.counts("cuGraphInstantiate", "cuGraphLaunch", "cuLaunchKernel")
+    assert c["cuGraphInstantiate"] <= 2 + n // 256 + 1
+    assert c["cuGraphLaunch"] + c["cuLaunchKernel"] == n and c["cuLaunchKernel"] > n // 2
+    assert rt.fake.fake_live_execs() == 2 and rt.stats()["launches"] == n
+
+
+def test_alternating_argument_sets_get_an_exec_each(grt):
+    """A step swapping its buffers every launch: the second launch updates the node, the third
+    (the first set again) makes a second exec, and from then on no launch updates."""
+    rt = grt()
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    a, b = Args(10, 1), Args(20, 2)
+    for i in range(10):
+        x = (a, b)[i % 2]
+        launch(rt, f, s, x)
+        assert (rt.fake.fake_last_arg(0), rt.fake.fake_last_arg(1)) == (x.a.value, x.b.value)
+    c = rt.fake.counts(*GRAPH_CALLS)
+    assert (c["cuGraphInstantiate"], c["cuGraphExecKernelNodeSetParams"], c["cuGraphLaunch"],
+            c["cuLaunchKernel"]) == (2, 1, 10, 0)
+    assert rt.stats()["graph_update_skips"] == 7
+    a.a.value = 11  # the storage changed: a launch with new values updates one of the two
+    launch(rt, f, s, a)
+    assert rt.fake.fake_last_arg(0) == 11 and rt.fake.count("cuGraphExecKernelNodeSetParams") == 2
+    assert rt.fake.count("cuGraphInstantiate") == 2
+
+
+def test_changing_arguments_keep_one_exec(grt):
+    """Arguments that never repeat (a step counter) are updates of one exec, never a second."""
+    rt = grt()
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    for i in range(20):
+        launch(rt, f, s, Args(i, 0))
+        assert rt.fake.fake_last_arg(0) == i
+    assert rt.fake.counts("cuGraphInstantiate", "cuGraphExecKernelNodeSetParams") == {
+        "cuGraphInstantiate": 1, "cuGraphExecKernelNodeSetParams": 19}
+
+
+def test_a_second_argument_set_never_evicts(grt):
+    """With the stream's execs full, alternating sets update the one exec (no eviction)."""
+    rt = grt(MGPU_CACHED_GRAPH_EXECS=1)
+    f, = kernels(rt, "k")
+    s = rt.mgpuStreamCreate()
+    for i in range(6):
+        launch(rt, f, s, (Args(1, 1), Args(2, 2))[i % 2])
+        assert rt.fake.fake_last_arg(0) == 1 + i % 2
+    assert rt.fake.counts("cuGraphInstantiate", "cuGraphExecKernelNodeSetParams") == {
+        "cuGraphInstantiate": 1, "cuGraphExecKernelNodeSetParams": 5}
+    assert rt.stats()["graph_evictions"] == 0
 
 
 def test_streams_not_ours_and_other_launch_kinds_take_the_stream_path(grt):

@@ -7,7 +7,10 @@
  *
  * PROGRAM: empty | stencil | async_prealloc (buffers made once, as the floor of the async step) |
  * async_alloc (three cuMemAllocManaged + cuMemFree per step, as the stock wrapper does, but with
- * no other per-step cost). Same timing, hashing, CPU check and JSON line as harness.c; the async
+ * no other per-step cost). The driver's own limits of the graph path (issue 12), same kernels:
+ * empty_graph (a one-node graph exec made once, cuGraphLaunch + sync), stencil_graph1 (one exec,
+ * cuGraphExecKernelNodeSetParams with the swapped buffers before each cuGraphLaunch) and
+ * stencil_graph2 (two execs made once, one per direction of the swap: no update). Same timing, hashing, CPU check and JSON line as harness.c; the async
  * programs add "kernel_us": GPU time of produce_a, produce_b, combine and of one whole step (from
  * the first producer's start to combine's end), medians over timed steps with events.
  * Build: cc -O2 -I$CUDA/include floor.c -lcuda -lm
@@ -83,11 +86,58 @@ static void async_step(CUevent *ev) {
 }
 
 static const char *program;
+static CUgraphExec gexec[2];
+static CUgraphNode gnode[2];
+
+/* The stencil launch's node parameters for in -> out; `x`, `y`, `params` must outlive `p`'s use. */
+static void stencil_params(CUDA_KERNEL_NODE_PARAMS *p, double *in, double *out, Desc2 *x,
+                           Desc2 *y, void **params) {
+  *x = (Desc2){in, in, 0, ST_N, ST_N, ST_N, 1};
+  *y = (Desc2){out, out, 0, ST_N, ST_N, ST_N, 1};
+  void *v[14] = {&x->alloc, &x->aligned, &x->off, &x->s0, &x->s1, &x->t0, &x->t1,
+                 &y->alloc, &y->aligned, &y->off, &y->s0, &y->s1, &y->t0, &y->t1};
+  memcpy(params, v, sizeof v);
+  memset(p, 0, sizeof *p);
+  p->func = fn_lap;
+  p->gridDimX = 8, p->gridDimY = 1, p->gridDimZ = 1;
+  p->blockDimX = 512, p->blockDimY = 1, p->blockDimZ = 1;
+  p->kernelParams = params;
+}
+
+/* exec i: a one-node graph of `f` (params from p), instantiated once. */
+static void make_exec(int i, CUDA_KERNEL_NODE_PARAMS *p) {
+  CUgraph g;
+  CK(cuGraphCreate(&g, 0));
+  CK(cuGraphAddKernelNode(&gnode[i], g, NULL, 0, p));
+  CK(cuGraphInstantiate(&gexec[i], g, 0));
+}
 
 static void run(long n) {
   if (!strcmp(program, "empty")) {
     for (long i = 0; i < n; ++i) {
       CK(cuLaunchKernel(fn_empty, 1, 1, 1, 1, 1, 1, 0, s1, NULL, NULL));
+      CK(cuStreamSynchronize(s1));
+    }
+  } else if (!strcmp(program, "empty_graph")) {
+    for (long i = 0; i < n; ++i) {
+      CK(cuGraphLaunch(gexec[0], s1));
+      CK(cuStreamSynchronize(s1));
+    }
+  } else if (!strcmp(program, "stencil_graph1")) {
+    double *in = ga, *out = gb;
+    for (long i = 0; i < n; ++i) {
+      CUDA_KERNEL_NODE_PARAMS p;
+      Desc2 x, y;
+      void *params[14];
+      stencil_params(&p, in, out, &x, &y, params);
+      CK(cuGraphExecKernelNodeSetParams(gexec[0], gnode[0], &p));
+      CK(cuGraphLaunch(gexec[0], s1));
+      CK(cuStreamSynchronize(s1));
+      double *t = in; in = out; out = t;
+    }
+  } else if (!strcmp(program, "stencil_graph2")) {
+    for (long i = 0; i < n; ++i) { /* n is even: the result ends in ga, as with the others */
+      CK(cuGraphLaunch(gexec[i & 1], s1));
       CK(cuStreamSynchronize(s1));
     }
   } else if (!strcmp(program, "stencil")) {
@@ -123,7 +173,8 @@ static void *read_file(const char *path) {
 
 int main(int argc, char **argv) {
   if (argc != 6) {
-    fprintf(stderr, "usage: %s empty|stencil|async_prealloc|async_alloc FATBIN N REPS WARMUP\n",
+    fprintf(stderr, "usage: %s empty[_graph]|stencil[_graph1|_graph2]|async_prealloc|async_alloc FATBIN N "
+            "REPS WARMUP\n",
             argv[0]);
     return 2;
   }
@@ -147,13 +198,29 @@ int main(int argc, char **argv) {
   CK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
   CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
   CK(cuStreamCreate(&s3, CU_STREAM_NON_BLOCKING));
-  if (!strcmp(program, "empty")) {
+  if (!strncmp(program, "empty", 5)) {
     CK(cuModuleGetFunction(&fn_empty, mod, "empty"));
-  } else if (!strcmp(program, "stencil")) {
+    if (!strcmp(program, "empty_graph")) {
+      CUDA_KERNEL_NODE_PARAMS p;
+      memset(&p, 0, sizeof p);
+      p.func = fn_empty;
+      p.gridDimX = p.gridDimY = p.gridDimZ = p.blockDimX = p.blockDimY = p.blockDimZ = 1;
+      make_exec(0, &p);
+    }
+  } else if (!strncmp(program, "stencil", 7)) {
     CK(cuModuleGetFunction(&fn_lap, mod, "laplace"));
     ga = managed(sizeof(double) * ST_N * ST_N);
     gb = managed(sizeof(double) * ST_N * ST_N);
     stencil_init(ga, gb);
+    if (strcmp(program, "stencil")) {
+      CUDA_KERNEL_NODE_PARAMS p;
+      Desc2 x, y;
+      void *params[14];
+      stencil_params(&p, ga, gb, &x, &y, params);
+      make_exec(0, &p);
+      stencil_params(&p, gb, ga, &x, &y, params);
+      make_exec(1, &p);
+    }
   } else if (is_async) {
     CK(cuModuleGetFunction(&fn_a, mod, "produce_a"));
     CK(cuModuleGetFunction(&fn_b, mod, "produce_b"));
@@ -171,7 +238,7 @@ int main(int argc, char **argv) {
   time_reps(run, warm, n, reps, us);
   uint64_t hash = FNV_SEED;
   char check[96] = "none", extra[256] = "";
-  if (!strcmp(program, "stencil")) {
+  if (!strncmp(program, "stencil", 7)) {
     hash = fnv1a(ga, sizeof(double) * ST_N * ST_N, hash);
     stencil_init(ga, gb);
     run(CHECK_STEPS);
