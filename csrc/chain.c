@@ -24,6 +24,7 @@
 #include "config.h"
 #include "context.h"
 #include "driver.h"
+#include "module_cache.h"
 #include "stats.h"
 
 #define MAX_SEG 128          /* launches per pending segment (more: submitted, a new one starts) */
@@ -31,6 +32,7 @@
 #define MAX_ARGS 256         /* arguments per kernel the chain copies */
 #define CACHE 8              /* chain execs kept */
 #define PINFO_SLOTS 1024     /* functions whose argument sizes are known */
+#define LOOKBACK 16          /* launches of the pending segment mc_chain_append searches */
 
 typedef struct pinfo {
   const void *key;   /* function handle; NULL = free slot */
@@ -99,6 +101,9 @@ static struct {
   uint64_t tick;
   pinfo pinfos[PINFO_SLOTS];
   int exit_registered;
+  mc_status unreported;      /* a failure of a submission before a module unload (no caller to
+                                report it): the next flush returns it */
+  int has_unreported;        /* atomic mirror of "unreported holds a failure" */
 } g_chain = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 int mc_chain_enabled(void) { return mc_config()->chain && mc_graph_enabled(); }
@@ -363,6 +368,15 @@ static void finish(build_req *req, prep_req *prep, chain_exec *victim) {
 /* ---- entry points ---- */
 
 static mc_status flush_unless(CUstream handle, int any) {
+  if (__atomic_load_n(&g_chain.has_unreported, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock(&g_chain.lock);
+    mc_status st = g_chain.unreported;
+    int had = g_chain.has_unreported;
+    __atomic_store_n(&g_chain.has_unreported, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g_chain.lock);
+    mc_status st2 = flush_unless(handle, any);
+    return had ? st : st2;
+  }
   if (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE)) return MC_OK;
   /* A launch on the pending stream: nothing to do (mc_chain_defer checks again under the lock,
    * so a stale read here only costs that check). */
@@ -384,6 +398,20 @@ mc_status mc_chain_flush_other(CUstream handle) { return flush_unless(handle, 0)
 
 static void flush_at_exit(void) { (void)mc_chain_flush(); }
 
+/* The module cache's unload hook (module_cache.h): pending launches may use the kernels of the
+ * modules about to be unloaded (a load that replaced or evicted a cached module flushes nothing
+ * by itself), so they are submitted first; a failure is kept for the next call that flushes. */
+static void flush_before_unload(void) {
+  mc_status st = mc_chain_flush();
+  if (!MC_FAILED(st)) return;
+  pthread_mutex_lock(&g_chain.lock);
+  if (!g_chain.has_unreported) {
+    g_chain.unreported = st;
+    __atomic_store_n(&g_chain.has_unreported, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&g_chain.lock);
+}
+
 int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunction cf,
                    const mc_graph_dims *d, void **params, mc_status *st) {
   *st = MC_OK;
@@ -402,8 +430,10 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
       g_chain.use = *use;
       use->rec = NULL;
       __atomic_store_n(&g_chain.handle, handle, __ATOMIC_RELEASE);
-      if (!g_chain.exit_registered) /* after cuInit's own exit handler: runs before it */
+      if (!g_chain.exit_registered) { /* after cuInit's own exit handler: runs before it */
         g_chain.exit_registered = atexit(flush_at_exit) == 0;
+        mc_module_set_unload_hook(flush_before_unload);
+      }
     }
     seg_launch *s = &g_chain.l[g_chain.n++];
     s->key = key;
@@ -423,6 +453,40 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
   return deferrable;
 }
 
+int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d, void **params) {
+  if (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE) ||
+      __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) != handle)
+    return 0;
+  /* a module unloaded by another thread since the earlier launch: the full path reports it */
+  if (!mc_function_live(key)) return 0;
+  int done = 0;
+  pthread_mutex_lock(&g_chain.lock);
+  int n = g_chain.n;
+  if (n && n < MAX_SEG && g_chain.handle == handle) {
+    for (int j = n - 1; j >= 0 && j >= n - LOOKBACK; --j) {
+      const seg_launch *p = &g_chain.l[j];
+      if (p->key != key || p->d.smem != d->smem) continue;
+      const pinfo *pi = p->pi;
+      if ((pi->n && !params) || g_chain.argused + pi->bytes > ARG_BYTES) break;
+      seg_launch *s = &g_chain.l[g_chain.n++];
+      s->key = key;
+      s->cf = p->cf;
+      s->d = *d;
+      s->pi = pi;
+      s->argoff = g_chain.argused;
+      for (int a = 0; a < pi->n; ++a) {
+        memcpy(g_chain.args + g_chain.argused, params[a], pi->size[a]);
+        g_chain.argused += pi->size[a];
+      }
+      done = 1;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_chain.lock);
+  if (done) MC_STAT_INC(chain_deferred);
+  return done;
+}
+
 /* ---- fork ---- */
 
 void mc_chain_fork_prepare(void) { pthread_mutex_lock(&g_chain.lock); }
@@ -433,6 +497,7 @@ void mc_chain_fork_child(void) {
   g_chain.n = 0;
   g_chain.argused = 0;
   g_chain.pending = 0;
+  g_chain.has_unreported = 0;
   g_chain.handle = NULL;
   g_chain.use.rec = NULL;
   g_chain.last_sig = 0;

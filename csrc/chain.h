@@ -45,6 +45,16 @@ mc_status mc_chain_flush_other(CUstream handle);
 int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunction cf,
                    const mc_graph_dims *d, void **params, mc_status *st);
 
+/* The fast path of a launch on the stream whose launches are pending (launch.c calls it before
+ * anything else): when an earlier pending launch of the same function (`key`) with the same
+ * dynamic shared memory lies among the segment's last launches, this one is appended with that
+ * launch's CUfunction and argument sizes. No driver call, no context and no use of the handle:
+ * the segment already holds the handle's use, and every call that could pin or destroy the
+ * stream flushes first; the function handle is checked to be live (another thread may have
+ * unloaded its module since the earlier launch). 1: deferred; 0: take the full path (which may
+ * defer it too). */
+int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d, void **params);
+
 /* fork(): the child forgets pending launches and chain graphs of the parent (no driver call). */
 void mc_chain_fork_prepare(void);
 void mc_chain_fork_parent(void);

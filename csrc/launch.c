@@ -13,6 +13,16 @@
 
 mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, void **params,
                     void **extra) {
+  int has_cluster = d->cluster[0] > 0 && d->cluster[1] > 0 && d->cluster[2] > 0;
+  mc_graph_dims gd = {{(unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2]},
+                      {(unsigned)d->block[0], (unsigned)d->block[1], (unsigned)d->block[2]},
+                      (unsigned)d->smem};
+  /* chain replay's fast path: one more launch of a function already pending on this stream */
+  if (!has_cluster && !d->cooperative && !extra && !MC_TRACE_ON() &&
+      mc_chain_append(stream, f, &gd, params)) {
+    MC_STAT_INC(launches);
+    return MC_OK;
+  }
   /* A stream of ours runs the kernel on the device it was made on, whatever the thread's
    * default device is now; the NULL stream and foreign streams on the default device. */
   mc_stream_use use;
@@ -34,7 +44,6 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     mc_stream_use_end(&use);
     return st;
   }
-  int has_cluster = d->cluster[0] > 0 && d->cluster[1] > 0 && d->cluster[2] > 0;
   CUresult r;
   const char *call;
   MC_TRACE_GPU_BEGIN(stream, device); /* the driver stream the kernel is enqueued on */
@@ -43,9 +52,6 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     /* The library's own streams (not pinned: the program never enqueues on them behind our
      * back), arguments as an array: through the stream's graph exec where it can
      * (graph_launch.h); otherwise, or if it declines, as the stock wrapper launches. */
-    mc_graph_dims gd = {{(unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2]},
-                        {(unsigned)d->block[0], (unsigned)d->block[1], (unsigned)d->block[2]},
-                        (unsigned)d->smem};
     int ours = use.rec && !use.pinned && !extra;
     int chain = mc_chain_enabled();
     /* cst: a failure of earlier deferred launches submitted meanwhile (chain.h), reported as

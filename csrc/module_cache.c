@@ -311,8 +311,16 @@ static void release_locked(module_rec *m, module_rec **grave) {
   evict_idle_locked(grave);
 }
 
+static void (*g_unload_hook)(void); /* atomic; mc_module_set_unload_hook */
+
+void mc_module_set_unload_hook(void (*hook)(void)) {
+  __atomic_store_n(&g_unload_hook, hook, __ATOMIC_RELEASE);
+}
+
 /* Unload retired records from the driver and free them. No lock held. */
 static void bury(module_rec *grave) {
+  void (*hook)(void) = __atomic_load_n(&g_unload_hook, __ATOMIC_ACQUIRE);
+  if (grave && hook) hook();
   while (grave) {
     module_rec *m = grave;
     grave = m->grave;
@@ -748,6 +756,11 @@ static mc_status raise_smem(uint64_t fh, uint64_t *w, int device, int smem, CUfu
   pthread_mutex_unlock(&g_smem_lock);
   if (r != 0) return MC_FAIL("cuFuncSetAttribute", r);
   return st;
+}
+
+int mc_function_live(const mc_function *f) {
+  uint64_t h = (uint64_t)(uintptr_t)f;
+  return h && mc_slot_still(&g_functions, h);
 }
 
 mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out) {

@@ -57,6 +57,14 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
  * context and make sure its dynamic shared memory limit admits `smem` bytes. */
 mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out);
 
+/* A function the cache calls (no lock held) before it unloads modules from the driver: chain
+ * replay (chain.c) submits its pending launches, which may use their kernels, first. Set once,
+ * by the layer above; NULL: none. */
+void mc_module_set_unload_hook(void (*hook)(void));
+
+/* Is `f` a live function handle? No lock, no driver call (chain replay's fast path, launch.c). */
+int mc_function_live(const mc_function *f);
+
 /* Fork handlers (the library registers them with pthread_atfork): prepare takes the cache's
  * locks, so that no lock is inherited held; parent releases them; child releases them and resets
  * the cache to a fresh, empty state without any driver call: the parent's driver libraries and

@@ -8,7 +8,7 @@ import ctypes
 
 import pytest
 
-from conftest import blob_buffer, ptx
+from conftest import blob_buffer, overwrite, ptx
 from test_graph_launch import Args, kernels, launch
 
 
@@ -201,3 +201,54 @@ def test_a_failed_deferred_launch_is_reported_at_the_flush(crt, capfd):
     rt.mgpuStreamSynchronize(s)
     assert capfd.readouterr().err == ("'cuLaunchKernel' failed with 'CUDA_ERROR_ILLEGAL_ADDRESS'\n")
     assert ran(rt) == [1] and rt.stats()["errors"] == 1
+
+
+def test_a_repeat_launch_of_a_pending_function_makes_no_driver_call(crt):
+    """Fast path: a launch of a function already pending on the stream (same dynamic shared
+    memory) is appended without any driver call (no context check, push or pop); a new function
+    or another shared memory size takes the full path; the values and order stay right."""
+    rt = crt()
+    f, g = kernels(rt, "f", "g")
+    s = rt.mgpuStreamCreate()
+    launch(rt, f, s, Args(1, 0))  # full path: starts the segment
+    before = len(rt.fake.log())
+    for i in range(2, 6):
+        launch(rt, f, s, Args(i, 0))
+    assert len(rt.fake.log()) == before  # four launches, not one driver call
+    launch(rt, g, s, Args(6, 0))  # not pending yet: full path
+    assert len(rt.fake.log()) > before
+    mid = len(rt.fake.log())
+    launch(rt, f, s, Args(7, 0))
+    launch(rt, g, s, Args(8, 0))
+    assert len(rt.fake.log()) == mid
+    launch(rt, f, s, Args(9, 0), smem=64)  # another shared memory size: full path
+    assert len(rt.fake.log()) > mid
+    rt.mgpuStreamSynchronize(s)
+    assert ran(rt) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert rt.stats()["chain_deferred"] == 9 and rt.stats()["launches"] == 9
+
+
+def test_a_load_that_unloads_a_cached_module_submits_its_pending_launches_first(crt, capfd):
+    """mgpuModuleLoad flushes nothing by itself, but when it replaces a cached module (a different
+    blob at its address) the driver unload waits for the pending launches of its kernels to be
+    submitted; a later launch through the stale handle is reported, not appended."""
+    rt = crt()
+    buf = blob_buffer(ptx("f"), 4096)
+    m0 = rt.mgpuModuleLoad(buf, 0)
+    f = rt.mgpuModuleGetFunction(m0, b"f")
+    rt.mgpuModuleUnload(m0)  # kept in the cache, f still usable
+    s = rt.mgpuStreamCreate()
+    launch(rt, f, s, Args(1, 0))
+    launch(rt, f, s, Args(2, 0))
+    assert ran(rt) == []
+    overwrite(buf, ptx("other"))
+    rt.mgpuModuleLoad(buf, 0)  # replaces m0: its kernels' launches go first, then the unload
+    assert ran(rt) == [1, 2]
+    log = rt.fake.log()
+    assert max(i for i, c in enumerate(log) if c in ("cuGraphLaunch", "cuLaunchKernel")) < \
+        log.index("cuLibraryUnload")
+    capfd.readouterr()
+    launch(rt, f, s, Args(3, 0))
+    assert "'mgpuLaunchKernel' failed with 'MGPU_CACHED_STALE_HANDLE'" in capfd.readouterr().err
+    rt.mgpuStreamSynchronize(s)
+    assert ran(rt) == [1, 2]

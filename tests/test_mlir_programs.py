@@ -41,7 +41,7 @@ def run(exe, fake_driver_build, n, disable=False):
 
 
 @pytest.mark.parametrize("llvm", [19, 22])
-@pytest.mark.parametrize("program", ["empty_loop", "saxpy"])
+@pytest.mark.parametrize("program", ["empty_loop", "saxpy", "large_module"])
 def test_links_and_runs_cached(tmp_path, fake_driver_build, program, llvm):
     exe = build(tmp_path, program, llvm)
     c = run(exe, fake_driver_build, 50)
