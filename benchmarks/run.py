@@ -376,6 +376,25 @@ def async_breakdown(cells: Dict[Tuple[str, int, str], Cell], llvms: Sequence[int
     return "\n\n".join(out)
 
 
+COUNTERS = ("launches", "graph_launches", "graph_updates", "graph_update_skips",
+            "graph_instantiates", "graph_full", "module_hits", "verify_skips")
+
+
+def counters(cells: Dict[Tuple[str, int, str], Cell]) -> str:
+    """The library's counters of each cell's last run (which path the launches took)."""
+    rows = []
+    for (p, v, rt), c in sorted(cells.items()):
+        st = c.extra.get("stats")
+        if st:
+            rows.append(f"| {p} | {v} | {rt} | " + " | ".join(str(st.get(k, "")) for k in COUNTERS)
+                        + " |")
+    if not rows:
+        return ""
+    return ("library counters, last run of each cell\n\n| program | LLVM | runtime | " +
+            " | ".join(COUNTERS) + " |\n|" + " --- |" * (3 + len(COUNTERS)) + "\n" +
+            "\n".join(rows))
+
+
 def plot(cells: Dict[Tuple[str, int, str], Cell], path: Path, programs: Sequence[str],
          llvms: Sequence[int], runtimes: Sequence[str]) -> Optional[str]:
     try:
@@ -422,6 +441,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
           table(cells, args.programs, args.llvm, extra), ""]
     if "async" in args.programs or "async_prealloc" in args.programs:
         md += [async_breakdown(cells, args.llvm), ""]
+    md += [counters(cells), ""]
     md += ["Results identical across runtimes and checked against the CPU: " +
            ("yes" if not problems else "NO"), ""] + [f"- {p}" for p in problems]
     (args.out / "results.md").write_text("\n".join(md) + "\n")

@@ -312,6 +312,45 @@ def test_graph_path_changing_arguments_matches_the_stream_path(make_gpu_runtime,
     rt.mgpuStreamDestroy(s)
 
 
+@pytest.mark.parametrize("graph", ["0", "1"])
+def test_graph_path_swapping_buffers_matches_the_stream_path(make_gpu_runtime, gpu, graph,
+                                                             monkeypatch):
+    """Issue 12: a step that swaps its buffers every launch (y += x, then x += y, ...): the graph
+    path keeps one exec per argument set (no update after the third launch) and computes what the
+    stream path computes."""
+    monkeypatch.setenv("MGPU_CACHED_GRAPH", graph)
+    rt = make_gpu_runtime()
+    buf = blob_buffer(blob("kernels.fatbin"))
+    m = rt.mgpuModuleLoad(buf, len(buf))
+    f = rt.mgpuModuleGetFunction(m, b"saxpy")
+    s = rt.mgpuStreamCreate()
+    data = Saxpy(gpu)
+    swapped = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in
+                                      (data._a, data._py, data._px, data._n)])
+    x, y = data.x.copy(), data.y0.copy()
+    for i in range(16):
+        rt.mgpuLaunchKernel(f, N // 256, 1, 1, 256, 1, 1, 0, s, (data.params, swapped)[i % 2],
+                            None, 4)
+        if i % 2 == 0:
+            y = y + x
+        else:
+            x = x + y
+    rt.mgpuStreamSynchronize(s)
+    ok(cu.cuCtxPushCurrent(gpu))
+    got_x = np.empty(N, dtype=np.float32)
+    ok(cu.cuMemcpyDtoH(got_x, data.dx, N * 4))
+    ok(cu.cuCtxPopCurrent())
+    np.testing.assert_array_equal(got_x, x)
+    np.testing.assert_array_equal(data.result(), y)
+    if graph == "1":
+        assert rt.count("cuGraphLaunch") == 16 and rt.count("cuLaunchKernel") == 0
+        assert rt.count("cuGraphInstantiate") == 2
+        assert rt.count("cuGraphExecKernelNodeSetParams") == 1
+    else:
+        assert rt.count("cuGraphLaunch") == 0 and rt.count("cuLaunchKernel") == 16
+    rt.mgpuStreamDestroy(s)
+
+
 def test_chain_replay_matches_the_stream_path(make_gpu_runtime, gpu, monkeypatch):
     """Issue 12, opt-in chain replay: chains of 3 saxpy launches + sync, replayed as one graph,
     arguments changing between chains: the same result as launch by launch."""
