@@ -82,6 +82,9 @@ typedef struct __attribute__((aligned(64))) obj_rec {
   uint32_t next_free; /* free list link (slot + 1, 0 = end); under g_pool.lock */
   uint32_t bpos;      /* stream: 1 + position in its device's bound list, 0 = absent; pool lock */
   uint32_t slot;      /* this record's slot; immutable once the chunk is made */
+  uint64_t idle_seq;  /* stream: `seq` when the idle driver stream in `bound` was bound at create;
+                         UINT64_MAX after a bind inside a use; under g_pool.lock. A destroy that
+                         finds `seq` still equal gives the stream back without a query */
 } obj_rec;
 
 typedef struct obj_list {
@@ -416,7 +419,11 @@ static void finish_destroy(obj_rec *r) {
   __atomic_store_n(&r->bound, NULL, __ATOMIC_RELEASE);
   if (kind == MC_OBJ_STREAM && r->device >= 0 && r->device < MAX_DEVICES)
     bound_remove(&g_pool.devs[r->device], r);
-  give_back_locked(kind, r->device, obj, 0);
+  /* a stream made and destroyed with no use between: its driver stream is as idle as when it was
+   * bound (mgpuStreamCreate + mgpuStreamDestroy without a query, ~1.8 us saved on the H100) */
+  int unused = kind == MC_OBJ_STREAM && !__atomic_load_n(&r->pinned, __ATOMIC_ACQUIRE) &&
+               __atomic_load_n(&r->seq, __ATOMIC_SEQ_CST) == r->idle_seq;
+  give_back_locked(kind, r->device, obj, unused);
   r->live = 0;
   __atomic_store_n(&r->pinned, 0, __ATOMIC_RELEASE);
   uint64_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
@@ -445,9 +452,17 @@ static mc_status create_handle(mc_obj_kind kind, void **out) {
    * 0.97x with it here. A stream handle gives its driver stream back when it is provably idle
    * (mgpuStreamSynchronize, the stream cap) and binds again at its next use (stream_bound). */
   void *obj = NULL;
-  st = acquire_object(kind, device, NULL, &obj);
-  if (MC_FAILED(st)) return st;
-  pthread_mutex_lock(&g_pool.lock);
+  pthread_mutex_lock(&g_pool.lock); /* the common case, a pooled idle object: one lock hold */
+  obj = take_idle_locked(&g_pool.devs[device], kind, DRAIN_CHECKS);
+  if (obj) {
+    if (kind == MC_OBJ_STREAM) MC_STAT_INC(stream_pool_hits);
+    else MC_STAT_INC(event_pool_hits);
+  } else {
+    pthread_mutex_unlock(&g_pool.lock);
+    st = acquire_object(kind, device, NULL, &obj);
+    if (MC_FAILED(st)) return st;
+    pthread_mutex_lock(&g_pool.lock);
+  }
   uint32_t slot = 0;
   obj_rec *r = slot_alloc_locked(&slot);
   if (!r) {
@@ -462,6 +477,7 @@ static mc_status create_handle(mc_obj_kind kind, void **out) {
   r->bpos = 0;
   __atomic_store_n(&r->pinned, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&r->bound, obj, __ATOMIC_RELEASE);
+  r->idle_seq = __atomic_load_n(&r->seq, __ATOMIC_SEQ_CST); /* idle: pooled idle, or new */
   uint32_t gen = W_GEN(__atomic_load_n(&r->word, __ATOMIC_ACQUIRE));
   if (kind == MC_OBJ_STREAM) {
     bound_add(&g_pool.devs[device], r, slot);
@@ -543,6 +559,7 @@ static mc_status stream_bound(obj_rec *r, uint32_t slot, CUstream *out) {
     d = cur;
   } else {
     __atomic_store_n(&r->bound, d, __ATOMIC_RELEASE);
+    r->idle_seq = UINT64_MAX; /* bound inside a use: work may follow */
     bound_add(&g_pool.devs[r->device], r, slot);
     MC_STAT_INC(stream_binds);
   }

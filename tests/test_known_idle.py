@@ -113,3 +113,31 @@ def test_stream_query_switch_always_queries(make_runtime):
     assert rt.stats()["stream_query_skips"] == 0
     assert rt.fake.count("cuStreamQuery") == 1
     assert rt.driver_stream(f, rt.mgpuStreamCreate()) == d  # idle after the query: reused
+
+
+def test_a_stream_destroyed_without_any_use_is_reused_without_a_query(rt):
+    """mgpuStreamCreate + mgpuStreamDestroy with no use between: the driver stream bound at the
+    create was idle and nothing was enqueued on it, so it goes back idle without cuStreamQuery."""
+    f = _kernel(rt)
+    s = rt.mgpuStreamCreate()
+    d = rt.driver_stream(f, s)  # a launch on it (the fake's launches complete at once)
+    rt.mgpuStreamSynchronize(s)
+    rt.mgpuStreamDestroy(s)
+    queries = rt.fake.count("cuStreamQuery")
+    for _ in range(5):
+        rt.mgpuStreamDestroy(rt.mgpuStreamCreate())
+    assert rt.fake.count("cuStreamQuery") == queries
+    assert rt.fake.count("cuStreamCreate") == 1
+    assert rt.driver_stream(f, rt.mgpuStreamCreate()) == d
+
+
+def test_any_use_before_the_destroy_brings_the_query_back(rt):
+    """Used after its create (a launch still pending in the fake): the destroy queries, and the busy
+    driver stream is not handed to the next handle."""
+    f = _kernel(rt)
+    rt.fake.fake_set_busy_launches(1)
+    s = rt.mgpuStreamCreate()
+    d = rt.driver_stream(f, s)
+    rt.mgpuStreamDestroy(s)
+    assert rt.fake.count("cuStreamQuery") == 1
+    assert rt.driver_stream(f, rt.mgpuStreamCreate()) != d
