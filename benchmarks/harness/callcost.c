@@ -26,7 +26,7 @@ static CUstream cs;
 enum { OP_LOAD_UNLOAD, OP_GETFN, OP_STREAM, OP_LAUNCH, OP_SYNC_IDLE, OP_SEQ22, OP_SEQ19,
        OP_CU_LAUNCH, OP_CU_SYNC_IDLE, OP_CU_LAUNCH_SYNC, OP_CU_CTXGET, OP_MGPU_LAUNCH_SYNC,
        OP_CU_GRAPH_LAUNCH, OP_CU_GRAPH_SET_LAUNCH, OP_CU_GRAPH_SYNC, OP_CU_GRAPH_SET_SYNC,
-       OP_COUNT };
+       OP_CU_PUSH_POP, OP_COUNT };
 static const char *names[OP_COUNT] = {
     "mgpuModuleLoad+mgpuModuleUnload", "mgpuModuleGetFunction", "mgpuStreamCreate+Destroy",
     "mgpuLaunchKernel (enqueue only)", "mgpuStreamSynchronize (idle)",
@@ -36,8 +36,10 @@ static const char *names[OP_COUNT] = {
     "mgpuLaunchKernel+mgpuStreamSynchronize (kept stream)",
     "cuGraphLaunch, 1-node exec (enqueue only)",
     "cuGraphExecKernelNodeSetParams+cuGraphLaunch (enqueue)",
-    "cuGraphLaunch+cuStreamSynchronize", "SetParams+cuGraphLaunch+cuStreamSynchronize"};
+    "cuGraphLaunch+cuStreamSynchronize", "SetParams+cuGraphLaunch+cuStreamSynchronize",
+    "cuCtxPushCurrent+cuCtxPopCurrent"};
 static CUgraphExec gexec;
+static CUcontext pctx;
 static CUgraphNode gnode;
 static CUDA_KERNEL_NODE_PARAMS gparams;
 
@@ -91,6 +93,12 @@ static void op(int which, long n) {
       cuGraphLaunch(gexec, cs);
       cuStreamSynchronize(cs);
       break;
+    case OP_CU_PUSH_POP: {
+      CUcontext c;
+      cuCtxPushCurrent(pctx);
+      cuCtxPopCurrent(&c);
+      break;
+    }
     case OP_CU_CTXGET: {
       CUcontext c;
       cuCtxGetCurrent(&c);
@@ -127,6 +135,7 @@ int main(int argc, char **argv) {
   cuDeviceGet(&dev, 0);
   cuDevicePrimaryCtxRetain(&ctx, dev);
   cuCtxSetCurrent(ctx);
+  pctx = ctx;
   if (cuModuleLoadData(&cm, blob) || cuModuleGetFunction(&cfn, cm, "empty") ||
       cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING))
     return fprintf(stderr, "callcost: driver setup failed\n"), 2;
