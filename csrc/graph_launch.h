@@ -33,13 +33,14 @@ int mc_graph_enabled(void);
 int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
                     void **params, int build, int *missing);
 
-/* While the graph path is on, every launch of the cached mode brackets its enqueue with these
- * (launch.c), whichever path it takes. mc_graph_launch_enter returns 1 when no other thread is inside a launch: only then may
- * the launch take the graph path. cuGraphLaunch serialises across threads in the driver (H100:
- * 0.79x the driver's launch throughput at 8 threads with graph launches among concurrent ones,
- * 0.93x without), so launches from several threads at once all take the stream path. */
+/* While the graph path is on, every launch of the cached mode calls this first (launch.c),
+ * whichever path it takes. It returns 1 when the process's previous launch was made by this
+ * thread too: only then may the launch take the graph path. cuGraphLaunch serialises across
+ * threads in the driver (H100: 0.79x the driver's launch throughput at 8 threads with graph
+ * launches among concurrent ones, 0.93x without), so where several threads launch in turn, their
+ * launches take the stream path; a thread launching alone takes the graph path from its second
+ * launch on. Results are the same either way: this only chooses the faster path. */
 int mc_graph_launch_enter(void);
-void mc_graph_launch_leave(void);
 
 /* Make the exec for `cf` on `stream` holding this launch, without launching it (no lock held,
  * the function's device context current). Nothing if it exists or cannot be made. */

@@ -61,8 +61,8 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
       r = 0; /* deferred */
     } else {
       if (chain && !MC_FAILED(cst)) cst = mc_chain_flush(); /* anything pending goes first */
-      /* With the graph path on, every launch is counted so that a graph launch happens only
-       * while no other thread is launching (graph_launch.h); with it off, nothing is counted. */
+      /* With the graph path on, a graph launch happens only when this thread made the previous
+       * launch too (graph_launch.h); with it off, nothing is recorded. */
       int graph = mc_graph_enabled();
       int alone = graph && mc_graph_launch_enter();
       if (ours && graph && !alone) MC_STAT_INC(graph_contended);
@@ -71,7 +71,6 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
       else
         r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
                                  gd.block[1], gd.block[2], gd.smem, stream, params, extra);
-      if (graph) mc_graph_launch_leave();
     }
     if (MC_FAILED(cst)) st = cst;
   } else if (has_cluster && mc_backend() == MC_BACKEND_HIP) { /* HIP has no clusters */

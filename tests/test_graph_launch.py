@@ -311,9 +311,11 @@ def test_a_driver_without_graph_entry_points_takes_the_stream_path(make_runtime,
     assert capfd.readouterr().err == ""
 
 
-def test_a_launch_while_another_thread_is_in_a_graph_launch_takes_the_stream_path(grt):
+def test_launches_of_threads_in_turn_take_the_stream_path(grt):
     """cuGraphLaunch serialises threads in the driver (H100: ~0.4M graph launches/s in all from 1
-    to 16 threads): a launch that finds another thread inside one goes through cuLaunchKernel."""
+    to 16 threads): a launch takes the graph path only when the process's previous launch was made
+    by the same thread. Another thread's launch goes through cuLaunchKernel, and never waits for
+    a thread inside cuGraphLaunch."""
     import threading
     import time
     rt = grt()
@@ -324,21 +326,28 @@ def test_a_launch_while_another_thread_is_in_a_graph_launch_takes_the_stream_pat
     launch(rt, f, s1, Args(1, 0))
     launch(rt, f, s2, Args(2, 0))  # both streams have their exec
     assert rt.fake.count("cuGraphLaunch") == 2
+
+    def other_thread():
+        launch(rt, f, s1, Args(3, 0))  # the previous launch was the main thread's: stream path
+        launch(rt, f, s1, Args(4, 0))  # its own again: graph path (held in the fake)
+
     rt.fake.lib.fake_hold_graph_launches(1)
-    t = threading.Thread(target=launch, args=(rt, f, s1, Args(3, 0)))
+    t = threading.Thread(target=other_thread)
     t.start()
     deadline = time.time() + 10
     while rt.fake.lib.fake_in_graph_launch() == 0 and time.time() < deadline:
         time.sleep(0.001)
     assert rt.fake.lib.fake_in_graph_launch() == 1  # the other thread is inside cuGraphLaunch
-    launch(rt, f, s2, Args(4, 0))  # this one must not wait behind it
-    assert rt.fake.count("cuLaunchKernel") == 1 and rt.fake.fake_last_arg(0) == 4
+    assert rt.fake.count("cuLaunchKernel") == 1
+    launch(rt, f, s2, Args(5, 0))  # not the previous launcher: stream path, no wait
+    assert rt.fake.count("cuLaunchKernel") == 2 and rt.fake.fake_last_arg(0) == 5
     rt.fake.lib.fake_hold_graph_launches(0)
     t.join()
-    assert rt.fake.count("cuGraphLaunch") == 3 and rt.fake.fake_last_arg(0) == 3
-    launch(rt, f, s2, Args(5, 0))  # uncontended again: the graph path, node updated to 5
-    assert rt.fake.count("cuGraphLaunch") == 4 and rt.fake.fake_last_arg(0) == 5
-    assert rt.stats()["graph_contended"] == 1
+    assert rt.fake.count("cuGraphLaunch") == 3
+    launch(rt, f, s2, Args(6, 0))  # the main thread's again: graph path, node updated to 6
+    assert rt.fake.count("cuGraphLaunch") == 4 and rt.fake.fake_last_arg(0) == 6
+    assert rt.stats()["graph_contended"] == 2
+    assert sorted(rt.fake.arg_log()) == [1, 2, 3, 4, 5, 6]  # every launch ran once
 
 
 def test_missing_arguments_are_left_to_the_driver(grt, capfd):
