@@ -34,12 +34,13 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
                     void **params, int build, int *missing);
 
 /* While the graph path is on, every launch of the cached mode calls this first (launch.c),
- * whichever path it takes. It returns 1 when the process's previous launch was made by this
- * thread too: only then may the launch take the graph path. cuGraphLaunch serialises across
- * threads in the driver (H100: 0.79x the driver's launch throughput at 8 threads with graph
- * launches among concurrent ones, 0.93x without), so where several threads launch in turn, their
- * launches take the stream path; a thread launching alone takes the graph path from its second
- * launch on. Results are the same either way: this only chooses the faster path. */
+ * whichever path it takes. It returns 1 when the process's last few launches (graph_launch.c:
+ * GRAPH_STREAK) were made by this thread: only then may the launch take the graph path.
+ * cuGraphLaunch serialises across threads in the driver (H100: 0.79x the driver's launch
+ * throughput at 8 threads with graph launches among concurrent ones, 0.93x without), so where
+ * several threads launch in turn, their launches take the stream path; a thread that takes over
+ * takes the graph path again after a few launches of its own in a row. Results are the same
+ * either way: this only chooses the faster path. */
 int mc_graph_launch_enter(void);
 
 /* Make the exec for `cf` on `stream` holding this launch, without launching it (no lock held,

@@ -65,7 +65,7 @@
   X(graph_evictions, "graph execs destroyed beyond MGPU_CACHED_GRAPH_EXECS per stream")       \
   X(graph_full, "launches sent to the stream path: their stream's execs full, none evictable yet") \
   X(graph_disabled_functions, "functions sent back to the stream path after a graph failure") \
-  X(graph_contended, "launches sent to the stream path: another thread was in a graph launch") \
+  X(graph_contended, "launches sent to the stream path: other threads launched just before") \
   X(chain_deferred, "launches deferred by chain replay (MGPU_CACHED_CHAIN=1)")                \
   X(chain_flushes, "deferred segments submitted (at an observation point)")                    \
   X(chain_replays, "segments submitted as one launch of a chain graph")                       \

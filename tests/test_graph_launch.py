@@ -313,9 +313,9 @@ def test_a_driver_without_graph_entry_points_takes_the_stream_path(make_runtime,
 
 def test_launches_of_threads_in_turn_take_the_stream_path(grt):
     """cuGraphLaunch serialises threads in the driver (H100: ~0.4M graph launches/s in all from 1
-    to 16 threads): a launch takes the graph path only when the process's previous launch was made
-    by the same thread. Another thread's launch goes through cuLaunchKernel, and never waits for
-    a thread inside cuGraphLaunch."""
+    to 16 threads): a launch takes the graph path only when the process's last 4 launches were
+    made by the same thread (the first launch of the process excepted). Another thread's launch
+    goes through cuLaunchKernel, and never waits for a thread inside cuGraphLaunch."""
     import threading
     import time
     rt = grt()
@@ -328,8 +328,9 @@ def test_launches_of_threads_in_turn_take_the_stream_path(grt):
     assert rt.fake.count("cuGraphLaunch") == 2
 
     def other_thread():
-        launch(rt, f, s1, Args(3, 0))  # the previous launch was the main thread's: stream path
-        launch(rt, f, s1, Args(4, 0))  # its own again: graph path (held in the fake)
+        for v in (3, 4, 5, 6):  # another thread's turn: the stream path until its 5th in a row
+            launch(rt, f, s1, Args(v, 0))
+        launch(rt, f, s1, Args(7, 0))  # graph path (held in the fake)
 
     rt.fake.lib.fake_hold_graph_launches(1)
     t = threading.Thread(target=other_thread)
@@ -338,16 +339,19 @@ def test_launches_of_threads_in_turn_take_the_stream_path(grt):
     while rt.fake.lib.fake_in_graph_launch() == 0 and time.time() < deadline:
         time.sleep(0.001)
     assert rt.fake.lib.fake_in_graph_launch() == 1  # the other thread is inside cuGraphLaunch
-    assert rt.fake.count("cuLaunchKernel") == 1
-    launch(rt, f, s2, Args(5, 0))  # not the previous launcher: stream path, no wait
-    assert rt.fake.count("cuLaunchKernel") == 2 and rt.fake.fake_last_arg(0) == 5
+    assert rt.fake.count("cuLaunchKernel") == 4
+    launch(rt, f, s2, Args(8, 0))  # another thread launched last: stream path, no wait
+    assert rt.fake.count("cuLaunchKernel") == 5 and rt.fake.fake_last_arg(0) == 8
     rt.fake.lib.fake_hold_graph_launches(0)
     t.join()
     assert rt.fake.count("cuGraphLaunch") == 3
-    launch(rt, f, s2, Args(6, 0))  # the main thread's again: graph path, node updated to 6
-    assert rt.fake.count("cuGraphLaunch") == 4 and rt.fake.fake_last_arg(0) == 6
-    assert rt.stats()["graph_contended"] == 2
-    assert sorted(rt.fake.arg_log()) == [1, 2, 3, 4, 5, 6]  # every launch ran once
+    for v in (9, 10, 11):
+        launch(rt, f, s2, Args(v, 0))
+    assert rt.fake.count("cuGraphLaunch") == 3 and rt.fake.count("cuLaunchKernel") == 8
+    launch(rt, f, s2, Args(12, 0))  # the main thread's 5th in a row: graph path, node updated
+    assert rt.fake.count("cuGraphLaunch") == 4 and rt.fake.fake_last_arg(0) == 12
+    assert rt.stats()["graph_contended"] == 8
+    assert sorted(rt.fake.arg_log()) == list(range(1, 13))  # every launch ran once
 
 
 def test_missing_arguments_are_left_to_the_driver(grt, capfd):
