@@ -412,6 +412,21 @@ static void flush_before_unload(void) {
   pthread_mutex_unlock(&g_chain.lock);
 }
 
+/* One more pending launch, its argument values copied (lock held; room checked by the caller). */
+static void append_locked(const void *key, CUfunction cf, const mc_graph_dims *d, const pinfo *pi,
+                          void **params) {
+  seg_launch *s = &g_chain.l[g_chain.n++];
+  s->key = key;
+  s->cf = cf;
+  s->d = *d;
+  s->pi = pi;
+  s->argoff = g_chain.argused;
+  for (int a = 0; a < pi->n; ++a) {
+    memcpy(g_chain.args + g_chain.argused, params[a], pi->size[a]);
+    g_chain.argused += pi->size[a];
+  }
+}
+
 int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunction cf,
                    const mc_graph_dims *d, void **params, mc_status *st) {
   *st = MC_OK;
@@ -435,16 +450,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
         mc_module_set_unload_hook(flush_before_unload);
       }
     }
-    seg_launch *s = &g_chain.l[g_chain.n++];
-    s->key = key;
-    s->cf = cf;
-    s->d = *d;
-    s->pi = pi;
-    s->argoff = g_chain.argused;
-    for (int a = 0; a < pi->n; ++a) {
-      memcpy(g_chain.args + g_chain.argused, params[a], pi->size[a]);
-      g_chain.argused += pi->size[a];
-    }
+    append_locked(key, cf, d, pi, params);
     __atomic_store_n(&g_chain.pending, 1, __ATOMIC_RELEASE);
     MC_STAT_INC(chain_deferred);
   }
@@ -468,16 +474,7 @@ int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d, vo
       if (p->key != key || p->d.smem != d->smem) continue;
       const pinfo *pi = p->pi;
       if ((pi->n && !params) || g_chain.argused + pi->bytes > ARG_BYTES) break;
-      seg_launch *s = &g_chain.l[g_chain.n++];
-      s->key = key;
-      s->cf = p->cf;
-      s->d = *d;
-      s->pi = pi;
-      s->argoff = g_chain.argused;
-      for (int a = 0; a < pi->n; ++a) {
-        memcpy(g_chain.args + g_chain.argused, params[a], pi->size[a]);
-        g_chain.argused += pi->size[a];
-      }
+      append_locked(key, p->cf, d, pi, params);
       done = 1;
       break;
     }

@@ -283,18 +283,23 @@ def test_mlir_compiled_programs(gpu, tmp_path, program, llvm, disable):
         assert st["driver_stream_creates"] == 1  # handles give it back when synchronized
 
 
+def saxpy_on_a_stream(make_gpu_runtime, gpu):
+    """A runtime, its saxpy function, a stream of it and the saxpy buffers (the graph tests)."""
+    rt = make_gpu_runtime()
+    buf = blob_buffer(blob("kernels.fatbin"))
+    m = rt.mgpuModuleLoad(buf, len(buf))
+    f = rt.mgpuModuleGetFunction(m, b"saxpy")
+    rt.keep = buf  # the blob outlives the module
+    return rt, f, rt.mgpuStreamCreate(), Saxpy(gpu)
+
+
 @pytest.mark.parametrize("graph", ["0", "1"])
 def test_graph_path_changing_arguments_matches_the_stream_path(make_gpu_runtime, gpu, graph,
                                                                monkeypatch):
     """Issue 12: saxpy with a new `a` each launch, argument storage reused, on one stream: the
     graph path (node updated per launch) computes what the stream path computes."""
     monkeypatch.setenv("MGPU_CACHED_GRAPH", graph)
-    rt = make_gpu_runtime()
-    buf = blob_buffer(blob("kernels.fatbin"))
-    m = rt.mgpuModuleLoad(buf, len(buf))
-    f = rt.mgpuModuleGetFunction(m, b"saxpy")
-    s = rt.mgpuStreamCreate()
-    data = Saxpy(gpu)
+    rt, f, s, data = saxpy_on_a_stream(make_gpu_runtime, gpu)
     total = 0.0
     for i in range(200):
         data._a.value = float(i % 5)  # same storage, new value
@@ -319,12 +324,7 @@ def test_graph_path_swapping_buffers_matches_the_stream_path(make_gpu_runtime, g
     path keeps one exec per argument set (no update after the third launch) and computes what the
     stream path computes."""
     monkeypatch.setenv("MGPU_CACHED_GRAPH", graph)
-    rt = make_gpu_runtime()
-    buf = blob_buffer(blob("kernels.fatbin"))
-    m = rt.mgpuModuleLoad(buf, len(buf))
-    f = rt.mgpuModuleGetFunction(m, b"saxpy")
-    s = rt.mgpuStreamCreate()
-    data = Saxpy(gpu)
+    rt, f, s, data = saxpy_on_a_stream(make_gpu_runtime, gpu)
     swapped = (ctypes.c_void_p * 4)(*[ctypes.addressof(v) for v in
                                       (data._a, data._py, data._px, data._n)])
     x, y = data.x.copy(), data.y0.copy()
