@@ -120,20 +120,13 @@ static const pinfo *param_info_locked(const void *key, CUfunction cf) {
     p->key = key;
     p->cf = cf;
     p->n = -1;
-    if (!mc_cu.cuFuncGetParamInfo) return p;
-    size_t sizes[MAX_ARGS], total = 0;
-    int n = 0;
-    for (;; ++n) {
-      size_t off = 0, size = 0;
-      CUresult r = mc_cu.cuFuncGetParamInfo(cf, (size_t)n, &off, &size);
-      if (r == MC_CUDA_ERROR_INVALID_VALUE) break;
-      if (r != 0 || n == MAX_ARGS) return p; /* unknown */
-      sizes[n] = size;
-      total += size;
+    size_t *sizes = NULL, total = 0;
+    int n = mc_graph_param_sizes(cf, &sizes, &total);
+    if (n < 0 || n > MAX_ARGS) { /* unknown, or more than a launch's params array holds */
+      free(sizes);
+      return p;
     }
-    p->size = malloc((n ? (size_t)n : 1) * sizeof *p->size);
-    if (!p->size) return p;
-    memcpy(p->size, sizes, (size_t)n * sizeof *sizes);
+    p->size = sizes;
     p->bytes = total;
     p->n = n;
     return p;
@@ -185,16 +178,7 @@ static void params_of(const seg_launch *s, unsigned char *args, void **out) {
 }
 
 static void node_params(CUDA_KERNEL_NODE_PARAMS *p, const seg_launch *s, void **params) {
-  memset(p, 0, sizeof *p);
-  p->func = s->cf;
-  p->gridDimX = s->d.grid[0];
-  p->gridDimY = s->d.grid[1];
-  p->gridDimZ = s->d.grid[2];
-  p->blockDimX = s->d.block[0];
-  p->blockDimY = s->d.block[1];
-  p->blockDimZ = s->d.block[2];
-  p->sharedMemBytes = s->d.smem;
-  p->kernelParams = params;
+  mc_graph_node_params(p, s->cf, &s->d, params);
 }
 
 /* Replay the pending segment through exec x: update changed nodes, one cuGraphLaunch. 0 or -1

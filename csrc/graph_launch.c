@@ -240,8 +240,8 @@ static void exec_free(g_exec *x) {
   free(x);
 }
 
-static void node_params(CUDA_KERNEL_NODE_PARAMS *p, CUfunction cf, const mc_graph_dims *d,
-                        void **params) {
+void mc_graph_node_params(CUDA_KERNEL_NODE_PARAMS *p, CUfunction cf, const mc_graph_dims *d,
+                          void **params) {
   memset(p, 0, sizeof *p);
   p->func = cf;
   p->gridDimX = d->grid[0];
@@ -308,34 +308,50 @@ static int alternates(const g_exec *x, const mc_graph_dims *d, void **params) {
   return x->has_prev && holds(x, x->prev_dims, x->prev_values, d, params);
 }
 
-/* The argument sizes of `cf` (cuFuncGetParamInfo, CUDA 12.4+). Unknown: every launch updates. */
-static void param_info(g_exec *x) {
-  if (!mc_cu.cuFuncGetParamInfo) return;
+int mc_graph_param_sizes(CUfunction cf, size_t **sizes, size_t *bytes) {
+  *sizes = NULL;
+  *bytes = 0;
+  if (!mc_cu.cuFuncGetParamInfo) return -1;
   size_t cap = 0, n = 0, total = 0;
+  size_t *sz = NULL;
   for (;;) {
     size_t off = 0, size = 0;
-    CUresult r = mc_cu.cuFuncGetParamInfo(x->cf, n, &off, &size);
+    CUresult r = mc_cu.cuFuncGetParamInfo(cf, n, &off, &size);
     if (r == MC_CUDA_ERROR_INVALID_VALUE) break; /* past the last argument */
-    if (r != 0 || n >= 4096) return;             /* no information: stay unknown */
+    if (r != 0 || n >= MC_GRAPH_MAX_PARAMS) {    /* no information */
+      free(sz);
+      return -1;
+    }
     if (n == cap) {
       cap = cap ? 2 * cap : 8;
-      size_t *no = realloc(x->off, cap * sizeof *no);
-      if (!no) return;
-      x->off = no;
-      size_t *ns = realloc(x->size, cap * sizeof *ns);
-      if (!ns) return;
-      x->size = ns;
+      size_t *grown = realloc(sz, cap * sizeof *grown);
+      if (!grown) {
+        free(sz);
+        return -1;
+      }
+      sz = grown;
     }
-    x->off[n] = total; /* our own packing: offsets in `values`, not the driver's */
-    x->size[n] = size;
+    sz[n++] = size;
     total += size;
-    ++n;
   }
+  if (!sz && !(sz = malloc(sizeof *sz))) return -1; /* no arguments: still an owned array */
+  *sizes = sz;
+  *bytes = total;
+  return (int)n;
+}
+
+/* The exec's argument sizes and its own packing of their values. Unknown: every launch updates. */
+static void param_info(g_exec *x) {
+  size_t total = 0;
+  int n = mc_graph_param_sizes(x->cf, &x->size, &total);
+  if (n < 0 || !(x->off = malloc((n ? (size_t)n : 1) * sizeof *x->off))) return;
+  for (size_t i = 0, o = 0; i < (size_t)n; o += x->size[i++])
+    x->off[i] = o; /* offsets in `values`, not the driver's */
   x->values = malloc(total ? total : 1);
   x->prev_values = malloc(total ? total : 1);
   if (!x->values || !x->prev_values) return;
   x->bytes = total;
-  x->nparams = n;
+  x->nparams = (size_t)n;
   x->sizes_known = 1;
 }
 
@@ -355,7 +371,7 @@ static g_exec *exec_build(const void *key, CUfunction cf, const mc_graph_dims *d
     return NULL;
   }
   CUDA_KERNEL_NODE_PARAMS p;
-  node_params(&p, cf, d, params);
+  mc_graph_node_params(&p, cf, d, params);
   if (mc_cu.cuGraphCreate(&x->graph, 0) != 0) {
     x->graph = NULL;
     exec_free(x);
@@ -504,7 +520,7 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
       MC_STAT_INC(graph_update_skips);
     } else {
       CUDA_KERNEL_NODE_PARAMS p;
-      node_params(&p, cf, d, params);
+      mc_graph_node_params(&p, cf, d, params);
       if (mc_cu.cuGraphExecKernelNodeSetParams(x->exec, x->node, &p) != 0) goto fail_inflight;
       remember_values(x, d, params, 1);
       MC_STAT_INC(graph_updates);

@@ -43,6 +43,16 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
  * either way: this only chooses the faster path. */
 int mc_graph_launch_enter(void);
 
+/* The kernel node parameters of a launch of `cf` (grid, block, dynamic shared memory, arguments). */
+void mc_graph_node_params(CUDA_KERNEL_NODE_PARAMS *p, CUfunction cf, const mc_graph_dims *d,
+                          void **params);
+
+/* The argument count of `cf` and each argument's size (cuFuncGetParamInfo, CUDA 12.4+) into a new
+ * array *sizes (the caller frees it) and their sum *bytes; -1 when unknown (no entry point, a
+ * failure, more than MC_GRAPH_MAX_PARAMS arguments, no memory). */
+#define MC_GRAPH_MAX_PARAMS 4096
+int mc_graph_param_sizes(CUfunction cf, size_t **sizes, size_t *bytes);
+
 /* Make the exec for `cf` on `stream` holding this launch, without launching it (no lock held,
  * the function's device context current). Nothing if it exists or cannot be made. */
 void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
