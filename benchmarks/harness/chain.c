@@ -73,14 +73,8 @@ int main(int argc, char **argv) {
   long chains = atol(argv[4]);
   int reps = atoi(argv[5]);
   if (K < 1 || chains < 2 || reps < 1 || reps > 64) return 2;
-  FILE *f = fopen(argv[1], "rb");
-  if (!f) return perror(argv[1]), 2;
-  fseek(f, 0, SEEK_END);
-  size_t size = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *blob = malloc(size);
-  if (fread(blob, 1, size, f) != size) return 2;
-  fclose(f);
+  size_t size;
+  void *blob = read_file(argv[1], &size);
   if (!strcmp(mode, "mgpu")) {
     void *m = mgpuModuleLoad(blob, size);
     mfn = mgpuModuleGetFunction(m, "empty");
