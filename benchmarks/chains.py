@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from run import extract_blob  # noqa: E402
+from run import cuda_link, extract_blob  # noqa: E402
 
 VARIANTS = {  # name -> (mode, extra environment)
     "stream floor": ("cu_stream", {}),
@@ -55,13 +55,10 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     lib = str(mgpu_cached.libdir())
     exe = args.out / "chain"
-    stubs = [d for d in (f"{args.cuda}/lib64/stubs", f"{args.cuda}/targets/x86_64-linux/lib/stubs")
-             if Path(d, "libcuda.so").exists()]
-    cuda_link = [f"-L{stubs[0]}", "-lcuda"] if stubs else ["-l:libcuda.so.1"]
     subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", f"-I{ROOT / 'benchmarks/harness'}",
                     f"-I{args.cuda}/include", "-o", str(exe),
                     str(ROOT / "benchmarks/harness/chain.c"), f"-L{lib}", "-lmgpu_cached",
-                    f"-Wl,-rpath,{lib}", *cuda_link, "-lm"], check=True)
+                    f"-Wl,-rpath,{lib}", *cuda_link(args.cuda), "-lm"], check=True)
     blob = args.out / "empty.fatbin"
     blob.write_bytes(extract_blob((ROOT / "tests/data/mlir/empty_loop_llvm22.o").read_bytes()))
     base = {k: v for k, v in os.environ.items()

@@ -156,6 +156,14 @@ def _sh(cmd: List[str]) -> None:
     subprocess.run(cmd, check=True)
 
 
+def cuda_link(cuda: str) -> List[str]:
+    """Linker arguments for the CUDA driver: the toolkit's stub under ``cuda`` (its SONAME is
+    libcuda.so.1: the driver's library at run time), or the driver's library itself."""
+    stubs = [d for d in (f"{cuda}/lib64/stubs", f"{cuda}/targets/x86_64-linux/lib/stubs")
+             if Path(d, "libcuda.so").exists()]
+    return [f"-L{stubs[0]}", "-lcuda"] if stubs else ["-l:libcuda.so.1"]
+
+
 def build(build: Path, programs: Sequence[str], llvms: Sequence[int], cuda: str
           ) -> Dict[str, Path]:
     """Compile everything; returns {key: executable or blob path}."""
@@ -167,17 +175,13 @@ def build(build: Path, programs: Sequence[str], llvms: Sequence[int], cuda: str
     lib = str(mgpu_cached.libdir())
     stock = str(mgpu_cached.stock_libdir())
     floor = build / "floor"
-    stubs = [d for d in (f"{cuda}/lib64/stubs", f"{cuda}/targets/x86_64-linux/lib/stubs")
-             if Path(d, "libcuda.so").exists()]
-    # the toolkit's stub (its SONAME is libcuda.so.1: the driver's library at run time), or the
-    # driver's library itself
-    cuda_link = [f"-L{stubs[0]}", "-lcuda"] if stubs else ["-l:libcuda.so.1"]
+    cuda_link_args = cuda_link(cuda)
     _sh(["gcc", *cflags, f"-I{cuda}/include", "-o", str(floor), str(HARNESS / "floor.c"),
-         *cuda_link, "-lm"])
+         *cuda_link_args, "-lm"])
     out["floor"] = floor
     callcost = build / "callcost"
     _sh(["gcc", *cflags, f"-I{cuda}/include", "-o", str(callcost), str(HARNESS / "callcost.c"),
-         f"-L{lib}", "-lmgpu_cached", f"-Wl,-rpath,{lib}", *cuda_link, "-lm"])
+         f"-L{lib}", "-lmgpu_cached", f"-Wl,-rpath,{lib}", *cuda_link_args, "-lm"])
     out["callcost"] = callcost
     blob = build / "empty_loop.fatbin"
     blob.write_bytes(extract_blob((OBJECTS / "empty_loop_llvm22.o").read_bytes()))
