@@ -53,12 +53,11 @@ def main() -> int:
     args = ap.parse_args()
     ks = [int(k) for k in args.k.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
-    lib = str(mgpu_cached.libdir())
     exe = args.out / "chain"
     subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", f"-I{ROOT / 'benchmarks/harness'}",
                     f"-I{args.cuda}/include", "-o", str(exe),
-                    str(ROOT / "benchmarks/harness/chain.c"), f"-L{lib}", "-lmgpu_cached",
-                    f"-Wl,-rpath,{lib}", *cuda_link(args.cuda), "-lm"], check=True)
+                    str(ROOT / "benchmarks/harness/chain.c"), *mgpu_cached.ldflags_list(),
+                    *cuda_link(args.cuda), "-lm"], check=True)
     blob = args.out / "empty.fatbin"
     blob.write_bytes(extract_blob((ROOT / "tests/data/mlir/empty_loop_llvm22.o").read_bytes()))
     base = {k: v for k, v in os.environ.items()

@@ -172,7 +172,6 @@ def build(build: Path, programs: Sequence[str], llvms: Sequence[int], cuda: str
     build.mkdir(parents=True, exist_ok=True)
     out: Dict[str, Path] = {}
     cflags = ["-std=c11", "-D_GNU_SOURCE", "-O2", f"-I{HARNESS}"]
-    lib = str(mgpu_cached.libdir())
     stock = str(mgpu_cached.stock_libdir())
     floor = build / "floor"
     cuda_link_args = cuda_link(cuda)
@@ -181,7 +180,7 @@ def build(build: Path, programs: Sequence[str], llvms: Sequence[int], cuda: str
     out["floor"] = floor
     callcost = build / "callcost"
     _sh(["gcc", *cflags, f"-I{cuda}/include", "-o", str(callcost), str(HARNESS / "callcost.c"),
-         f"-L{lib}", "-lmgpu_cached", f"-Wl,-rpath,{lib}", *cuda_link_args, "-lm"])
+         *mgpu_cached.ldflags_list(), *cuda_link_args, "-lm"])
     out["callcost"] = callcost
     blob = build / "empty_loop.fatbin"
     blob.write_bytes(extract_blob((OBJECTS / "empty_loop_llvm22.o").read_bytes()))
@@ -196,7 +195,7 @@ def build(build: Path, programs: Sequence[str], llvms: Sequence[int], cuda: str
             blob = build / f"{stem}_llvm{v}.fatbin"
             blob.write_bytes(extract_blob(obj.read_bytes()))
             out[f"blob:{prog}:{v}"] = blob
-            for kind, libflags in (("cached", [f"-L{lib}", "-lmgpu_cached", f"-Wl,-rpath,{lib}"]),
+            for kind, libflags in (("cached", mgpu_cached.ldflags_list()),
                                    ("stock-named", [f"-L{stock}", "-lmlir_cuda_runtime",
                                                     f"-Wl,-rpath,{stock}"])):
                 exe = build / f"{prog}_llvm{v}_{kind}"
