@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from run import cuda_link, extract_blob  # noqa: E402
+from run import cuda_link, extract_blob, result_line  # noqa: E402
 
 VARIANTS = {  # name -> (mode, extra environment)
     "stream floor": ("cu_stream", {}),
@@ -73,7 +73,7 @@ def main() -> int:
                 proc = subprocess.run([str(exe), str(blob), mode, str(k), str(chains),
                                        str(args.reps)], env={**base, **env}, capture_output=True,
                                       text=True, timeout=300)
-                line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("{")), None)
+                line = result_line(proc.stdout)
                 if proc.returncode or line is None:
                     print(f"{name} K={k}: exit {proc.returncode}: {proc.stderr}", file=sys.stderr)
                     continue

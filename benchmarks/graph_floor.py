@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from run import cuda_link, extract_blob  # noqa: E402
+from run import cuda_link, extract_blob, result_line  # noqa: E402
 
 VARIANTS = (("empty", "empty_loop"), ("empty_graph", "empty_loop"), ("stencil", "stencil"),
             ("stencil_graph1", "stencil"), ("stencil_graph2", "stencil"))
@@ -59,7 +59,7 @@ def main() -> int:
             stem = dict(VARIANTS)[name]
             proc = subprocess.run([str(exe), name, str(blobs[stem]), str(args.n), str(args.reps),
                                    "1000"], capture_output=True, text=True, timeout=300)
-            line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("{")), None)
+            line = result_line(proc.stdout)
             if line is None:
                 print(f"{name}: exit {proc.returncode}: {proc.stderr.strip()}", file=sys.stderr)
                 checks[name].add(f"FAIL exit {proc.returncode}")

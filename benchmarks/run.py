@@ -249,6 +249,11 @@ def command_for(runtime: str, prog: str, v: int, exes: Dict[str, Path], n: int, 
     return [str(exes[f"{kind}:{prog}:{v}"]), *counts]
 
 
+def result_line(stdout: str) -> Optional[str]:
+    """The JSON result line a harness program prints (its first line starting with ``{``)."""
+    return next((ln for ln in stdout.splitlines() if ln.startswith("{")), None)
+
+
 def run_all(args: argparse.Namespace, exes: Dict[str, Path], build_dir: Path
             ) -> Dict[Tuple[str, int, str], Cell]:
     configs = {c.name: c for c in args.config}
@@ -280,8 +285,7 @@ def run_all(args: argparse.Namespace, exes: Dict[str, Path], build_dir: Path
                         continue
                     if proc.stderr.strip():
                         print(proc.stderr.rstrip(), file=sys.stderr)
-                    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("{")),
-                                None)
+                    line = result_line(proc.stdout)
                     if line is None:
                         cell.checks.append(f"FAIL exit {proc.returncode}, no result")
                         continue
