@@ -357,7 +357,7 @@ def async_breakdown(cells: Dict[Tuple[str, int, str], Cell], llvms: Sequence[int
     step with and without the allocations, the MLIR step under each runtime."""
     out = []
     for v in llvms:
-        pre, alloc = cells.get(("async_prealloc", v, "floor")), cells.get(("async", v, "floor"))
+        pre = cells.get(("async_prealloc", v, "floor"))
         if pre is None or "kernel_us" not in pre.extra:
             continue
         ks = pre.extra["kernel_us"]
@@ -379,7 +379,6 @@ def async_breakdown(cells: Dict[Tuple[str, int, str], Cell], llvms: Sequence[int
                 rows.append((label, f"{c.median:.2f} (kernel share {span / c.median:.0%})"))
         out.append(f"async step, LLVM {v} (µs per step, medians)\n\n| | µs |\n| --- | --- |\n" +
                    "\n".join(f"| {a} | {b} |" for a, b in rows))
-        del alloc
     return "\n\n".join(out)
 
 

@@ -308,7 +308,6 @@ def write_plot(results: Dict[str, Result], path: str) -> Optional[str]:
         return ("--plot needs matplotlib, which is not installed: "
                 "pip install 'mgpu-cached[plot]' (or pip install matplotlib)")
     fig, axes = plt.subplots(1, len(SEQUENCES), figsize=(11, 4), squeeze=False)
-    floor = results.get(FLOOR)
     for ax, (_, label) in zip(axes[0], SEQUENCES):
         top = 0.0
         for mode, name in MODES:
@@ -325,7 +324,6 @@ def write_plot(results: Dict[str, Result], path: str) -> Optional[str]:
         ax.set_xlabel("µs per iteration")
         ax.set_ylabel("iterations")
         ax.legend(fontsize=8)
-    del floor
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return None
