@@ -341,13 +341,13 @@ def table(cells: Dict[Tuple[str, int, str], Cell], programs: Sequence[str], llvm
         for v in llvms:
             med = {rt: cells[(prog, v, rt)].median if (prog, v, rt) in cells else float("nan")
                    for rt in runtimes}
+            if all(m != m for m in med.values()):
+                continue  # not built (no object for this LLVM)
             row = [prog, str(v)] + [_fmt(med[rt]) for rt in runtimes]
             row += [_ratio(med["cached"], med["floor"]), _ratio(med["stock"], med["cached"]),
                     _ratio(med["preload"], med["cached"])]
             row += [_ratio(med[e], med["cached"]) for e in extra]
             row += [_ratio(med[e], med["floor"]) for e in extra]
-            if all(m != m for m in med.values()):
-                continue  # not built (no object for this LLVM)
             lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
