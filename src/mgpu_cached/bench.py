@@ -142,18 +142,19 @@ def worker(sequence: str, iterations: int, warmup: int) -> Dict[str, object]:
         fn = get(module, KERNEL) if module else None
         if not module or not fn:
             raise BenchError("mgpuModuleLoad/mgpuModuleGetFunction failed (see the message above)")
-        if sequence == "llvm20":
+        per_launch = sequence == "llvm20"  # load and unload in every iteration
+        if per_launch:
             unload(module)
         for i in range(warmup + iterations):
             t0 = clock()
-            if sequence == "llvm20":
+            if per_launch:
                 module = load(image, size)
             fn = get(module, KERNEL)
             s = create()
             launch(fn, 1, 1, 1, 1, 1, 1, 0, s, None, None, 0)
             sync(s)
             destroy(s)
-            if sequence == "llvm20":
+            if per_launch:
                 unload(module)
             if i >= warmup:
                 samples.append(clock() - t0)
