@@ -175,6 +175,15 @@ def _write(path: Path, text: str) -> Path:
 
 # ---- the build ---------------------------------------------------------------------------------
 
+# what build() writes, relative to OUT_DIR: the library under each name (path, SONAME), and the
+# files for C users (path, text of the version); plus HEADERS in the include folder
+LIBRARIES = ((LIB_NAME, LIB_NAME), (f"{STOCK_DIR}/{STOCK_NAME}", STOCK_NAME),
+             (f"{STOCK_DIR}/{STOCK_ROCM_NAME}", STOCK_ROCM_NAME))
+C_USER_FILES = (("pkgconfig/mgpu_cached.pc", _pkgconfig),
+                ("cmake/mgpu_cached/mgpu_cachedConfig.cmake", _cmake_config),
+                ("cmake/mgpu_cached/mgpu_cachedConfigVersion.cmake", _cmake_version))
+
+
 def build(out_dir: os.PathLike | str, extra_cflags: Sequence[str] = (),
           build_temp: os.PathLike | str | None = None,
           include_dir: os.PathLike | str | None = None) -> List[Path]:
@@ -197,8 +206,8 @@ def build(out_dir: os.PathLike | str, extra_cflags: Sequence[str] = (),
                       zip(sources, objects)))
     ldflags = LDFLAGS + shlex.split(os.environ.get("LDFLAGS", ""))
     written = []
-    for target, soname in ((out / LIB_NAME, LIB_NAME), (out / STOCK_DIR / STOCK_NAME, STOCK_NAME),
-                           (out / STOCK_DIR / STOCK_ROCM_NAME, STOCK_ROCM_NAME)):
+    for rel, soname in LIBRARIES:
+        target = out / rel
         _run(cc + ldflags + [f"-Wl,-soname,{soname}", "-o", str(target)] +
              [str(o) for o in objects] + LIBS)
         written.append(target)
@@ -206,22 +215,16 @@ def build(out_dir: os.PathLike | str, extra_cflags: Sequence[str] = (),
         inc.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(CSRC / "include" / name, inc / name)
         written.append(inc / name)
-    written.append(_write(out / "pkgconfig" / "mgpu_cached.pc", _pkgconfig(ver)))
-    written.append(_write(out / "cmake" / "mgpu_cached" / "mgpu_cachedConfig.cmake",
-                          _cmake_config(ver)))
-    written.append(_write(out / "cmake" / "mgpu_cached" / "mgpu_cachedConfigVersion.cmake",
-                          _cmake_version(ver)))
+    for rel, text in C_USER_FILES:
+        written.append(_write(out / rel, text(ver)))
     return written
 
 
 def package_outputs(package_dir: Path) -> List[Path]:
     """Every file :func:`build` writes for the package at ``package_dir``."""
     lib = package_dir / "lib"
-    return ([lib / LIB_NAME, lib / STOCK_DIR / STOCK_NAME, lib / STOCK_DIR / STOCK_ROCM_NAME] +
-            [package_dir / "include" / h for h in HEADERS] +
-            [lib / "pkgconfig" / "mgpu_cached.pc",
-             lib / "cmake" / "mgpu_cached" / "mgpu_cachedConfig.cmake",
-             lib / "cmake" / "mgpu_cached" / "mgpu_cachedConfigVersion.cmake"])
+    return ([lib / rel for rel, _ in LIBRARIES] + [package_dir / "include" / h for h in HEADERS] +
+            [lib / rel for rel, _ in C_USER_FILES])
 
 
 # ---- the PEP 517 backend: setuptools, plus the compile step ----------------------------------

@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from run import extract_blob  # noqa: E402
+from run import cuda_link, extract_blob, result_line  # noqa: E402
 
 VARIANTS = {  # name -> (mode, extra environment)
     "stream floor": ("cu_stream", {}),
@@ -53,15 +53,11 @@ def main() -> int:
     args = ap.parse_args()
     ks = [int(k) for k in args.k.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
-    lib = str(mgpu_cached.libdir())
     exe = args.out / "chain"
-    stubs = [d for d in (f"{args.cuda}/lib64/stubs", f"{args.cuda}/targets/x86_64-linux/lib/stubs")
-             if Path(d, "libcuda.so").exists()]
-    cuda_link = [f"-L{stubs[0]}", "-lcuda"] if stubs else ["-l:libcuda.so.1"]
     subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", f"-I{ROOT / 'benchmarks/harness'}",
                     f"-I{args.cuda}/include", "-o", str(exe),
-                    str(ROOT / "benchmarks/harness/chain.c"), f"-L{lib}", "-lmgpu_cached",
-                    f"-Wl,-rpath,{lib}", *cuda_link, "-lm"], check=True)
+                    str(ROOT / "benchmarks/harness/chain.c"), *mgpu_cached.ldflags_list(),
+                    *cuda_link(args.cuda), "-lm"], check=True)
     blob = args.out / "empty.fatbin"
     blob.write_bytes(extract_blob((ROOT / "tests/data/mlir/empty_loop_llvm22.o").read_bytes()))
     base = {k: v for k, v in os.environ.items()
@@ -77,7 +73,7 @@ def main() -> int:
                 proc = subprocess.run([str(exe), str(blob), mode, str(k), str(chains),
                                        str(args.reps)], env={**base, **env}, capture_output=True,
                                       text=True, timeout=300)
-                line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("{")), None)
+                line = result_line(proc.stdout)
                 if proc.returncode or line is None:
                     print(f"{name} K={k}: exit {proc.returncode}: {proc.stderr}", file=sys.stderr)
                     continue

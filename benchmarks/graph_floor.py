@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from run import extract_blob  # noqa: E402
+from run import cuda_link, extract_blob, result_line  # noqa: E402
 
 VARIANTS = (("empty", "empty_loop"), ("empty_graph", "empty_loop"), ("stencil", "stencil"),
             ("stencil_graph1", "stencil"), ("stencil_graph2", "stencil"))
@@ -42,12 +42,9 @@ def main() -> int:
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     exe = args.out / "floor"
-    stubs = [d for d in (f"{args.cuda}/lib64/stubs", f"{args.cuda}/targets/x86_64-linux/lib/stubs")
-             if Path(d, "libcuda.so").exists()]
-    cuda_link = [f"-L{stubs[0]}", "-lcuda"] if stubs else ["-l:libcuda.so.1"]
     subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", f"-I{args.cuda}/include", "-o",
-                    str(exe), str(ROOT / "benchmarks/harness/floor.c"), *cuda_link, "-lm"],
-                   check=True)
+                    str(exe), str(ROOT / "benchmarks/harness/floor.c"), *cuda_link(args.cuda),
+                    "-lm"], check=True)
     blobs = {}
     for stem in {s for _, s in VARIANTS}:
         blobs[stem] = args.out / f"{stem}.fatbin"
@@ -62,7 +59,7 @@ def main() -> int:
             stem = dict(VARIANTS)[name]
             proc = subprocess.run([str(exe), name, str(blobs[stem]), str(args.n), str(args.reps),
                                    "1000"], capture_output=True, text=True, timeout=300)
-            line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("{")), None)
+            line = result_line(proc.stdout)
             if line is None:
                 print(f"{name}: exit {proc.returncode}: {proc.stderr.strip()}", file=sys.stderr)
                 checks[name].add(f"FAIL exit {proc.returncode}")

@@ -24,7 +24,7 @@ if kind.endswith("-pageend") or kind == "unmapped":
     libc.mmap.restype = ctypes.c_void_p
     libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
                           ctypes.c_int, ctypes.c_long]
-    libc.mprotect.argtypes = libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
     libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     pg = 4096
     base = libc.mmap(None, 2 * pg, 3, 0x22, -1, 0)

@@ -156,6 +156,14 @@ def _sh(cmd: List[str]) -> None:
     subprocess.run(cmd, check=True)
 
 
+def cuda_link(cuda: str) -> List[str]:
+    """Linker arguments for the CUDA driver: the toolkit's stub under ``cuda`` (its SONAME is
+    libcuda.so.1: the driver's library at run time), or the driver's library itself."""
+    stubs = [d for d in (f"{cuda}/lib64/stubs", f"{cuda}/targets/x86_64-linux/lib/stubs")
+             if Path(d, "libcuda.so").exists()]
+    return [f"-L{stubs[0]}", "-lcuda"] if stubs else ["-l:libcuda.so.1"]
+
+
 def build(build: Path, programs: Sequence[str], llvms: Sequence[int], cuda: str
           ) -> Dict[str, Path]:
     """Compile everything; returns {key: executable or blob path}."""
@@ -164,20 +172,15 @@ def build(build: Path, programs: Sequence[str], llvms: Sequence[int], cuda: str
     build.mkdir(parents=True, exist_ok=True)
     out: Dict[str, Path] = {}
     cflags = ["-std=c11", "-D_GNU_SOURCE", "-O2", f"-I{HARNESS}"]
-    lib = str(mgpu_cached.libdir())
     stock = str(mgpu_cached.stock_libdir())
     floor = build / "floor"
-    stubs = [d for d in (f"{cuda}/lib64/stubs", f"{cuda}/targets/x86_64-linux/lib/stubs")
-             if Path(d, "libcuda.so").exists()]
-    # the toolkit's stub (its SONAME is libcuda.so.1: the driver's library at run time), or the
-    # driver's library itself
-    cuda_link = [f"-L{stubs[0]}", "-lcuda"] if stubs else ["-l:libcuda.so.1"]
+    cuda_link_args = cuda_link(cuda)
     _sh(["gcc", *cflags, f"-I{cuda}/include", "-o", str(floor), str(HARNESS / "floor.c"),
-         *cuda_link, "-lm"])
+         *cuda_link_args, "-lm"])
     out["floor"] = floor
     callcost = build / "callcost"
     _sh(["gcc", *cflags, f"-I{cuda}/include", "-o", str(callcost), str(HARNESS / "callcost.c"),
-         f"-L{lib}", "-lmgpu_cached", f"-Wl,-rpath,{lib}", *cuda_link, "-lm"])
+         *mgpu_cached.ldflags_list(), *cuda_link_args, "-lm"])
     out["callcost"] = callcost
     blob = build / "empty_loop.fatbin"
     blob.write_bytes(extract_blob((OBJECTS / "empty_loop_llvm22.o").read_bytes()))
@@ -192,7 +195,7 @@ def build(build: Path, programs: Sequence[str], llvms: Sequence[int], cuda: str
             blob = build / f"{stem}_llvm{v}.fatbin"
             blob.write_bytes(extract_blob(obj.read_bytes()))
             out[f"blob:{prog}:{v}"] = blob
-            for kind, libflags in (("cached", [f"-L{lib}", "-lmgpu_cached", f"-Wl,-rpath,{lib}"]),
+            for kind, libflags in (("cached", mgpu_cached.ldflags_list()),
                                    ("stock-named", [f"-L{stock}", "-lmlir_cuda_runtime",
                                                     f"-Wl,-rpath,{stock}"])):
                 exe = build / f"{prog}_llvm{v}_{kind}"
@@ -246,6 +249,11 @@ def command_for(runtime: str, prog: str, v: int, exes: Dict[str, Path], n: int, 
     return [str(exes[f"{kind}:{prog}:{v}"]), *counts]
 
 
+def result_line(stdout: str) -> Optional[str]:
+    """The JSON result line a harness program prints (its first line starting with ``{``)."""
+    return next((ln for ln in stdout.splitlines() if ln.startswith("{")), None)
+
+
 def run_all(args: argparse.Namespace, exes: Dict[str, Path], build_dir: Path
             ) -> Dict[Tuple[str, int, str], Cell]:
     configs = {c.name: c for c in args.config}
@@ -277,8 +285,7 @@ def run_all(args: argparse.Namespace, exes: Dict[str, Path], build_dir: Path
                         continue
                     if proc.stderr.strip():
                         print(proc.stderr.rstrip(), file=sys.stderr)
-                    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("{")),
-                                None)
+                    line = result_line(proc.stdout)
                     if line is None:
                         cell.checks.append(f"FAIL exit {proc.returncode}, no result")
                         continue
@@ -334,13 +341,13 @@ def table(cells: Dict[Tuple[str, int, str], Cell], programs: Sequence[str], llvm
         for v in llvms:
             med = {rt: cells[(prog, v, rt)].median if (prog, v, rt) in cells else float("nan")
                    for rt in runtimes}
+            if all(m != m for m in med.values()):
+                continue  # not built (no object for this LLVM)
             row = [prog, str(v)] + [_fmt(med[rt]) for rt in runtimes]
             row += [_ratio(med["cached"], med["floor"]), _ratio(med["stock"], med["cached"]),
                     _ratio(med["preload"], med["cached"])]
             row += [_ratio(med[e], med["cached"]) for e in extra]
             row += [_ratio(med[e], med["floor"]) for e in extra]
-            if all(m != m for m in med.values()):
-                continue  # not built (no object for this LLVM)
             lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -350,7 +357,7 @@ def async_breakdown(cells: Dict[Tuple[str, int, str], Cell], llvms: Sequence[int
     step with and without the allocations, the MLIR step under each runtime."""
     out = []
     for v in llvms:
-        pre, alloc = cells.get(("async_prealloc", v, "floor")), cells.get(("async", v, "floor"))
+        pre = cells.get(("async_prealloc", v, "floor"))
         if pre is None or "kernel_us" not in pre.extra:
             continue
         ks = pre.extra["kernel_us"]
@@ -372,7 +379,6 @@ def async_breakdown(cells: Dict[Tuple[str, int, str], Cell], llvms: Sequence[int
                 rows.append((label, f"{c.median:.2f} (kernel share {span / c.median:.0%})"))
         out.append(f"async step, LLVM {v} (µs per step, medians)\n\n| | µs |\n| --- | --- |\n" +
                    "\n".join(f"| {a} | {b} |" for a, b in rows))
-        del alloc
     return "\n\n".join(out)
 
 

@@ -28,6 +28,12 @@ def kernels(rt, *names):
     return [rt.mgpuModuleGetFunction(m, n.encode()) for n in names]
 
 
+def kernel_and_stream(rt):
+    """Kernel "k" and a stream of the library's: the set-up of most tests here."""
+    f, = kernels(rt, "k")
+    return f, rt.mgpuStreamCreate()
+
+
 class Args:
     """Argument storage as generated code keeps it: one buffer per argument, an array of
     pointers to them (reused from launch to launch)."""
@@ -43,8 +49,7 @@ def launch(rt, f, stream, args=None, grid=(1, 1, 1), block=(32, 1, 1), smem=0, e
 
 def test_launches_on_library_streams_go_through_one_exec(grt, capfd):
     rt = grt()
-    f, = kernels(rt, "k")
-    s = rt.mgpuStreamCreate()
+    f, s = kernel_and_stream(rt)
     args = Args(7, 9)
     for _ in range(5):
         launch(rt, f, s, args)
@@ -62,8 +67,7 @@ def test_launches_on_library_streams_go_through_one_exec(grt, capfd):
 
 def test_node_updated_only_when_the_launch_changed(grt):
     rt = grt()
-    f, = kernels(rt, "k")
-    s = rt.mgpuStreamCreate()
+    f, s = kernel_and_stream(rt)
     args = Args(1, 2)
     launch(rt, f, s, args)
     launch(rt, f, s, args)
@@ -86,8 +90,7 @@ def test_node_updated_only_when_the_launch_changed(grt):
 
 def test_argument_values_are_copied_at_the_launch(grt):
     rt = grt()
-    f, = kernels(rt, "k")
-    s = rt.mgpuStreamCreate()
+    f, s = kernel_and_stream(rt)
     args = Args(10, 20)
     launch(rt, f, s, args)
     args.a.value = 11  # the program changes its storage after the launch returned
@@ -96,8 +99,7 @@ def test_argument_values_are_copied_at_the_launch(grt):
     assert rt.fake.fake_last_arg(0) == 11
     # the same values as the stream path would pass
     rt0 = grt(MGPU_CACHED_GRAPH=0)
-    g, = kernels(rt0, "k")
-    s0 = rt0.mgpuStreamCreate()
+    g, s0 = kernel_and_stream(rt0)
     launch(rt0, g, s0, args)
     assert rt0.fake.count("cuGraphLaunch") == 0 and rt0.fake.count("cuLaunchKernel") == 1
     assert (rt0.fake.fake_last_arg(0), rt0.fake.fake_last_arg(1)) == (11, 20)
@@ -105,8 +107,7 @@ def test_argument_values_are_copied_at_the_launch(grt):
 
 def test_unknown_argument_sizes_update_every_launch(grt):
     rt = grt(sizes="unknown")
-    f, = kernels(rt, "k")
-    s = rt.mgpuStreamCreate()
+    f, s = kernel_and_stream(rt)
     for i in range(4):
         launch(rt, f, s, Args(i, i))
     assert rt.fake.counts("cuGraphInstantiate", "cuGraphLaunch", "cuGraphExecKernelNodeSetParams",
@@ -176,8 +177,7 @@ def test_alternating_argument_sets_get_an_exec_each(grt):
     """A step swapping its buffers every launch: the second launch updates the node, the third
     (the first set again) makes a second exec, and from then on no launch updates."""
     rt = grt()
-    f, = kernels(rt, "k")
-    s = rt.mgpuStreamCreate()
+    f, s = kernel_and_stream(rt)
     a, b = Args(10, 1), Args(20, 2)
     for i in range(10):
         x = (a, b)[i % 2]
@@ -196,8 +196,7 @@ def test_alternating_argument_sets_get_an_exec_each(grt):
 def test_changing_arguments_keep_one_exec(grt):
     """Arguments that never repeat (a step counter) are updates of one exec, never a second."""
     rt = grt()
-    f, = kernels(rt, "k")
-    s = rt.mgpuStreamCreate()
+    f, s = kernel_and_stream(rt)
     for i in range(20):
         launch(rt, f, s, Args(i, 0))
         assert rt.fake.fake_last_arg(0) == i
@@ -208,8 +207,7 @@ def test_changing_arguments_keep_one_exec(grt):
 def test_a_second_argument_set_never_evicts(grt):
     """With the stream's execs full, alternating sets update the one exec (no eviction)."""
     rt = grt(MGPU_CACHED_GRAPH_EXECS=1)
-    f, = kernels(rt, "k")
-    s = rt.mgpuStreamCreate()
+    f, s = kernel_and_stream(rt)
     for i in range(6):
         launch(rt, f, s, (Args(1, 1), Args(2, 2))[i % 2])
         assert rt.fake.fake_last_arg(0) == 1 + i % 2
@@ -271,8 +269,7 @@ def test_a_failure_falls_back_silently_and_disables_the_function(grt, capfd, cal
 def test_the_switch_and_stock_mode_make_no_graph_call(make_runtime):
     for env, disable in (({"MGPU_CACHED_GRAPH": "0"}, False), ({"MGPU_CACHED_GRAPH": "1"}, True)):
         rt = make_runtime(env=dict(env, FAKECUDA_PARAM_SIZES="8,4"), disable=disable)
-        f, = kernels(rt, "k")
-        s = rt.mgpuStreamCreate()
+        f, s = kernel_and_stream(rt)
         for _ in range(3):
             launch(rt, f, s, Args(1, 2))
         c = rt.fake.counts(*GRAPH_CALLS)
@@ -282,8 +279,7 @@ def test_the_switch_and_stock_mode_make_no_graph_call(make_runtime):
 def test_default_is_on(make_runtime, monkeypatch):
     monkeypatch.delenv("MGPU_CACHED_GRAPH", raising=False)
     rt = make_runtime()
-    f, = kernels(rt, "k")
-    s = rt.mgpuStreamCreate()
+    f, s = kernel_and_stream(rt)
     launch(rt, f, s)
     assert rt.fake.count("cuGraphLaunch") == 1
 
@@ -302,8 +298,7 @@ def test_a_driver_without_graph_entry_points_takes_the_stream_path(make_runtime,
     shutil.copyfile(no_graph_driver, drv)
     fake = Fake(drv)  # the instance the library will dlopen (same path)
     rt = make_runtime(driver=str(drv), env={"MGPU_CACHED_GRAPH": "1"})
-    f, = kernels(rt, "k")
-    s = rt.mgpuStreamCreate()
+    f, s = kernel_and_stream(rt)
     launch(rt, f, s)
     launch(rt, f, s)
     assert fake.count("cuLaunchKernel") == 2
@@ -358,8 +353,7 @@ def test_missing_arguments_are_left_to_the_driver(grt, capfd):
     """A kernel that takes arguments launched without them (bad input): never read by the
     library, passed to the driver as the stock wrapper does."""
     rt = grt()
-    f, = kernels(rt, "k")
-    s = rt.mgpuStreamCreate()
+    f, s = kernel_and_stream(rt)
     launch(rt, f, s, Args(1, 1))  # an exec exists
     launch(rt, f, s, None)        # then no arguments at all
     assert rt.fake.count("cuGraphLaunch") == 1 and rt.fake.count("cuLaunchKernel") == 1

@@ -115,14 +115,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   long n = argc > 2 ? atol(argv[2]) : 2000;
-  FILE *f = fopen(argv[1], "rb");
-  if (!f) return perror(argv[1]), 2;
-  fseek(f, 0, SEEK_END);
-  blob_size = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  blob = malloc(blob_size);
-  if (fread(blob, 1, blob_size, f) != blob_size) return 2;
-  fclose(f);
+  blob = read_file(argv[1], &blob_size);
   mod = mgpuModuleLoad(blob, blob_size);
   fn = mgpuModuleGetFunction(mod, "empty");
   kept = mgpuStreamCreate();

@@ -155,22 +155,6 @@ static void run(long n) {
   }
 }
 
-static void *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    perror(path);
-    exit(2);
-  }
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)len + 1);
-  if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) exit(2);
-  buf[len] = 0;
-  fclose(f);
-  return buf;
-}
-
 int main(int argc, char **argv) {
   if (argc != 6) {
     fprintf(stderr, "usage: %s empty[_graph]|stencil[_graph1|_graph2]|async_prealloc|async_alloc FATBIN N "
@@ -186,7 +170,7 @@ int main(int argc, char **argv) {
   warm += warm & 1;
   int is_async = !strncmp(program, "async", 5);
   alloc_per_step = !strcmp(program, "async_alloc");
-  void *image = read_file(argv[2]);
+  void *image = read_file(argv[2], NULL);
   CUdevice dev;
   CUcontext ctx;
   CUmodule mod;

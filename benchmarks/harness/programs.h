@@ -1,6 +1,7 @@
 /* programs.h - what the benchmark programs compute, shared by the MLIR harness (harness.c) and the
- * driver-level floor (floor.c): input initialisation, the CPU reference check, result hashing,
- * timing and the one-line JSON report. Header-only (static functions), C11.
+ * driver-level floor (floor.c), also used by chain.c and callcost.c: input initialisation, the CPU
+ * reference check, result hashing, timing, the one-line JSON report and reading a kernel blob.
+ * Header-only (static functions), C11.
  *
  * Programs (benchmarks/mlir/NAME.mlir):
  *   empty           an empty 1x1 kernel launched n times              (no result)
@@ -36,6 +37,25 @@ static inline uint64_t fnv1a(const void *p, size_t n, uint64_t h) {
   return h;
 }
 #define FNV_SEED 14695981039346656037ull
+
+/* The whole file at `path` in a malloc'd buffer (NUL-terminated, for a PTX image), its length in
+ * *size when size is not NULL; on failure a message and exit(2). */
+static inline void *read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    perror(path);
+    exit(2);
+  }
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)len + 1);
+  if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) exit(2);
+  buf[len] = 0;
+  fclose(f);
+  if (size) *size = (size_t)len;
+  return buf;
+}
 
 /* After `warm` untimed iterations, `reps` timed runs of `n` iterations: us[r] = µs per iteration. */
 static inline void time_reps(void (*run)(long), long warm, long n, int reps, double *us) {

@@ -142,18 +142,19 @@ def worker(sequence: str, iterations: int, warmup: int) -> Dict[str, object]:
         fn = get(module, KERNEL) if module else None
         if not module or not fn:
             raise BenchError("mgpuModuleLoad/mgpuModuleGetFunction failed (see the message above)")
-        if sequence == "llvm20":
+        per_launch = sequence == "llvm20"  # load and unload in every iteration
+        if per_launch:
             unload(module)
         for i in range(warmup + iterations):
             t0 = clock()
-            if sequence == "llvm20":
+            if per_launch:
                 module = load(image, size)
             fn = get(module, KERNEL)
             s = create()
             launch(fn, 1, 1, 1, 1, 1, 1, 0, s, None, None, 0)
             sync(s)
             destroy(s)
-            if sequence == "llvm20":
+            if per_launch:
                 unload(module)
             if i >= warmup:
                 samples.append(clock() - t0)
@@ -308,7 +309,6 @@ def write_plot(results: Dict[str, Result], path: str) -> Optional[str]:
         return ("--plot needs matplotlib, which is not installed: "
                 "pip install 'mgpu-cached[plot]' (or pip install matplotlib)")
     fig, axes = plt.subplots(1, len(SEQUENCES), figsize=(11, 4), squeeze=False)
-    floor = results.get(FLOOR)
     for ax, (_, label) in zip(axes[0], SEQUENCES):
         top = 0.0
         for mode, name in MODES:
@@ -325,7 +325,6 @@ def write_plot(results: Dict[str, Result], path: str) -> Optional[str]:
         ax.set_xlabel("µs per iteration")
         ax.set_ylabel("iterations")
         ax.legend(fontsize=8)
-    del floor
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return None

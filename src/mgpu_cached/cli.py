@@ -156,7 +156,7 @@ def environment_help() -> str:
     parsed)."""
     try:
         settings = runtime().config()
-    except (OSError, FileNotFoundError) as e:
+    except OSError as e:  # FileNotFoundError included
         return f"environment variables: unavailable ({e})"
     lines = ["environment (read once by the library, at its first call; an invalid value is "
              "reported on stderr and the default used):"]
