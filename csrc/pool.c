@@ -35,7 +35,7 @@
  * the cap. No two handles ever hold one driver stream, so the library adds no order between them.
  *
  * Locking rule. g_pool.lock guards the slot table's growth and free list, every record's kind,
- * live, device (streams) and bpos, the per-device lists (idle, draining driver objects; bound
+ * device (streams) and bpos, the per-device lists (idle, draining driver objects; bound
  * stream records) and counts, and every write of `bound` from NULL. Under it the only driver calls
  * are cuStreamQuery / cuEventQuery (non-blocking). Creating driver objects (and entering a
  * context for it) happens outside it. Order: a record's LOCK may be held while taking g_pool.lock;
@@ -77,7 +77,6 @@ typedef struct __attribute__((aligned(64))) obj_rec {
   int32_t device;     /* stream: its device, set at create; event: device of `bound` (under LOCK
                          or at create) */
   uint8_t kind;       /* mc_obj_kind; under g_pool.lock, fixed while live */
-  uint8_t live;       /* handed out and not finished; under g_pool.lock */
   uint8_t pinned;     /* atomic: the driver object was given to the program: never unbound */
   uint32_t next_free; /* free list link (slot + 1, 0 = end); under g_pool.lock */
   uint32_t bpos;      /* stream: 1 + position in its device's bound list, 0 = absent; pool lock */
@@ -424,7 +423,6 @@ static void finish_destroy(obj_rec *r) {
   int unused = kind == MC_OBJ_STREAM && !__atomic_load_n(&r->pinned, __ATOMIC_ACQUIRE) &&
                __atomic_load_n(&r->seq, __ATOMIC_SEQ_CST) == r->idle_seq;
   give_back_locked(kind, r->device, obj, unused);
-  r->live = 0;
   __atomic_store_n(&r->pinned, 0, __ATOMIC_RELEASE);
   uint64_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
   uint32_t gen = (W_GEN(w) + 1) & GEN_MASK;
@@ -472,7 +470,6 @@ static mc_status create_handle(mc_obj_kind kind, void **out) {
                    MC_E_NO_MEMORY);
   }
   r->kind = (uint8_t)kind;
-  r->live = 1;
   r->device = device;
   r->bpos = 0;
   __atomic_store_n(&r->pinned, 0, __ATOMIC_RELEASE);
