@@ -324,7 +324,8 @@ static void *reclaim_locked(dev_pool *p, obj_rec *self) {
   return NULL;
 }
 
-/* A new driver object of `kind` on `device` (outside the lock). */
+/* A new driver object of `kind` on `device` (outside the lock; streams are counted on their
+ * device under it). */
 static mc_status make_driver_object(mc_obj_kind kind, int device, void **out) {
   *out = NULL;
   mc_ctx_scope scope;
@@ -342,14 +343,21 @@ static mc_status make_driver_object(mc_obj_kind kind, int device, void **out) {
   }
   mc_ctx_leave(&scope);
   if (res != 0) return MC_FAIL(kind == MC_OBJ_STREAM ? "cuStreamCreate" : "cuEventCreate", res);
-  if (kind == MC_OBJ_STREAM) MC_STAT_INC(driver_stream_creates);
-  else MC_STAT_INC(driver_event_creates);
+  if (kind == MC_OBJ_STREAM) {
+    MC_STAT_INC(driver_stream_creates);
+    pthread_mutex_lock(&g_pool.lock);
+    g_pool.devs[device].nstreams++;
+    pthread_mutex_unlock(&g_pool.lock);
+  } else {
+    MC_STAT_INC(driver_event_creates);
+  }
   return MC_OK;
 }
 
-/* A driver object of `kind` for `device`: pooled if one is idle, else new. */
-static mc_status acquire_object(mc_obj_kind kind, int device, obj_rec *self, void **out) {
-  pthread_mutex_lock(&g_pool.lock);
+/* A pooled driver object of `kind` on `device` (lock held): an idle one, polling a few draining
+ * ones if none is idle; at the stream cap, any draining one found idle or the driver stream of an
+ * idle live handle other than `self` (reclaim_locked). NULL if none. */
+static void *take_pooled_locked(mc_obj_kind kind, int device, obj_rec *self) {
   dev_pool *p = &g_pool.devs[device];
   void *obj = take_idle_locked(p, kind, DRAIN_CHECKS);
   if (!obj && kind == MC_OBJ_STREAM) {
@@ -364,20 +372,15 @@ static mc_status acquire_object(mc_obj_kind kind, int device, obj_rec *self, voi
     if (kind == MC_OBJ_STREAM) MC_STAT_INC(stream_pool_hits);
     else MC_STAT_INC(event_pool_hits);
   }
+  return obj;
+}
+
+/* A driver object of `kind` for `device`: pooled if one is idle, else new. */
+static mc_status acquire_object(mc_obj_kind kind, int device, obj_rec *self, void **out) {
+  pthread_mutex_lock(&g_pool.lock);
+  *out = take_pooled_locked(kind, device, self);
   pthread_mutex_unlock(&g_pool.lock);
-  if (obj) {
-    *out = obj;
-    return MC_OK;
-  }
-  mc_status st = make_driver_object(kind, device, &obj);
-  if (MC_FAILED(st)) return st;
-  if (kind == MC_OBJ_STREAM) {
-    pthread_mutex_lock(&g_pool.lock);
-    p->nstreams++;
-    pthread_mutex_unlock(&g_pool.lock);
-  }
-  *out = obj;
-  return MC_OK;
+  return *out ? MC_OK : make_driver_object(kind, device, out);
 }
 
 /* ---- slots ---- */
@@ -449,15 +452,11 @@ static mc_status create_handle(mc_obj_kind kind, void **out) {
    * the driver's launch throughput at 8 threads on the H100 with the bind at the first launch,
    * 0.97x with it here. A stream handle gives its driver stream back when it is provably idle
    * (mgpuStreamSynchronize, the stream cap) and binds again at its next use (stream_bound). */
-  void *obj = NULL;
   pthread_mutex_lock(&g_pool.lock); /* the common case, a pooled idle object: one lock hold */
-  obj = take_idle_locked(&g_pool.devs[device], kind, DRAIN_CHECKS);
-  if (obj) {
-    if (kind == MC_OBJ_STREAM) MC_STAT_INC(stream_pool_hits);
-    else MC_STAT_INC(event_pool_hits);
-  } else {
+  void *obj = take_pooled_locked(kind, device, NULL);
+  if (!obj) { /* none: a new one, the pool's draining objects polled once, not again */
     pthread_mutex_unlock(&g_pool.lock);
-    st = acquire_object(kind, device, NULL, &obj);
+    st = make_driver_object(kind, device, &obj);
     if (MC_FAILED(st)) return st;
     pthread_mutex_lock(&g_pool.lock);
   }
