@@ -122,21 +122,32 @@ static inline obj_rec *slot_rec(uint32_t slot) {
   return c ? &c[slot & (CHUNK - 1)] : NULL;
 }
 
-/* Classify a handle; for ours, its record, generation and kind. No lock. */
-static h_class classify(const void *h, obj_rec **rec, uint32_t *gen, mc_obj_kind *kind) {
+/* What a handle is: a live handle of ours (its record, generation and kind), a stale one of ours
+ * (its generation and kind; destroyed, or never handed out), or foreign. No lock. */
+typedef struct h_ref {
+  h_class c;
+  obj_rec *rec;     /* H_OURS only */
+  uint32_t gen;     /* H_OURS, H_STALE */
+  mc_obj_kind kind; /* H_OURS, H_STALE */
+} h_ref;
+
+static h_ref classify(const void *h) {
+  h_ref ref = {H_FOREIGN, NULL, 0, MC_OBJ_NONE};
   uintptr_t v = (uintptr_t)h;
   unsigned tag = (unsigned)(v >> 56);
-  if (tag != TAG_STREAM && tag != TAG_EVENT) return H_FOREIGN;
+  if (tag != TAG_STREAM && tag != TAG_EVENT) return ref;
   uint32_t slot = (uint32_t)v;
-  *gen = (uint32_t)(v >> 32) & GEN_MASK;
-  *kind = tag == TAG_STREAM ? MC_OBJ_STREAM : MC_OBJ_EVENT;
-  if ((slot >> CHUNK_BITS) >= MAX_CHUNKS) return H_STALE;
+  ref.c = H_STALE;
+  ref.gen = (uint32_t)(v >> 32) & GEN_MASK;
+  ref.kind = tag == TAG_STREAM ? MC_OBJ_STREAM : MC_OBJ_EVENT;
+  if ((slot >> CHUNK_BITS) >= MAX_CHUNKS) return ref;
   obj_rec *r = slot_rec(slot);
-  if (!r) return H_STALE;
+  if (!r) return ref;
   uint64_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-  if (W_GEN(w) != *gen || (w & W_DYING)) return H_STALE;
-  *rec = r;
-  return H_OURS;
+  if (W_GEN(w) != ref.gen || (w & W_DYING)) return ref;
+  ref.c = H_OURS;
+  ref.rec = r;
+  return ref;
 }
 
 static void spin_pause(unsigned *spins) {
@@ -513,16 +524,13 @@ static int destroy_record(obj_rec *r, uint32_t gen) {
 static mc_status destroy_handle(mc_obj_kind want, void *h, const char *call) {
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  h_class c = classify(h, &r, &gen, &kind);
-  if (c == H_FOREIGN) { /* not ours: the driver decides, as with the stock wrapper */
+  h_ref ref = classify(h);
+  if (ref.c == H_FOREIGN) { /* not ours: the driver decides, as with the stock wrapper */
     CUresult res = want == MC_OBJ_STREAM ? mc_cu.cuStreamDestroy((CUstream)h)
                                          : mc_cu.cuEventDestroy((CUevent)h);
     return res ? MC_FAIL(call, res) : MC_OK;
   }
-  if (c == H_STALE || kind != want || destroy_record(r, gen) != 0)
+  if (ref.c == H_STALE || ref.kind != want || destroy_record(ref.rec, ref.gen) != 0)
     return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE); /* what the driver says of a dead one */
   return MC_OK;
 }
@@ -568,26 +576,23 @@ mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *
   use->rec = NULL;
   use->pinned = 0;
   use->stream = handle;
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  h_class c = classify(handle, &r, &gen, &kind);
-  if (c == H_FOREIGN) {
+  h_ref ref = classify(handle);
+  if (ref.c == H_FOREIGN) {
     use->device = mc_thread_device();
     return MC_OK;
   }
-  if (c == H_STALE || kind != MC_OBJ_STREAM || use_begin(r, gen) != 0)
+  if (ref.c == H_STALE || ref.kind != MC_OBJ_STREAM || use_begin(ref.rec, ref.gen) != 0)
     return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
-  use->device = r->device;
+  use->device = ref.rec->device;
   CUstream d = NULL;
-  mc_status st = stream_bound(r, (uint32_t)(uintptr_t)handle, &d);
+  mc_status st = stream_bound(ref.rec, (uint32_t)(uintptr_t)handle, &d);
   if (MC_FAILED(st)) {
-    use_end(r);
+    use_end(ref.rec);
     return st;
   }
-  use->rec = r;
+  use->rec = ref.rec;
   use->stream = d;
-  use->pinned = __atomic_load_n(&r->pinned, __ATOMIC_ACQUIRE);
+  use->pinned = __atomic_load_n(&ref.rec->pinned, __ATOMIC_ACQUIRE);
   return MC_OK;
 }
 
@@ -597,11 +602,9 @@ void mc_stream_use_end(mc_stream_use *use) {
 }
 
 int mc_handle_device(const void *handle) {
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  if (classify(handle, &r, &gen, &kind) == H_OURS) {
-    int d = r->device;
+  h_ref ref = classify(handle);
+  if (ref.c == H_OURS) {
+    int d = ref.rec->device;
     if (d >= 0) return d;
   }
   return mc_thread_device();
@@ -641,16 +644,14 @@ static mc_status sync_ours(obj_rec *r, uint64_t w1, uint64_t s1) {
 mc_status mc_stream_synchronize(CUstream stream) {
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  h_class c = classify(stream, &r, &gen, &kind);
-  if (c == H_OURS && kind == MC_OBJ_STREAM) {
+  h_ref ref = classify(stream);
+  if (ref.c == H_OURS && ref.kind == MC_OBJ_STREAM) {
     uint64_t w1 = 0, s1 = 0;
-    if (use_begin_at(r, gen, &w1, &s1) == 0) return sync_ours(r, w1, s1);
-    c = H_STALE;
+    if (use_begin_at(ref.rec, ref.gen, &w1, &s1) == 0) return sync_ours(ref.rec, w1, s1);
+    ref.c = H_STALE;
   }
-  if (c != H_FOREIGN) return MC_FAIL("cuStreamSynchronize(stream)", MC_CUDA_ERROR_INVALID_HANDLE);
+  if (ref.c != H_FOREIGN)
+    return MC_FAIL("cuStreamSynchronize(stream)", MC_CUDA_ERROR_INVALID_HANDLE);
   if (stream) {
     MC_CU_TRY("cuStreamSynchronize(stream)", mc_cu.cuStreamSynchronize(stream));
     return MC_OK;
@@ -701,28 +702,25 @@ mc_status mc_event_record(CUevent event, CUstream stream) {
   static const char *const call = "cuEventRecord(event, stream)";
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
-  obj_rec *er = NULL;
-  uint32_t egen = 0;
-  mc_obj_kind ekind = MC_OBJ_NONE;
-  h_class ec = classify(event, &er, &egen, &ekind);
-  if (ec == H_STALE || (ec == H_OURS && ekind != MC_OBJ_EVENT))
+  h_ref eref = classify(event);
+  if (eref.c == H_STALE || (eref.c == H_OURS && eref.kind != MC_OBJ_EVENT))
     return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
   mc_stream_use use;
   st = mc_stream_use_begin(stream, call, &use);
   if (MC_FAILED(st)) return st;
   CUevent ev = (CUevent)event;
-  int ours = ec == H_OURS;
+  int ours = eref.c == H_OURS;
   if (ours) {
     /* Foreign streams: we do not know their device; keep the event where it is. */
     int dev = use.rec ? use.device : -1;
-    int rc = event_use_on(er, egen, dev, &ev, &st);
+    int rc = event_use_on(eref.rec, eref.gen, dev, &ev, &st);
     if (rc != 0) {
       mc_stream_use_end(&use);
       return rc == -1 ? MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE) : st;
     }
   }
   CUresult res = mc_cu.cuEventRecord(ev, use.stream);
-  if (ours) use_end(er);
+  if (ours) use_end(eref.rec);
   mc_stream_use_end(&use);
   return res ? MC_FAIL(call, res) : MC_OK;
 }
@@ -731,24 +729,21 @@ mc_status mc_stream_wait_event(CUstream stream, CUevent event) {
   static const char *const call = "cuStreamWaitEvent(stream, event, /*flags=*/0)";
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
-  obj_rec *er = NULL;
-  uint32_t egen = 0;
-  mc_obj_kind ekind = MC_OBJ_NONE;
-  h_class ec = classify(event, &er, &egen, &ekind);
-  if (ec == H_STALE) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  h_ref eref = classify(event);
+  if (eref.c == H_STALE) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
   mc_stream_use use;
   st = mc_stream_use_begin(stream, call, &use);
   if (MC_FAILED(st)) return st;
   CUresult res = 0;
-  if (ec == H_FOREIGN) {
+  if (eref.c == H_FOREIGN) {
     res = mc_cu.cuStreamWaitEvent(use.stream, event, 0);
-  } else if (ekind == MC_OBJ_EVENT) {
-    if (use_begin(er, egen) != 0) {
+  } else if (eref.kind == MC_OBJ_EVENT) {
+    if (use_begin(eref.rec, eref.gen) != 0) {
       st = MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
     } else {
-      void *e = __atomic_load_n(&er->bound, __ATOMIC_ACQUIRE);
+      void *e = __atomic_load_n(&eref.rec->bound, __ATOMIC_ACQUIRE);
       if (e) res = mc_cu.cuStreamWaitEvent(use.stream, (CUevent)e, 0);
-      use_end(er);
+      use_end(eref.rec);
     }
   } else { /* a stream handle passed as the event: wait for that stream's work so far */
     mc_stream_use other;
@@ -775,19 +770,17 @@ mc_status mc_event_synchronize(CUevent event) {
   static const char *const call = "cuEventSynchronize(event)";
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  h_class c = classify(event, &r, &gen, &kind);
-  if (c == H_FOREIGN) {
+  h_ref ref = classify(event);
+  if (ref.c == H_FOREIGN) {
     MC_CU_TRY(call, mc_cu.cuEventSynchronize(event));
     return MC_OK;
   }
-  if (c == H_OURS && kind == MC_OBJ_STREAM) return mc_stream_synchronize((CUstream)event);
-  if (c == H_STALE || use_begin(r, gen) != 0) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
-  void *e = __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE);
+  if (ref.c == H_OURS && ref.kind == MC_OBJ_STREAM) return mc_stream_synchronize((CUstream)event);
+  if (ref.c == H_STALE || use_begin(ref.rec, ref.gen) != 0)
+    return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  void *e = __atomic_load_n(&ref.rec->bound, __ATOMIC_ACQUIRE);
   CUresult res = e ? mc_cu.cuEventSynchronize((CUevent)e) : 0;
-  use_end(r);
+  use_end(ref.rec);
   return res ? MC_FAIL(call, res) : MC_OK;
 }
 
@@ -797,25 +790,21 @@ mc_status mc_event_destroy_any(CUevent event) {
 }
 
 mc_obj_kind mc_pool_live_kind(const void *handle) {
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  return classify(handle, &r, &gen, &kind) == H_OURS ? kind : MC_OBJ_NONE;
+  h_ref ref = classify(handle);
+  return ref.c == H_OURS ? ref.kind : MC_OBJ_NONE;
 }
 
 void *mc_pool_driver_handle(void *handle) {
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  if (classify(handle, &r, &gen, &kind) != H_OURS) return handle;
-  if (use_begin(r, gen) != 0) return NULL;
-  __atomic_store_n(&r->pinned, 1, __ATOMIC_RELEASE); /* before binding: never reclaimed */
-  void *d = __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE);
-  if (!d && kind == MC_OBJ_STREAM) {
+  h_ref ref = classify(handle);
+  if (ref.c != H_OURS) return handle;
+  if (use_begin(ref.rec, ref.gen) != 0) return NULL;
+  __atomic_store_n(&ref.rec->pinned, 1, __ATOMIC_RELEASE); /* before binding: never reclaimed */
+  void *d = __atomic_load_n(&ref.rec->bound, __ATOMIC_ACQUIRE);
+  if (!d && ref.kind == MC_OBJ_STREAM) {
     CUstream s = NULL;
-    if (!MC_FAILED(stream_bound(r, (uint32_t)(uintptr_t)handle, &s))) d = s;
+    if (!MC_FAILED(stream_bound(ref.rec, (uint32_t)(uintptr_t)handle, &s))) d = s;
   }
-  use_end(r);
+  use_end(ref.rec);
   return d;
 }
 
