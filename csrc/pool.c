@@ -245,7 +245,7 @@ static void list_remove_at(obj_list *l, size_t i) {
   l->n--;
 }
 
-static void bound_add(dev_pool *p, obj_rec *r, uint32_t slot) {
+static void bound_add(dev_pool *p, obj_rec *r) {
   if (r->bpos) return;
   if (p->nbound == p->capbound) {
     size_t ncap = p->capbound ? p->capbound * 2 : 64;
@@ -254,7 +254,7 @@ static void bound_add(dev_pool *p, obj_rec *r, uint32_t slot) {
     p->bound = n;
     p->capbound = ncap;
   }
-  p->bound[p->nbound++] = slot;
+  p->bound[p->nbound++] = r->slot;
   r->bpos = (uint32_t)p->nbound;
 }
 
@@ -487,7 +487,7 @@ static mc_status create_handle(mc_obj_kind kind, void **out) {
   r->idle_seq = __atomic_load_n(&r->seq, __ATOMIC_SEQ_CST); /* idle: pooled idle, or new */
   uint32_t gen = W_GEN(__atomic_load_n(&r->word, __ATOMIC_ACQUIRE));
   if (kind == MC_OBJ_STREAM) {
-    bound_add(&g_pool.devs[device], r, slot);
+    bound_add(&g_pool.devs[device], r);
     MC_STAT_INC(stream_binds);
   }
   if (kind == MC_OBJ_STREAM) MC_STAT_INC(live_streams);
@@ -548,7 +548,7 @@ mc_status mc_event_destroy(CUevent event) {
 /* ---- stream uses ---- */
 
 /* The driver stream of a stream record in use, binding one if it has none. */
-static mc_status stream_bound(obj_rec *r, uint32_t slot, CUstream *out) {
+static mc_status stream_bound(obj_rec *r, CUstream *out) {
   void *d = __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE);
   if (d) {
     *out = (CUstream)d;
@@ -564,7 +564,7 @@ static mc_status stream_bound(obj_rec *r, uint32_t slot, CUstream *out) {
   } else {
     __atomic_store_n(&r->bound, d, __ATOMIC_RELEASE);
     r->idle_seq = UINT64_MAX; /* bound inside a use: work may follow */
-    bound_add(&g_pool.devs[r->device], r, slot);
+    bound_add(&g_pool.devs[r->device], r);
     MC_STAT_INC(stream_binds);
   }
   pthread_mutex_unlock(&g_pool.lock);
@@ -585,7 +585,7 @@ mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *
     return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
   use->device = ref.rec->device;
   CUstream d = NULL;
-  mc_status st = stream_bound(ref.rec, (uint32_t)(uintptr_t)handle, &d);
+  mc_status st = stream_bound(ref.rec, &d);
   if (MC_FAILED(st)) {
     use_end(ref.rec);
     return st;
@@ -802,7 +802,7 @@ void *mc_pool_driver_handle(void *handle) {
   void *d = __atomic_load_n(&ref.rec->bound, __ATOMIC_ACQUIRE);
   if (!d && ref.kind == MC_OBJ_STREAM) {
     CUstream s = NULL;
-    if (!MC_FAILED(stream_bound(ref.rec, (uint32_t)(uintptr_t)handle, &s))) d = s;
+    if (!MC_FAILED(stream_bound(ref.rec, &s))) d = s;
   }
   use_end(ref.rec);
   return d;
