@@ -29,7 +29,7 @@ mc_status mc_runtime_init(void);
 /* Number of devices (0 before mc_runtime_init succeeded). */
 int mc_device_count(void);
 
-/* The primary context of `device` (retained on first use), and its CUdevice. */
+/* The primary context of `device` (retained on first use). */
 mc_status mc_device_context(int device, CUcontext *ctx);
 
 /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN of `device`, queried once. */
