@@ -19,6 +19,9 @@
 #include "cuda_api.h"
 #include "status.h"
 
+/* Devices the library serves: the device count is capped to it, so every valid ordinal is below. */
+#define MC_MAX_DEVICES 64
+
 /* The calling thread's default device ordinal. */
 int mc_thread_device(void);
 void mc_set_thread_device(int device);

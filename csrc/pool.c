@@ -65,7 +65,6 @@
 #define CHUNK_BITS 12
 #define CHUNK (1u << CHUNK_BITS)
 #define MAX_CHUNKS 4096u /* 16M slots */
-#define MAX_DEVICES 64
 #define DRAIN_CHECKS 4   /* draining objects polled per take when none is idle */
 #define RECLAIM_CHECKS 8 /* bound handles tried per bind at the stream cap */
 
@@ -106,7 +105,7 @@ static struct {
   uint32_t nslots;              /* slots ever used */
   uint32_t free_head;           /* free list (slot + 1) */
   uint32_t gen_base;            /* first generation of new slots (moves on at fork) */
-  dev_pool devs[MAX_DEVICES];
+  dev_pool devs[MC_MAX_DEVICES];
 } g_pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .gen_base = 1};
 
 /* ---- handles and records ---- */
@@ -282,7 +281,7 @@ static void stat_pooled(mc_obj_kind kind, int delta) {
 
 /* Give a driver object back to its device's pool: idle if known or found ready, else draining. */
 static void give_back_locked(mc_obj_kind kind, int device, void *obj, int known_idle) {
-  if (!obj || device < 0 || device >= MAX_DEVICES) return;
+  if (!obj || device < 0 || device >= MC_MAX_DEVICES) return;
   dev_pool *p = &g_pool.devs[device];
   int ready = known_idle || is_ready(kind, obj);
   if (list_push(ready ? &p->idle[kind - 1] : &p->draining[kind - 1], obj) == 0)
@@ -430,7 +429,7 @@ static void finish_destroy(obj_rec *r) {
   mc_obj_kind kind = (mc_obj_kind)r->kind;
   void *obj = __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE);
   __atomic_store_n(&r->bound, NULL, __ATOMIC_RELEASE);
-  if (kind == MC_OBJ_STREAM && r->device >= 0 && r->device < MAX_DEVICES)
+  if (kind == MC_OBJ_STREAM && r->device >= 0 && r->device < MC_MAX_DEVICES)
     bound_remove(&g_pool.devs[r->device], r);
   /* a stream made and destroyed with no use between: its driver stream is as idle as when it was
    * bound (mgpuStreamCreate + mgpuStreamDestroy without a query, ~1.8 us saved on the H100) */
@@ -455,7 +454,7 @@ static mc_status create_handle(mc_obj_kind kind, void **out) {
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
   int device = mc_thread_device();
-  if (device < 0 || device >= mc_device_count() || device >= MAX_DEVICES)
+  if (device < 0 || device >= mc_device_count() || device >= MC_MAX_DEVICES)
     return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
   /* A new handle is bound at once (a pooled driver object, else a new one), so the driver call
    * that makes it, if any, is paid here, as the stock wrapper pays cuStreamCreate here, and not at
