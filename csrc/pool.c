@@ -539,7 +539,7 @@ mc_status mc_stream_destroy(CUstream stream) {
   return destroy_handle(MC_OBJ_STREAM, stream, "cuStreamDestroy(stream)");
 }
 
-mc_status mc_event_destroy(CUevent event) {
+static mc_status event_destroy(CUevent event) {
   MC_STAT_INC(event_destroys);
   return destroy_handle(MC_OBJ_EVENT, event, "cuEventDestroy(event)");
 }
@@ -785,7 +785,7 @@ mc_status mc_event_synchronize(CUevent event) {
 
 mc_status mc_event_destroy_any(CUevent event) {
   if (mc_pool_live_kind(event) == MC_OBJ_STREAM) return mc_stream_destroy((CUstream)event);
-  return mc_event_destroy(event);
+  return event_destroy(event);
 }
 
 mc_obj_kind mc_pool_live_kind(const void *handle) {
