@@ -11,8 +11,6 @@
 #include "driver.h"
 #include "report.h"
 
-#define MC_MAX_DEVICES 64
-
 static _Thread_local int tl_device;     /* this thread's default device, once set */
 static _Thread_local int tl_device_set; /* mgpuSetDefaultDevice was called on this thread */
 static pthread_once_t g_pdev_once = PTHREAD_ONCE_INIT;

@@ -19,6 +19,9 @@
 #include "cuda_api.h"
 #include "status.h"
 
+/* Devices the library serves: the device count is capped to it, so every valid ordinal is below. */
+#define MC_MAX_DEVICES 64
+
 /* The calling thread's default device ordinal. */
 int mc_thread_device(void);
 void mc_set_thread_device(int device);
@@ -29,7 +32,7 @@ mc_status mc_runtime_init(void);
 /* Number of devices (0 before mc_runtime_init succeeded). */
 int mc_device_count(void);
 
-/* The primary context of `device` (retained on first use), and its CUdevice. */
+/* The primary context of `device` (retained on first use). */
 mc_status mc_device_context(int device, CUcontext *ctx);
 
 /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN of `device`, queried once. */

@@ -38,8 +38,8 @@
       MC_TRACE_GPU_BEGIN(drv_, use_.device); /* the driver stream the copy is enqueued on */      \
       r_ = (expr);                                                                                \
       MC_TRACE_GPU_END(drv_, r_);                                                                 \
+      mc_ctx_leave(&scope_);                                                                      \
     }                                                                                             \
-    if (!MC_FAILED(st0_)) mc_ctx_leave(&scope_);                                                  \
     mc_stream_use_end(&use_);                                                                     \
     if (MC_FAILED(st0_)) return st0_;                                                             \
     if (r_ != 0) return MC_FAIL(callname, r_);                                                    \
@@ -52,21 +52,22 @@
  * passes, so they are only reused after the reclaimer's device-wide wait. */
 static const char k_unordered;
 
-static const void *ordered_key(CUstream stream) {
-  if (!stream || !mc_config()->allocator_ordered) return NULL;
+static const void *ordered_key(const mc_config_t *cfg, CUstream stream) {
+  if (!stream || !cfg->allocator_ordered) return NULL;
   return mc_pool_live_kind(stream) == MC_OBJ_STREAM ? (const void *)stream : NULL;
 }
 
 mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **out) {
   *out = NULL;
   if (bytes == 0) return MC_OK;
-  if (mc_config()->allocator) {
+  const mc_config_t *cfg = mc_config();
+  if (cfg->allocator) {
     /* On the device of the allocation's stream when it is ours (objects stay on their device),
      * else the thread's default device. */
     int device = mc_handle_device(stream), uncleared = 0;
-    mc_status st = mc_alloc_get(device, bytes, host_shared ? NULL : ordered_key(stream),
+    mc_status st = mc_alloc_get(device, bytes, host_shared ? NULL : ordered_key(cfg, stream),
                                 host_shared, out, &uncleared);
-    if (MC_FAILED(st) || !uncleared || !mc_config()->allocator_zero) return st;
+    if (MC_FAILED(st) || !uncleared || !cfg->allocator_zero) return st;
     /* An ordered hit: clear it on its stream, after the old work and before the new. */
     st = mc_memset32(*out, 0, (size_t)((bytes + 3) / 4), stream);
     if (!MC_FAILED(st)) return MC_OK;
@@ -85,8 +86,9 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
 }
 
 mc_status mc_mem_free(void *ptr, CUstream stream) {
-  if (mc_config()->allocator) {
-    const void *key = ordered_key(stream);
+  const mc_config_t *cfg = mc_config();
+  if (cfg->allocator) {
+    const void *key = ordered_key(cfg, stream);
     return mc_alloc_put(mc_thread_device(), ptr, key ? key : stream ? &k_unordered : NULL);
   }
   IN_DEVICE_CONTEXT("cuMemFree", mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));

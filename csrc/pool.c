@@ -35,7 +35,7 @@
  * the cap. No two handles ever hold one driver stream, so the library adds no order between them.
  *
  * Locking rule. g_pool.lock guards the slot table's growth and free list, every record's kind,
- * live, device (streams) and bpos, the per-device lists (idle, draining driver objects; bound
+ * device (streams) and bpos, the per-device lists (idle, draining driver objects; bound
  * stream records) and counts, and every write of `bound` from NULL. Under it the only driver calls
  * are cuStreamQuery / cuEventQuery (non-blocking). Creating driver objects (and entering a
  * context for it) happens outside it. Order: a record's LOCK may be held while taking g_pool.lock;
@@ -65,7 +65,6 @@
 #define CHUNK_BITS 12
 #define CHUNK (1u << CHUNK_BITS)
 #define MAX_CHUNKS 4096u /* 16M slots */
-#define MAX_DEVICES 64
 #define DRAIN_CHECKS 4   /* draining objects polled per take when none is idle */
 #define RECLAIM_CHECKS 8 /* bound handles tried per bind at the stream cap */
 
@@ -77,7 +76,6 @@ typedef struct __attribute__((aligned(64))) obj_rec {
   int32_t device;     /* stream: its device, set at create; event: device of `bound` (under LOCK
                          or at create) */
   uint8_t kind;       /* mc_obj_kind; under g_pool.lock, fixed while live */
-  uint8_t live;       /* handed out and not finished; under g_pool.lock */
   uint8_t pinned;     /* atomic: the driver object was given to the program: never unbound */
   uint32_t next_free; /* free list link (slot + 1, 0 = end); under g_pool.lock */
   uint32_t bpos;      /* stream: 1 + position in its device's bound list, 0 = absent; pool lock */
@@ -107,7 +105,7 @@ static struct {
   uint32_t nslots;              /* slots ever used */
   uint32_t free_head;           /* free list (slot + 1) */
   uint32_t gen_base;            /* first generation of new slots (moves on at fork) */
-  dev_pool devs[MAX_DEVICES];
+  dev_pool devs[MC_MAX_DEVICES];
 } g_pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .gen_base = 1};
 
 /* ---- handles and records ---- */
@@ -123,21 +121,32 @@ static inline obj_rec *slot_rec(uint32_t slot) {
   return c ? &c[slot & (CHUNK - 1)] : NULL;
 }
 
-/* Classify a handle; for ours, its record, generation and kind. No lock. */
-static h_class classify(const void *h, obj_rec **rec, uint32_t *gen, mc_obj_kind *kind) {
+/* What a handle is: a live handle of ours (its record, generation and kind), a stale one of ours
+ * (its generation and kind; destroyed, or never handed out), or foreign. No lock. */
+typedef struct h_ref {
+  h_class c;
+  obj_rec *rec;     /* H_OURS only */
+  uint32_t gen;     /* H_OURS, H_STALE */
+  mc_obj_kind kind; /* H_OURS, H_STALE */
+} h_ref;
+
+static h_ref classify(const void *h) {
+  h_ref ref = {H_FOREIGN, NULL, 0, MC_OBJ_NONE};
   uintptr_t v = (uintptr_t)h;
   unsigned tag = (unsigned)(v >> 56);
-  if (tag != TAG_STREAM && tag != TAG_EVENT) return H_FOREIGN;
+  if (tag != TAG_STREAM && tag != TAG_EVENT) return ref;
   uint32_t slot = (uint32_t)v;
-  *gen = (uint32_t)(v >> 32) & GEN_MASK;
-  *kind = tag == TAG_STREAM ? MC_OBJ_STREAM : MC_OBJ_EVENT;
-  if ((slot >> CHUNK_BITS) >= MAX_CHUNKS) return H_STALE;
+  ref.c = H_STALE;
+  ref.gen = (uint32_t)(v >> 32) & GEN_MASK;
+  ref.kind = tag == TAG_STREAM ? MC_OBJ_STREAM : MC_OBJ_EVENT;
+  if ((slot >> CHUNK_BITS) >= MAX_CHUNKS) return ref;
   obj_rec *r = slot_rec(slot);
-  if (!r) return H_STALE;
+  if (!r) return ref;
   uint64_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
-  if (W_GEN(w) != *gen || (w & W_DYING)) return H_STALE;
-  *rec = r;
-  return H_OURS;
+  if (W_GEN(w) != ref.gen || (w & W_DYING)) return ref;
+  ref.c = H_OURS;
+  ref.rec = r;
+  return ref;
 }
 
 static void spin_pause(unsigned *spins) {
@@ -235,7 +244,7 @@ static void list_remove_at(obj_list *l, size_t i) {
   l->n--;
 }
 
-static void bound_add(dev_pool *p, obj_rec *r, uint32_t slot) {
+static void bound_add(dev_pool *p, obj_rec *r) {
   if (r->bpos) return;
   if (p->nbound == p->capbound) {
     size_t ncap = p->capbound ? p->capbound * 2 : 64;
@@ -244,7 +253,7 @@ static void bound_add(dev_pool *p, obj_rec *r, uint32_t slot) {
     p->bound = n;
     p->capbound = ncap;
   }
-  p->bound[p->nbound++] = slot;
+  p->bound[p->nbound++] = r->slot;
   r->bpos = (uint32_t)p->nbound;
 }
 
@@ -272,7 +281,7 @@ static void stat_pooled(mc_obj_kind kind, int delta) {
 
 /* Give a driver object back to its device's pool: idle if known or found ready, else draining. */
 static void give_back_locked(mc_obj_kind kind, int device, void *obj, int known_idle) {
-  if (!obj || device < 0 || device >= MAX_DEVICES) return;
+  if (!obj || device < 0 || device >= MC_MAX_DEVICES) return;
   dev_pool *p = &g_pool.devs[device];
   int ready = known_idle || is_ready(kind, obj);
   if (list_push(ready ? &p->idle[kind - 1] : &p->draining[kind - 1], obj) == 0)
@@ -325,7 +334,8 @@ static void *reclaim_locked(dev_pool *p, obj_rec *self) {
   return NULL;
 }
 
-/* A new driver object of `kind` on `device` (outside the lock). */
+/* A new driver object of `kind` on `device` (outside the lock; streams are counted on their
+ * device under it). */
 static mc_status make_driver_object(mc_obj_kind kind, int device, void **out) {
   *out = NULL;
   mc_ctx_scope scope;
@@ -343,14 +353,21 @@ static mc_status make_driver_object(mc_obj_kind kind, int device, void **out) {
   }
   mc_ctx_leave(&scope);
   if (res != 0) return MC_FAIL(kind == MC_OBJ_STREAM ? "cuStreamCreate" : "cuEventCreate", res);
-  if (kind == MC_OBJ_STREAM) MC_STAT_INC(driver_stream_creates);
-  else MC_STAT_INC(driver_event_creates);
+  if (kind == MC_OBJ_STREAM) {
+    MC_STAT_INC(driver_stream_creates);
+    pthread_mutex_lock(&g_pool.lock);
+    g_pool.devs[device].nstreams++;
+    pthread_mutex_unlock(&g_pool.lock);
+  } else {
+    MC_STAT_INC(driver_event_creates);
+  }
   return MC_OK;
 }
 
-/* A driver object of `kind` for `device`: pooled if one is idle, else new. */
-static mc_status acquire_object(mc_obj_kind kind, int device, obj_rec *self, void **out) {
-  pthread_mutex_lock(&g_pool.lock);
+/* A pooled driver object of `kind` on `device` (lock held): an idle one, polling a few draining
+ * ones if none is idle; at the stream cap, any draining one found idle or the driver stream of an
+ * idle live handle other than `self` (reclaim_locked). NULL if none. */
+static void *take_pooled_locked(mc_obj_kind kind, int device, obj_rec *self) {
   dev_pool *p = &g_pool.devs[device];
   void *obj = take_idle_locked(p, kind, DRAIN_CHECKS);
   if (!obj && kind == MC_OBJ_STREAM) {
@@ -365,20 +382,15 @@ static mc_status acquire_object(mc_obj_kind kind, int device, obj_rec *self, voi
     if (kind == MC_OBJ_STREAM) MC_STAT_INC(stream_pool_hits);
     else MC_STAT_INC(event_pool_hits);
   }
+  return obj;
+}
+
+/* A driver object of `kind` for `device`: pooled if one is idle, else new. */
+static mc_status acquire_object(mc_obj_kind kind, int device, obj_rec *self, void **out) {
+  pthread_mutex_lock(&g_pool.lock);
+  *out = take_pooled_locked(kind, device, self);
   pthread_mutex_unlock(&g_pool.lock);
-  if (obj) {
-    *out = obj;
-    return MC_OK;
-  }
-  mc_status st = make_driver_object(kind, device, &obj);
-  if (MC_FAILED(st)) return st;
-  if (kind == MC_OBJ_STREAM) {
-    pthread_mutex_lock(&g_pool.lock);
-    p->nstreams++;
-    pthread_mutex_unlock(&g_pool.lock);
-  }
-  *out = obj;
-  return MC_OK;
+  return *out ? MC_OK : make_driver_object(kind, device, out);
 }
 
 /* ---- slots ---- */
@@ -417,14 +429,13 @@ static void finish_destroy(obj_rec *r) {
   mc_obj_kind kind = (mc_obj_kind)r->kind;
   void *obj = __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE);
   __atomic_store_n(&r->bound, NULL, __ATOMIC_RELEASE);
-  if (kind == MC_OBJ_STREAM && r->device >= 0 && r->device < MAX_DEVICES)
+  if (kind == MC_OBJ_STREAM && r->device >= 0 && r->device < MC_MAX_DEVICES)
     bound_remove(&g_pool.devs[r->device], r);
   /* a stream made and destroyed with no use between: its driver stream is as idle as when it was
    * bound (mgpuStreamCreate + mgpuStreamDestroy without a query, ~1.8 us saved on the H100) */
   int unused = kind == MC_OBJ_STREAM && !__atomic_load_n(&r->pinned, __ATOMIC_ACQUIRE) &&
                __atomic_load_n(&r->seq, __ATOMIC_SEQ_CST) == r->idle_seq;
   give_back_locked(kind, r->device, obj, unused);
-  r->live = 0;
   __atomic_store_n(&r->pinned, 0, __ATOMIC_RELEASE);
   uint64_t w = __atomic_load_n(&r->word, __ATOMIC_ACQUIRE);
   uint32_t gen = (W_GEN(w) + 1) & GEN_MASK;
@@ -443,7 +454,7 @@ static mc_status create_handle(mc_obj_kind kind, void **out) {
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
   int device = mc_thread_device();
-  if (device < 0 || device >= mc_device_count() || device >= MAX_DEVICES)
+  if (device < 0 || device >= mc_device_count() || device >= MC_MAX_DEVICES)
     return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
   /* A new handle is bound at once (a pooled driver object, else a new one), so the driver call
    * that makes it, if any, is paid here, as the stock wrapper pays cuStreamCreate here, and not at
@@ -451,15 +462,11 @@ static mc_status create_handle(mc_obj_kind kind, void **out) {
    * the driver's launch throughput at 8 threads on the H100 with the bind at the first launch,
    * 0.97x with it here. A stream handle gives its driver stream back when it is provably idle
    * (mgpuStreamSynchronize, the stream cap) and binds again at its next use (stream_bound). */
-  void *obj = NULL;
   pthread_mutex_lock(&g_pool.lock); /* the common case, a pooled idle object: one lock hold */
-  obj = take_idle_locked(&g_pool.devs[device], kind, DRAIN_CHECKS);
-  if (obj) {
-    if (kind == MC_OBJ_STREAM) MC_STAT_INC(stream_pool_hits);
-    else MC_STAT_INC(event_pool_hits);
-  } else {
+  void *obj = take_pooled_locked(kind, device, NULL);
+  if (!obj) { /* none: a new one, the pool's draining objects polled once, not again */
     pthread_mutex_unlock(&g_pool.lock);
-    st = acquire_object(kind, device, NULL, &obj);
+    st = make_driver_object(kind, device, &obj);
     if (MC_FAILED(st)) return st;
     pthread_mutex_lock(&g_pool.lock);
   }
@@ -472,7 +479,6 @@ static mc_status create_handle(mc_obj_kind kind, void **out) {
                    MC_E_NO_MEMORY);
   }
   r->kind = (uint8_t)kind;
-  r->live = 1;
   r->device = device;
   r->bpos = 0;
   __atomic_store_n(&r->pinned, 0, __ATOMIC_RELEASE);
@@ -480,7 +486,7 @@ static mc_status create_handle(mc_obj_kind kind, void **out) {
   r->idle_seq = __atomic_load_n(&r->seq, __ATOMIC_SEQ_CST); /* idle: pooled idle, or new */
   uint32_t gen = W_GEN(__atomic_load_n(&r->word, __ATOMIC_ACQUIRE));
   if (kind == MC_OBJ_STREAM) {
-    bound_add(&g_pool.devs[device], r, slot);
+    bound_add(&g_pool.devs[device], r);
     MC_STAT_INC(stream_binds);
   }
   if (kind == MC_OBJ_STREAM) MC_STAT_INC(live_streams);
@@ -517,16 +523,13 @@ static int destroy_record(obj_rec *r, uint32_t gen) {
 static mc_status destroy_handle(mc_obj_kind want, void *h, const char *call) {
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  h_class c = classify(h, &r, &gen, &kind);
-  if (c == H_FOREIGN) { /* not ours: the driver decides, as with the stock wrapper */
+  h_ref ref = classify(h);
+  if (ref.c == H_FOREIGN) { /* not ours: the driver decides, as with the stock wrapper */
     CUresult res = want == MC_OBJ_STREAM ? mc_cu.cuStreamDestroy((CUstream)h)
                                          : mc_cu.cuEventDestroy((CUevent)h);
     return res ? MC_FAIL(call, res) : MC_OK;
   }
-  if (c == H_STALE || kind != want || destroy_record(r, gen) != 0)
+  if (ref.c == H_STALE || ref.kind != want || destroy_record(ref.rec, ref.gen) != 0)
     return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE); /* what the driver says of a dead one */
   return MC_OK;
 }
@@ -536,7 +539,7 @@ mc_status mc_stream_destroy(CUstream stream) {
   return destroy_handle(MC_OBJ_STREAM, stream, "cuStreamDestroy(stream)");
 }
 
-mc_status mc_event_destroy(CUevent event) {
+static mc_status event_destroy(CUevent event) {
   MC_STAT_INC(event_destroys);
   return destroy_handle(MC_OBJ_EVENT, event, "cuEventDestroy(event)");
 }
@@ -544,7 +547,7 @@ mc_status mc_event_destroy(CUevent event) {
 /* ---- stream uses ---- */
 
 /* The driver stream of a stream record in use, binding one if it has none. */
-static mc_status stream_bound(obj_rec *r, uint32_t slot, CUstream *out) {
+static mc_status stream_bound(obj_rec *r, CUstream *out) {
   void *d = __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE);
   if (d) {
     *out = (CUstream)d;
@@ -560,7 +563,7 @@ static mc_status stream_bound(obj_rec *r, uint32_t slot, CUstream *out) {
   } else {
     __atomic_store_n(&r->bound, d, __ATOMIC_RELEASE);
     r->idle_seq = UINT64_MAX; /* bound inside a use: work may follow */
-    bound_add(&g_pool.devs[r->device], r, slot);
+    bound_add(&g_pool.devs[r->device], r);
     MC_STAT_INC(stream_binds);
   }
   pthread_mutex_unlock(&g_pool.lock);
@@ -572,26 +575,23 @@ mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *
   use->rec = NULL;
   use->pinned = 0;
   use->stream = handle;
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  h_class c = classify(handle, &r, &gen, &kind);
-  if (c == H_FOREIGN) {
+  h_ref ref = classify(handle);
+  if (ref.c == H_FOREIGN) {
     use->device = mc_thread_device();
     return MC_OK;
   }
-  if (c == H_STALE || kind != MC_OBJ_STREAM || use_begin(r, gen) != 0)
+  if (ref.c == H_STALE || ref.kind != MC_OBJ_STREAM || use_begin(ref.rec, ref.gen) != 0)
     return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
-  use->device = r->device;
+  use->device = ref.rec->device;
   CUstream d = NULL;
-  mc_status st = stream_bound(r, (uint32_t)(uintptr_t)handle, &d);
+  mc_status st = stream_bound(ref.rec, &d);
   if (MC_FAILED(st)) {
-    use_end(r);
+    use_end(ref.rec);
     return st;
   }
-  use->rec = r;
+  use->rec = ref.rec;
   use->stream = d;
-  use->pinned = __atomic_load_n(&r->pinned, __ATOMIC_ACQUIRE);
+  use->pinned = __atomic_load_n(&ref.rec->pinned, __ATOMIC_ACQUIRE);
   return MC_OK;
 }
 
@@ -601,11 +601,9 @@ void mc_stream_use_end(mc_stream_use *use) {
 }
 
 int mc_handle_device(const void *handle) {
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  if (classify(handle, &r, &gen, &kind) == H_OURS) {
-    int d = r->device;
+  h_ref ref = classify(handle);
+  if (ref.c == H_OURS) {
+    int d = ref.rec->device;
     if (d >= 0) return d;
   }
   return mc_thread_device();
@@ -645,16 +643,14 @@ static mc_status sync_ours(obj_rec *r, uint64_t w1, uint64_t s1) {
 mc_status mc_stream_synchronize(CUstream stream) {
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  h_class c = classify(stream, &r, &gen, &kind);
-  if (c == H_OURS && kind == MC_OBJ_STREAM) {
+  h_ref ref = classify(stream);
+  if (ref.c == H_OURS && ref.kind == MC_OBJ_STREAM) {
     uint64_t w1 = 0, s1 = 0;
-    if (use_begin_at(r, gen, &w1, &s1) == 0) return sync_ours(r, w1, s1);
-    c = H_STALE;
+    if (use_begin_at(ref.rec, ref.gen, &w1, &s1) == 0) return sync_ours(ref.rec, w1, s1);
+    ref.c = H_STALE;
   }
-  if (c != H_FOREIGN) return MC_FAIL("cuStreamSynchronize(stream)", MC_CUDA_ERROR_INVALID_HANDLE);
+  if (ref.c != H_FOREIGN)
+    return MC_FAIL("cuStreamSynchronize(stream)", MC_CUDA_ERROR_INVALID_HANDLE);
   if (stream) {
     MC_CU_TRY("cuStreamSynchronize(stream)", mc_cu.cuStreamSynchronize(stream));
     return MC_OK;
@@ -705,28 +701,25 @@ mc_status mc_event_record(CUevent event, CUstream stream) {
   static const char *const call = "cuEventRecord(event, stream)";
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
-  obj_rec *er = NULL;
-  uint32_t egen = 0;
-  mc_obj_kind ekind = MC_OBJ_NONE;
-  h_class ec = classify(event, &er, &egen, &ekind);
-  if (ec == H_STALE || (ec == H_OURS && ekind != MC_OBJ_EVENT))
+  h_ref eref = classify(event);
+  if (eref.c == H_STALE || (eref.c == H_OURS && eref.kind != MC_OBJ_EVENT))
     return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
   mc_stream_use use;
   st = mc_stream_use_begin(stream, call, &use);
   if (MC_FAILED(st)) return st;
   CUevent ev = (CUevent)event;
-  int ours = ec == H_OURS;
+  int ours = eref.c == H_OURS;
   if (ours) {
     /* Foreign streams: we do not know their device; keep the event where it is. */
     int dev = use.rec ? use.device : -1;
-    int rc = event_use_on(er, egen, dev, &ev, &st);
+    int rc = event_use_on(eref.rec, eref.gen, dev, &ev, &st);
     if (rc != 0) {
       mc_stream_use_end(&use);
       return rc == -1 ? MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE) : st;
     }
   }
   CUresult res = mc_cu.cuEventRecord(ev, use.stream);
-  if (ours) use_end(er);
+  if (ours) use_end(eref.rec);
   mc_stream_use_end(&use);
   return res ? MC_FAIL(call, res) : MC_OK;
 }
@@ -735,24 +728,21 @@ mc_status mc_stream_wait_event(CUstream stream, CUevent event) {
   static const char *const call = "cuStreamWaitEvent(stream, event, /*flags=*/0)";
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
-  obj_rec *er = NULL;
-  uint32_t egen = 0;
-  mc_obj_kind ekind = MC_OBJ_NONE;
-  h_class ec = classify(event, &er, &egen, &ekind);
-  if (ec == H_STALE) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  h_ref eref = classify(event);
+  if (eref.c == H_STALE) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
   mc_stream_use use;
   st = mc_stream_use_begin(stream, call, &use);
   if (MC_FAILED(st)) return st;
   CUresult res = 0;
-  if (ec == H_FOREIGN) {
+  if (eref.c == H_FOREIGN) {
     res = mc_cu.cuStreamWaitEvent(use.stream, event, 0);
-  } else if (ekind == MC_OBJ_EVENT) {
-    if (use_begin(er, egen) != 0) {
+  } else if (eref.kind == MC_OBJ_EVENT) {
+    if (use_begin(eref.rec, eref.gen) != 0) {
       st = MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
     } else {
-      void *e = __atomic_load_n(&er->bound, __ATOMIC_ACQUIRE);
+      void *e = __atomic_load_n(&eref.rec->bound, __ATOMIC_ACQUIRE);
       if (e) res = mc_cu.cuStreamWaitEvent(use.stream, (CUevent)e, 0);
-      use_end(er);
+      use_end(eref.rec);
     }
   } else { /* a stream handle passed as the event: wait for that stream's work so far */
     mc_stream_use other;
@@ -779,47 +769,41 @@ mc_status mc_event_synchronize(CUevent event) {
   static const char *const call = "cuEventSynchronize(event)";
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  h_class c = classify(event, &r, &gen, &kind);
-  if (c == H_FOREIGN) {
+  h_ref ref = classify(event);
+  if (ref.c == H_FOREIGN) {
     MC_CU_TRY(call, mc_cu.cuEventSynchronize(event));
     return MC_OK;
   }
-  if (c == H_OURS && kind == MC_OBJ_STREAM) return mc_stream_synchronize((CUstream)event);
-  if (c == H_STALE || use_begin(r, gen) != 0) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
-  void *e = __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE);
+  if (ref.c == H_OURS && ref.kind == MC_OBJ_STREAM) return mc_stream_synchronize((CUstream)event);
+  if (ref.c == H_STALE || use_begin(ref.rec, ref.gen) != 0)
+    return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  void *e = __atomic_load_n(&ref.rec->bound, __ATOMIC_ACQUIRE);
   CUresult res = e ? mc_cu.cuEventSynchronize((CUevent)e) : 0;
-  use_end(r);
+  use_end(ref.rec);
   return res ? MC_FAIL(call, res) : MC_OK;
 }
 
 mc_status mc_event_destroy_any(CUevent event) {
   if (mc_pool_live_kind(event) == MC_OBJ_STREAM) return mc_stream_destroy((CUstream)event);
-  return mc_event_destroy(event);
+  return event_destroy(event);
 }
 
 mc_obj_kind mc_pool_live_kind(const void *handle) {
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  return classify(handle, &r, &gen, &kind) == H_OURS ? kind : MC_OBJ_NONE;
+  h_ref ref = classify(handle);
+  return ref.c == H_OURS ? ref.kind : MC_OBJ_NONE;
 }
 
 void *mc_pool_driver_handle(void *handle) {
-  obj_rec *r = NULL;
-  uint32_t gen = 0;
-  mc_obj_kind kind = MC_OBJ_NONE;
-  if (classify(handle, &r, &gen, &kind) != H_OURS) return handle;
-  if (use_begin(r, gen) != 0) return NULL;
-  __atomic_store_n(&r->pinned, 1, __ATOMIC_RELEASE); /* before binding: never reclaimed */
-  void *d = __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE);
-  if (!d && kind == MC_OBJ_STREAM) {
+  h_ref ref = classify(handle);
+  if (ref.c != H_OURS) return handle;
+  if (use_begin(ref.rec, ref.gen) != 0) return NULL;
+  __atomic_store_n(&ref.rec->pinned, 1, __ATOMIC_RELEASE); /* before binding: never reclaimed */
+  void *d = __atomic_load_n(&ref.rec->bound, __ATOMIC_ACQUIRE);
+  if (!d && ref.kind == MC_OBJ_STREAM) {
     CUstream s = NULL;
-    if (!MC_FAILED(stream_bound(r, (uint32_t)(uintptr_t)handle, &s))) d = s;
+    if (!MC_FAILED(stream_bound(ref.rec, &s))) d = s;
   }
-  use_end(r);
+  use_end(ref.rec);
   return d;
 }
 

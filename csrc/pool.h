@@ -35,7 +35,6 @@ typedef enum { MC_OBJ_NONE = 0, MC_OBJ_STREAM = 1, MC_OBJ_EVENT = 2 } mc_obj_kin
 mc_status mc_stream_create(CUstream *out);
 mc_status mc_stream_destroy(CUstream stream);
 mc_status mc_event_create(CUevent *out);
-mc_status mc_event_destroy(CUevent event);
 
 /* One use of a stream handle by an enqueue (launch, copy, memset): mc_stream_use_begin resolves
  * the handle to the driver stream to enqueue on (binding it if needed) and the device to work on,
