@@ -456,6 +456,7 @@ def test_each_device_has_its_own_reclaimer_and_wait(make_runtime):
         rt.mgpuSetDefaultDevice(0)
         rt.mgpuMemFree(q, s0)  # device 0 has nothing pending: its reclaimer finishes
         until(lambda: rt.stats()["alloc_bytes_pending"] == KIB, "device 0's reclaimer")
+        until(lambda: rt.fake.fake_blocked() == 1, "device 1's reclaimer's cuCtxSynchronize")
         assert rt.mgpuMemAlloc(KIB, None, False) == q
         assert rt.fake.fake_blocked() == 1 and pending(rt, s1)
     settle(rt)
