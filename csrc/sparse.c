@@ -48,12 +48,6 @@ typedef struct sp_call {
 
 static mc_status need_cusparse(void) { return mc_cusparse_load(); }
 
-#define SP_TRY(callname, expr)                                                                   \
-  do {                                                                                           \
-    cusparseStatus_t sp_try_ = (expr);                                                           \
-    if (sp_try_ != 0) return MC_SP_FAIL(callname, sp_try_);                                      \
-  } while (0)
-
 static mc_status begin_call(CUstream stream, const char *call, sp_call *c) {
   memset(c, 0, sizeof *c);
   c->slot = -1;

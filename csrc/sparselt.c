@@ -26,12 +26,6 @@ static pthread_mutex_t g_lt_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *g_lt_handles[MAX_DEVICES]; /* cached mode: one per device, published with CAS */
 static void *g_lt_stock;                 /* stock mode: the process-wide handle, under g_lt_lock */
 
-#define SP_TRY(callname, expr)                                                                   \
-  do {                                                                                           \
-    cusparseStatus_t sp_try_ = (expr);                                                           \
-    if (sp_try_ != 0) return MC_SP_FAIL(callname, sp_try_);                                      \
-  } while (0)
-
 /* Layout in the caller's reserved space (S = the loaded library's struct size):
  *   sparse matrix: matrix descriptor @0, algorithm selection @S, plan @2S, matmul descriptor @3S,
  *                  values pointer @ MC_SPLT_SPMAT_RESERVED - 8;
