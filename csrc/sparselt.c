@@ -94,7 +94,6 @@ static mc_status lt_handle(int device, void **out) {
 typedef struct lt_call {
   void *h;
   CUstream stream; /* cached: the driver stream; stock: the caller's stream as given */
-  int pushed;
   mc_ctx_scope scope;
   mc_stream_use use;
 } lt_call;
@@ -114,7 +113,6 @@ static mc_status lt_begin(const char *who, CUstream stream, lt_call *c) {
      * (cusparseLtMatmulAlgSelectionInit: internal error, seen on the H100) unless something
      * else made a context current on the thread. Stock mode pushes upstream's frozen context. */
     mc_stock_scope_push();
-    c->pushed = 2;
     return MC_OK;
   }
   st = mc_stream_use_begin(stream, who, &c->use);
@@ -125,15 +123,18 @@ static mc_status lt_begin(const char *who, CUstream stream, lt_call *c) {
     mc_stream_use_end(&c->use);
     return st;
   }
-  c->pushed = 1;
   c->stream = c->use.stream;
   return MC_OK;
 }
 
+/* After a successful lt_begin: what it entered, left (the mode decides which). */
 static void lt_end(lt_call *c) {
-  if (c->pushed == 2) mc_stock_scope_pop();
-  else if (c->pushed) mc_ctx_leave(&c->scope);
-  if (!mc_disabled()) mc_stream_use_end(&c->use);
+  if (mc_disabled()) {
+    mc_stock_scope_pop();
+    return;
+  }
+  mc_ctx_leave(&c->scope);
+  mc_stream_use_end(&c->use);
 }
 
 #define LT_TRY(c, callname, expr)                                                                 \
