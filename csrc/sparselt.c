@@ -200,12 +200,17 @@ mc_status mc_sparselt_create_dnmat(void *dh, intptr_t rows, intptr_t cols, void 
   return MC_OK;
 }
 
-mc_status mc_sparselt_destroy_dnmat(void *dh) {
-  mc_status st = need_lt("mgpuDestroyCuSparseLtDnMat");
+/* The matrix descriptor at the start of a dense or sparse matrix's reserved space. */
+static mc_status destroy_mat(const char *who, const char *call, void *p) {
+  mc_status st = need_lt(who);
   if (MC_FAILED(st)) return st;
-  SP_TRY("cusparseLtMatDescriptorDestroy(&(dnmat_handle->mat))",
-         mc_splt.cusparseLtMatDescriptorDestroy(LT_MAT(dh)));
+  SP_TRY(call, mc_splt.cusparseLtMatDescriptorDestroy(LT_MAT(p)));
   return MC_OK;
+}
+
+mc_status mc_sparselt_destroy_dnmat(void *dh) {
+  return destroy_mat("mgpuDestroyCuSparseLtDnMat",
+                     "cusparseLtMatDescriptorDestroy(&(dnmat_handle->mat))", dh);
 }
 
 mc_status mc_sparselt_create_2to4_spmat(void *sh, intptr_t rows, intptr_t cols, void *values,
@@ -225,11 +230,8 @@ mc_status mc_sparselt_create_2to4_spmat(void *sh, intptr_t rows, intptr_t cols, 
 }
 
 mc_status mc_sparselt_destroy_spmat(void *sh) {
-  mc_status st = need_lt("mgpuDestroyCuSparseLtSpMat");
-  if (MC_FAILED(st)) return st;
-  SP_TRY("cusparseLtMatDescriptorDestroy(&(spmat_handle->mat))",
-         mc_splt.cusparseLtMatDescriptorDestroy(LT_MAT(sh)));
-  return MC_OK;
+  return destroy_mat("mgpuDestroyCuSparseLtSpMat",
+                     "cusparseLtMatDescriptorDestroy(&(spmat_handle->mat))", sh);
 }
 
 mc_status mc_sparselt_spmm_buffer_size(void *bs, int32_t ma, int32_t mb, void *a, void *b, void *cm,
