@@ -209,12 +209,6 @@ mc_status mc_cusparselt_load(void) {
 
 const char *mc_cusparse_error(void) { return g_sp.error; }
 const char *mc_cusparselt_error(void) { return g_lt.error; }
-const char *mc_cusparse_path(void) {
-  return __atomic_load_n(&g_sp.ok, __ATOMIC_ACQUIRE) ? g_sp.path : NULL;
-}
-const char *mc_cusparselt_path(void) {
-  return __atomic_load_n(&g_lt.ok, __ATOMIC_ACQUIRE) ? g_lt.path : NULL;
-}
 int mc_cusparselt_version(void) { return g_lt_version; }
 
 size_t mc_splt_struct_bytes(void) {

@@ -48,8 +48,6 @@ mc_status mc_cusparse_load(void);
 mc_status mc_cusparselt_load(void);
 const char *mc_cusparse_error(void);
 const char *mc_cusparselt_error(void);
-const char *mc_cusparse_path(void);   /* the file loaded, or NULL */
-const char *mc_cusparselt_path(void); /* the file loaded, or NULL */
 
 /* cuSPARSELt's version as major*1000 + minor*100 + patch (0.8.1 -> 801), after a successful load. */
 int mc_cusparselt_version(void);
@@ -66,7 +64,5 @@ int mc_splt_compute_type(int lowering_code);
 
 /* The name of a cuSPARSE status (cusparseGetErrorString when loaded). Never NULL. */
 const char *mc_sparse_status_name(int status);
-
-/* For tests: forget nothing; there is no unload (the libraries stay for the process). */
 
 #endif
