@@ -8,14 +8,11 @@
 #include "sparse.h"
 
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
 #include "context.h"
 #include "driver.h"
-#include "memory.h"
 #include "pool.h"
 #include "report.h"
 #include "sparse_lib.h"
@@ -41,23 +38,14 @@ typedef struct sp_call {
   cusparseHandle_t h;
   CUstream stream;  /* driver stream the work goes to */
   int slot;         /* index in g_slots, or -1 (stock, or an extra handle to destroy after) */
-  int pushed;       /* a context scope to leave */
   mc_ctx_scope scope;
   mc_stream_use use;
 } sp_call;
 
-static mc_status need_cusparse(void) { return mc_cusparse_load(); }
-
-#define SP_TRY(callname, expr)                                                                   \
-  do {                                                                                           \
-    cusparseStatus_t sp_try_ = (expr);                                                           \
-    if (sp_try_ != 0) return MC_SP_FAIL(callname, sp_try_);                                      \
-  } while (0)
-
 static mc_status begin_call(CUstream stream, const char *call, sp_call *c) {
   memset(c, 0, sizeof *c);
   c->slot = -1;
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   if (mc_disabled()) { /* upstream: the global handle, no stream, no context */
     c->h = __atomic_load_n(&g_stock_env, __ATOMIC_ACQUIRE);
@@ -70,7 +58,6 @@ static mc_status begin_call(CUstream stream, const char *call, sp_call *c) {
     mc_stream_use_end(&c->use);
     return st;
   }
-  c->pushed = 1;
   c->stream = c->use.stream;
   int dev = c->use.device, rebind = -1;
   pthread_mutex_lock(&g_sp_lock);
@@ -130,7 +117,7 @@ static void end_call(sp_call *c) {
   } else if (c->h) {
     mc_sp.cusparseDestroy(c->h);
   }
-  if (c->pushed) mc_ctx_leave(&c->scope);
+  mc_ctx_leave(&c->scope); /* cached mode: begin_call entered it */
   mc_stream_use_end(&c->use);
 }
 
@@ -162,7 +149,7 @@ static void one_of(int ctp, sp_one *o) {
 /* ---- environment ---- */
 
 mc_status mc_sparse_env_create(void) {
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   if (mc_disabled()) {
     mc_stock_scope_push();
@@ -181,7 +168,7 @@ mc_status mc_sparse_env_create(void) {
 }
 
 mc_status mc_sparse_env_destroy(void) {
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   if (!mc_disabled()) return MC_OK; /* the handles stay for the next environment */
   cusparseHandle_t h = __atomic_exchange_n(&g_stock_env, NULL, __ATOMIC_ACQ_REL);
@@ -193,7 +180,7 @@ mc_status mc_sparse_env_destroy(void) {
 
 mc_status mc_sparse_create_dnvec(intptr_t size, void *values, int32_t dtp, void **out) {
   *out = NULL;
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   SP_TRY("cusparseCreateDnVec(&vec, size, values, dTp)",
          mc_sp.cusparseCreateDnVec(out, size, values, dtp));
@@ -201,7 +188,7 @@ mc_status mc_sparse_create_dnvec(intptr_t size, void *values, int32_t dtp, void 
 }
 
 mc_status mc_sparse_destroy_dnvec(void *v) {
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   SP_TRY("cusparseDestroyDnVec(vec)", mc_sp.cusparseDestroyDnVec(v));
   return MC_OK;
@@ -210,7 +197,7 @@ mc_status mc_sparse_destroy_dnvec(void *v) {
 mc_status mc_sparse_create_dnmat(intptr_t rows, intptr_t cols, void *values, int32_t dtp,
                                  void **out) {
   *out = NULL;
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   SP_TRY("cusparseCreateDnMat(&mat, rows, cols, /*ld=*/cols, values, dTp, CUSPARSE_ORDER_ROW)",
          mc_sp.cusparseCreateDnMat(out, rows, cols, cols, values, dtp, MC_CUSPARSE_ORDER_ROW));
@@ -218,7 +205,7 @@ mc_status mc_sparse_create_dnmat(intptr_t rows, intptr_t cols, void *values, int
 }
 
 mc_status mc_sparse_destroy_dnmat(void *m) {
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   SP_TRY("cusparseDestroyDnMat(mat)", mc_sp.cusparseDestroyDnMat(m));
   return MC_OK;
@@ -228,7 +215,7 @@ mc_status mc_sparse_create_coo(intptr_t rows, intptr_t cols, intptr_t nnz, void 
                                void *col_idxs, void *values, int32_t itp, int32_t dtp,
                                void **out) {
   *out = NULL;
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   SP_TRY("cusparseCreateCoo(&mat, rows, cols, nnz, rowIdxs, colIdxs, values, iTp, "
          "CUSPARSE_INDEX_BASE_ZERO, dTp)",
@@ -240,7 +227,7 @@ mc_status mc_sparse_create_coo(intptr_t rows, intptr_t cols, intptr_t nnz, void 
 mc_status mc_sparse_create_coo_aos(intptr_t rows, intptr_t cols, intptr_t nnz, void *idxs,
                                    void *values, int32_t itp, int32_t dtp, void **out) {
   *out = NULL;
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   if (!mc_sp.cusparseCreateCooAoS) /* removed in cuSPARSE 12 */
     return MC_SP_FAIL("cusparseCreateCooAoS", MC_CUSPARSE_STATUS_NOT_SUPPORTED);
@@ -254,7 +241,7 @@ mc_status mc_sparse_create_coo_aos(intptr_t rows, intptr_t cols, intptr_t nnz, v
 mc_status mc_sparse_create_csr(intptr_t rows, intptr_t cols, intptr_t nnz, void *pos, void *idxs,
                                void *values, int32_t ptp, int32_t itp, int32_t dtp, void **out) {
   *out = NULL;
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   SP_TRY("cusparseCreateCsr(&mat, rows, cols, nnz, rowPos, colIdxs, values, pTp, iTp, "
          "CUSPARSE_INDEX_BASE_ZERO, dTp)",
@@ -266,7 +253,7 @@ mc_status mc_sparse_create_csr(intptr_t rows, intptr_t cols, intptr_t nnz, void 
 mc_status mc_sparse_create_csc(intptr_t rows, intptr_t cols, intptr_t nnz, void *pos, void *idxs,
                                void *values, int32_t ptp, int32_t itp, int32_t dtp, void **out) {
   *out = NULL;
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   if (!mc_sp.cusparseCreateCsc)
     return MC_SP_FAIL("cusparseCreateCsc", MC_CUSPARSE_STATUS_NOT_SUPPORTED);
@@ -281,7 +268,7 @@ mc_status mc_sparse_create_bsr(intptr_t brows, intptr_t bcols, intptr_t bnnz, in
                                intptr_t cbsz, void *pos, void *idxs, void *values, int32_t ptp,
                                int32_t itp, int32_t dtp, void **out) {
   *out = NULL;
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   if (!mc_sp.cusparseCreateBsr) return MC_OK; /* before cuSPARSE 12.1: null, as upstream */
   SP_TRY("cusparseCreateBsr(&mat, brows, bcols, bnnz, rBsz, cBsz, rowPos, colIdxs, values, pTp, "
@@ -292,14 +279,14 @@ mc_status mc_sparse_create_bsr(intptr_t brows, intptr_t bcols, intptr_t bnnz, in
 }
 
 mc_status mc_sparse_destroy_spmat(void *m) {
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   SP_TRY("cusparseDestroySpMat(mat)", mc_sp.cusparseDestroySpMat(m));
   return MC_OK;
 }
 
 mc_status mc_sparse_spmat_get_size(void *m, void *rows, void *cols, void *nnz) {
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   SP_TRY("cusparseSpMatGetSize(matDescr, rows, cols, nnz)",
          mc_sp.cusparseSpMatGetSize(m, (int64_t *)rows, (int64_t *)cols, (int64_t *)nnz));
@@ -307,7 +294,7 @@ mc_status mc_sparse_spmat_get_size(void *m, void *rows, void *cols, void *nnz) {
 }
 
 mc_status mc_sparse_set_csr_pointers(void *m, void *pos, void *idxs, void *values) {
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   SP_TRY("cusparseCsrSetPointers(matDescr, p, c, v)",
          mc_sp.cusparseCsrSetPointers(m, pos, idxs, values));
@@ -316,14 +303,14 @@ mc_status mc_sparse_set_csr_pointers(void *m, void *pos, void *idxs, void *value
 
 mc_status mc_sparse_spgemm_create_descr(void **out) {
   *out = NULL;
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   SP_TRY("cusparseSpGEMM_createDescr(&spgemmDesc)", mc_sp.cusparseSpGEMM_createDescr(out));
   return MC_OK;
 }
 
 mc_status mc_sparse_spgemm_destroy_descr(void *d) {
-  mc_status st = need_cusparse();
+  mc_status st = mc_cusparse_load();
   if (MC_FAILED(st)) return st;
   SP_TRY("cusparseSpGEMM_destroyDescr(spgemmDesc)", mc_sp.cusparseSpGEMM_destroyDescr(d));
   return MC_OK;

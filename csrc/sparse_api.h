@@ -21,7 +21,6 @@ typedef int cusparseStatus_t;  /* CUSPARSE_STATUS_*; cuSPARSELt returns the same
 typedef struct cusparseContext *cusparseHandle_t;
 
 /* Constants (values from cusparse.h 12.x / cusparseLt.h 0.8; library_types.h). */
-#define MC_CUSPARSE_STATUS_SUCCESS 0
 #define MC_CUSPARSE_STATUS_NOT_INITIALIZED 1
 #define MC_CUSPARSE_STATUS_EXECUTION_FAILED 6
 #define MC_CUSPARSE_STATUS_NOT_SUPPORTED 10

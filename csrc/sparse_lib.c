@@ -46,7 +46,7 @@ static void note(sp_lib *l, const char *fmt, const char *a) {
   if (snprintf(l->error + n, sizeof l->error - n, fmt, a) < 0) l->error[n] = 0;
 }
 
-/* dlopen one candidate; on success resolve `resolve` and keep the path. */
+/* dlopen one candidate; on success keep its path. */
 static void *try_open(sp_lib *l, const char *file) {
   void *h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
   if (h && snprintf(l->path, sizeof l->path, "%s", file) < 0) l->path[0] = 0;
@@ -83,9 +83,7 @@ static void *try_site_glob(sp_lib *l, const char *pattern) {
 }
 
 static void *search(sp_lib *l) {
-  const char *override = strcmp(l->env, "MGPU_CACHED_CUSPARSELT") == 0
-                             ? mc_config()->cusparselt_path
-                             : mc_config()->cusparse_path;
+  const char *override = l == &g_lt ? mc_config()->cusparselt_path : mc_config()->cusparse_path;
   if (override && *override) {
     void *h = try_open(l, override);
     if (!h) {
@@ -209,12 +207,6 @@ mc_status mc_cusparselt_load(void) {
 
 const char *mc_cusparse_error(void) { return g_sp.error; }
 const char *mc_cusparselt_error(void) { return g_lt.error; }
-const char *mc_cusparse_path(void) {
-  return __atomic_load_n(&g_sp.ok, __ATOMIC_ACQUIRE) ? g_sp.path : NULL;
-}
-const char *mc_cusparselt_path(void) {
-  return __atomic_load_n(&g_lt.ok, __ATOMIC_ACQUIRE) ? g_lt.path : NULL;
-}
 int mc_cusparselt_version(void) { return g_lt_version; }
 
 size_t mc_splt_struct_bytes(void) {

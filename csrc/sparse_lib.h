@@ -36,14 +36,18 @@ extern mc_cusparselt_fns mc_splt; /* valid after mc_cusparselt_load() returned M
 #define MC_SPARSE_STATUS_BASE 0x100000
 #define MC_SP_FAIL(callname, s) MC_FAIL(callname, MC_SPARSE_STATUS_BASE + (int)(s))
 #define MC_IS_SPARSE_STATUS(st) ((st).result >= MC_SPARSE_STATUS_BASE)
+/* Evaluate a library call; on a nonzero status return it as MC_SP_FAIL(callname, status). */
+#define SP_TRY(callname, expr)                                                                   \
+  do {                                                                                           \
+    cusparseStatus_t sp_try_ = (expr);                                                           \
+    if (sp_try_ != 0) return MC_SP_FAIL(callname, sp_try_);                                      \
+  } while (0)
 
 /* Load once. MC_OK, or MC_E_NO_LIBRARY with the reason in mc_cusparse_error(). */
 mc_status mc_cusparse_load(void);
 mc_status mc_cusparselt_load(void);
 const char *mc_cusparse_error(void);
 const char *mc_cusparselt_error(void);
-const char *mc_cusparse_path(void);   /* the file loaded, or NULL */
-const char *mc_cusparselt_path(void); /* the file loaded, or NULL */
 
 /* cuSPARSELt's version as major*1000 + minor*100 + patch (0.8.1 -> 801), after a successful load. */
 int mc_cusparselt_version(void);
@@ -60,7 +64,5 @@ int mc_splt_compute_type(int lowering_code);
 
 /* The name of a cuSPARSE status (cusparseGetErrorString when loaded). Never NULL. */
 const char *mc_sparse_status_name(int status);
-
-/* For tests: forget nothing; there is no unload (the libraries stay for the process). */
 
 #endif

@@ -26,12 +26,6 @@ static pthread_mutex_t g_lt_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *g_lt_handles[MAX_DEVICES]; /* cached mode: one per device, published with CAS */
 static void *g_lt_stock;                 /* stock mode: the process-wide handle, under g_lt_lock */
 
-#define SP_TRY(callname, expr)                                                                   \
-  do {                                                                                           \
-    cusparseStatus_t sp_try_ = (expr);                                                           \
-    if (sp_try_ != 0) return MC_SP_FAIL(callname, sp_try_);                                      \
-  } while (0)
-
 /* Layout in the caller's reserved space (S = the loaded library's struct size):
  *   sparse matrix: matrix descriptor @0, algorithm selection @S, plan @2S, matmul descriptor @3S,
  *                  values pointer @ MC_SPLT_SPMAT_RESERVED - 8;
@@ -100,7 +94,6 @@ static mc_status lt_handle(int device, void **out) {
 typedef struct lt_call {
   void *h;
   CUstream stream; /* cached: the driver stream; stock: the caller's stream as given */
-  int pushed;
   mc_ctx_scope scope;
   mc_stream_use use;
 } lt_call;
@@ -120,7 +113,6 @@ static mc_status lt_begin(const char *who, CUstream stream, lt_call *c) {
      * (cusparseLtMatmulAlgSelectionInit: internal error, seen on the H100) unless something
      * else made a context current on the thread. Stock mode pushes upstream's frozen context. */
     mc_stock_scope_push();
-    c->pushed = 2;
     return MC_OK;
   }
   st = mc_stream_use_begin(stream, who, &c->use);
@@ -131,15 +123,18 @@ static mc_status lt_begin(const char *who, CUstream stream, lt_call *c) {
     mc_stream_use_end(&c->use);
     return st;
   }
-  c->pushed = 1;
   c->stream = c->use.stream;
   return MC_OK;
 }
 
+/* After a successful lt_begin: what it entered, left (the mode decides which). */
 static void lt_end(lt_call *c) {
-  if (c->pushed == 2) mc_stock_scope_pop();
-  else if (c->pushed) mc_ctx_leave(&c->scope);
-  if (!mc_disabled()) mc_stream_use_end(&c->use);
+  if (mc_disabled()) {
+    mc_stock_scope_pop();
+    return;
+  }
+  mc_ctx_leave(&c->scope);
+  mc_stream_use_end(&c->use);
 }
 
 #define LT_TRY(c, callname, expr)                                                                 \
@@ -205,12 +200,17 @@ mc_status mc_sparselt_create_dnmat(void *dh, intptr_t rows, intptr_t cols, void 
   return MC_OK;
 }
 
-mc_status mc_sparselt_destroy_dnmat(void *dh) {
-  mc_status st = need_lt("mgpuDestroyCuSparseLtDnMat");
+/* The matrix descriptor at the start of a dense or sparse matrix's reserved space. */
+static mc_status destroy_mat(const char *who, const char *call, void *p) {
+  mc_status st = need_lt(who);
   if (MC_FAILED(st)) return st;
-  SP_TRY("cusparseLtMatDescriptorDestroy(&(dnmat_handle->mat))",
-         mc_splt.cusparseLtMatDescriptorDestroy(LT_MAT(dh)));
+  SP_TRY(call, mc_splt.cusparseLtMatDescriptorDestroy(LT_MAT(p)));
   return MC_OK;
+}
+
+mc_status mc_sparselt_destroy_dnmat(void *dh) {
+  return destroy_mat("mgpuDestroyCuSparseLtDnMat",
+                     "cusparseLtMatDescriptorDestroy(&(dnmat_handle->mat))", dh);
 }
 
 mc_status mc_sparselt_create_2to4_spmat(void *sh, intptr_t rows, intptr_t cols, void *values,
@@ -230,11 +230,8 @@ mc_status mc_sparselt_create_2to4_spmat(void *sh, intptr_t rows, intptr_t cols, 
 }
 
 mc_status mc_sparselt_destroy_spmat(void *sh) {
-  mc_status st = need_lt("mgpuDestroyCuSparseLtSpMat");
-  if (MC_FAILED(st)) return st;
-  SP_TRY("cusparseLtMatDescriptorDestroy(&(spmat_handle->mat))",
-         mc_splt.cusparseLtMatDescriptorDestroy(LT_MAT(sh)));
-  return MC_OK;
+  return destroy_mat("mgpuDestroyCuSparseLtSpMat",
+                     "cusparseLtMatDescriptorDestroy(&(spmat_handle->mat))", sh);
 }
 
 mc_status mc_sparselt_spmm_buffer_size(void *bs, int32_t ma, int32_t mb, void *a, void *b, void *cm,

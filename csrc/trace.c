@@ -323,14 +323,14 @@ static arg_names call_args(int call) {
   case MC_TR_LaunchKernelCooperative:
   case MC_TR_LaunchClusterKernel: return (arg_names){"function", NULL, NULL};
   case MC_TR_StreamCreate: return (arg_names){NULL, NULL, "stream"};
-  case MC_TR_StreamWaitEvent: return (arg_names){"event", NULL, NULL};
   case MC_TR_EventCreate: return (arg_names){NULL, NULL, "event"};
+  case MC_TR_StreamWaitEvent:
   case MC_TR_EventDestroy:
-  case MC_TR_EventSynchronize: return (arg_names){"event", NULL, NULL};
+  case MC_TR_EventSynchronize:
   case MC_TR_EventRecord: return (arg_names){"event", NULL, NULL};
   case MC_TR_MemAlloc: return (arg_names){"#bytes", "#host_shared", "ptr"};
   case MC_TR_MemFree: return (arg_names){"ptr", NULL, NULL};
-  case MC_TR_Memcpy: return (arg_names){"dst", "#bytes", NULL};
+  case MC_TR_Memcpy:
   case MC_TR_Memset32:
   case MC_TR_Memset16: return (arg_names){"dst", "#bytes", NULL};
   case MC_TR_MemHostRegister: return (arg_names){"ptr", "#bytes", NULL};

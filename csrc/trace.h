@@ -17,7 +17,8 @@
  * The variables are parsed by config.c (MC_CONFIG_VARS), from the library constructor (trace.c)
  * and only when MGPU_CACHED_TRACE is set. When neither it nor NVTX_INJECTION64_PATH is set,
  * mc_trace_on stays 0 and each mgpu* entry point pays one predictable branch on it (MC_TRACE_ON),
- * nothing else; the stat counters and the launch/copy paths test it too (one branch each).
+ * nothing else; the stat counters and launch.c's chain path test it too, the GPU-span hooks of
+ * the launch/copy paths test mc_trace_gpu (one branch each).
  *
  * Files: trace.c (state, per-thread record chunks, clock, exit and fork handling, the JSON
  * writer), trace_abi.c (one traced wrapper per mgpu* entry point), trace_gpu.c (timing events),
@@ -128,13 +129,15 @@ void mc_trace_register_exit(void);
 void mc_trace_gpu_begin(CUstream driver_stream, int device);
 /* Right after the enqueue; `result` is the driver's result (nonzero: nothing was enqueued). */
 void mc_trace_gpu_end(CUstream driver_stream, int result);
+/* One branch on mc_trace_gpu (set only with mc_trace_on): a trace without GPU spans makes no call
+ * here either (both functions are no-ops then). */
 #define MC_TRACE_GPU_BEGIN(s, device)                                                             \
   do {                                                                                            \
-    if (MC_TRACE_ON()) mc_trace_gpu_begin((s), (device));                                         \
+    if (__builtin_expect(mc_trace_gpu, 0)) mc_trace_gpu_begin((s), (device));                     \
   } while (0)
 #define MC_TRACE_GPU_END(s, r)                                                                    \
   do {                                                                                            \
-    if (MC_TRACE_ON()) mc_trace_gpu_end((s), (r));                                                \
+    if (__builtin_expect(mc_trace_gpu, 0)) mc_trace_gpu_end((s), (r));                            \
   } while (0)
 /* Read back every finished GPU span (waits at most `wait_ms` for unfinished ones, never longer;
  * unfinished ones are counted as dropped). Called by the writer. */

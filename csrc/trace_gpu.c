@@ -87,10 +87,8 @@ static void drop(void) { __atomic_fetch_add(&g_dropped, 1, __ATOMIC_RELAXED); }
 
 uint64_t mc_trace_gpu_dropped(void) { return __atomic_load_n(&g_dropped, __ATOMIC_RELAXED); }
 
-/* Release a pair's reference (g_lock held); returns an event to destroy outside the lock. */
-static CUevent unref(pair *p) {
-  ref *r = p->ref;
-  p->ref = NULL;
+/* Release one user of a reference (g_lock held); returns an event to destroy outside the lock. */
+static CUevent unref(ref *r) {
   if (!r || --r->users || !r->retired) return NULL;
   CUevent ev = r->ev;
   free(r);
@@ -202,7 +200,8 @@ static pair *take_pair(int device) {
 
 /* Back to its free list, its reference released (g_lock held); an event to destroy or NULL. */
 static CUevent give_back(pair *p) {
-  CUevent ev = unref(p);
+  CUevent ev = unref(p->ref);
+  p->ref = NULL;
   p->next = g_free[p->device];
   g_free[p->device] = p;
   return ev;
@@ -293,8 +292,7 @@ void mc_trace_gpu_begin(CUstream driver_stream, int device) {
   if (p) return recycle(p);
   if (!r) return;
   pthread_mutex_lock(&g_lock);
-  pair tmp = {.ref = r};
-  CUevent ev = unref(&tmp);
+  CUevent ev = unref(r);
   pthread_mutex_unlock(&g_lock);
   if (ev) mc_cu.cuEventDestroy(ev);
 }
