@@ -348,7 +348,10 @@ def test_out_of_memory_with_the_device_stuck_does_not_hang(make_runtime, capfd):
     back (cuMemFree would wait for the kernel). The allocation waits for the reclaimer at most
     MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS, then reports out of memory; the memory comes back once the
     kernel has ended."""
-    rt = setup_fake(make_runtime(env={"MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS": "50"}))
+    # RECLAIM_US: the reclaimer's first round starts 100 ms after the first free, so it covers
+    # both frees (a round started between them left b pending and out of the release: a flake)
+    rt = setup_fake(make_runtime(env={"MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS": "50",
+                                      "MGPU_CACHED_ALLOCATOR_RECLAIM_US": "100000"}))
     rt.fake.fake_set_memory_limit(8 * KIB)
     k = busy_kernel(rt)
     s = rt.mgpuStreamCreate()
