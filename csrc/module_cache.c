@@ -229,7 +229,7 @@ static int publish_locked(module_rec *m) {
  * reclamation read section, with mc_slot_still checked after the reads). */
 static module_rec *module_of(uint64_t h, mc_slot_state *state) {
   void *p = NULL;
-  *state = mc_slot_find(&g_modules, h, &p, NULL);
+  *state = mc_slot_find(&g_modules, h, &p);
   return *state == MC_SLOT_LIVE ? __atomic_load_n((module_rec **)p, __ATOMIC_SEQ_CST) : NULL;
 }
 
@@ -714,7 +714,7 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
 static mc_status resolve_for_launch(uint64_t fh, int device) {
   pthread_mutex_lock(&g_cache.lock);
   uint64_t *w = NULL;
-  mc_slot_state s = mc_slot_find(&g_functions, fh, (void **)&w, NULL);
+  mc_slot_state s = mc_slot_find(&g_functions, fh, (void **)&w);
   module_rec *m = NULL;
   if (s == MC_SLOT_LIVE) m = module_of(__atomic_load_n(&w[0], __ATOMIC_ACQUIRE), &s);
   if (m) {
@@ -767,7 +767,7 @@ mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *
   uint64_t h = (uint64_t)(uintptr_t)f;
   if (!h) return MC_FAIL("mgpuLaunchKernel", MC_E_NULL_ARGUMENT);
   uint64_t *w = NULL;
-  mc_slot_state s = mc_slot_find(&g_functions, h, (void **)&w, NULL);
+  mc_slot_state s = mc_slot_find(&g_functions, h, (void **)&w);
   if (s != MC_SLOT_LIVE) return handle_error("mgpuLaunchKernel", s);
   int n = ndev();
   if (device < 0 || device >= n) return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
@@ -827,7 +827,7 @@ mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, 
   uint64_t h = (uint64_t)(uintptr_t)module;
   if (!h || !name) return MC_FAIL("mgpuModuleGetGlobal", MC_E_NULL_ARGUMENT);
   if (!mc_cu_extra.cuLibraryGetGlobal) {
-    mc_slot_state s = mc_slot_find(&g_modules, h, NULL, NULL);
+    mc_slot_state s = mc_slot_find(&g_modules, h, NULL);
     if (s != MC_SLOT_LIVE) return handle_error("mgpuModuleGetGlobal", s);
     return MC_FAIL("cuLibraryGetGlobal", MC_E_UNSUPPORTED);
   }

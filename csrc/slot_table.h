@@ -61,9 +61,9 @@ void mc_slot_unalloc(mc_slot_table *t, uint32_t index);
 /* Retire a live slot: its handles become stale; the slot is reused later. Owner's lock. */
 void mc_slot_retire(mc_slot_table *t, uint32_t index);
 
-/* The payload and generation of handle h's slot and whether h is live, stale or unknown.
+/* The payload of handle h's slot (if live) and whether h is live, stale or unknown.
  * Lock-free; never reads memory the table did not allocate. */
-mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload, uint32_t *index);
+mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload);
 
 /* Whether handle h is still live (after reading its payload lock-free). */
 int mc_slot_still(const mc_slot_table *t, uint64_t h);
