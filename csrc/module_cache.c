@@ -649,14 +649,19 @@ mc_status mc_module_unload(mc_module *module) {
   return st;
 }
 
-/* Pin the live record of handle h (its library stays loaded until unpin). */
-static module_rec *pin(uint64_t h, mc_slot_state *s) {
-  pthread_mutex_lock(&g_cache.lock);
+/* Pin the live record of handle h (its library stays loaded until unpin). Lock held. */
+static module_rec *pin_locked(uint64_t h, mc_slot_state *s) {
   module_rec *m = module_of(h, s);
   if (m) {
     hold_locked(m);
     m->pins++;
   }
+  return m;
+}
+
+static module_rec *pin(uint64_t h, mc_slot_state *s) {
+  pthread_mutex_lock(&g_cache.lock);
+  module_rec *m = pin_locked(h, s);
   pthread_mutex_unlock(&g_cache.lock);
   return m;
 }
@@ -716,11 +721,7 @@ static mc_status resolve_for_launch(uint64_t fh, int device) {
   uint64_t *w = NULL;
   mc_slot_state s = mc_slot_find(&g_functions, fh, (void **)&w);
   module_rec *m = NULL;
-  if (s == MC_SLOT_LIVE) m = module_of(__atomic_load_n(&w[0], __ATOMIC_ACQUIRE), &s);
-  if (m) {
-    hold_locked(m);
-    m->pins++;
-  }
+  if (s == MC_SLOT_LIVE) m = pin_locked(__atomic_load_n(&w[0], __ATOMIC_ACQUIRE), &s);
   pthread_mutex_unlock(&g_cache.lock);
   if (!m) return handle_error("mgpuLaunchKernel", s);
   mc_status st = resolve_module(m, device);
