@@ -45,6 +45,7 @@
 #include "stats.h"
 
 #define MC_ALLOC_MAX_DEVICES 64
+#define MC_ALLOC_CLASSES 224     /* size classes: 4 per power of two from 512 B up to 2^60 */
 #define MC_ALLOC_ORDERED_SCAN 16 /* pending blocks of a class looked at by an ordered allocation */
 
 typedef enum { B_LIVE = 1, B_FREEING, B_PENDING, B_CLEARING, B_CACHED } block_state;
@@ -112,7 +113,8 @@ static void register_at_exit(void) { atexit(alloc_at_exit); }
 
 static int exiting(void) { return __atomic_load_n(&g_alloc.exiting, __ATOMIC_SEQ_CST); }
 
-int mc_alloc_class(uint64_t bytes, uint64_t *class_bytes) {
+/* Size class of `bytes`: its index (0..MC_ALLOC_CLASSES-1) and rounded size; -1 if too large. */
+static int size_class(uint64_t bytes, uint64_t *class_bytes) {
   if (bytes <= 512) {
     *class_bytes = 512;
     return 0;
@@ -625,7 +627,7 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
   const mc_config_t *cfg = mc_config();
   uint64_t cap = cfg->allocator_cache_bytes;
   uint64_t size = 0;
-  int cls = mc_alloc_class(bytes, &size);
+  int cls = size_class(bytes, &size);
   if (cls < 0 || size > cap) {
     cls = -1; /* never cached: allocated at its exact size */
     size = bytes;
