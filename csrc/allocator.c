@@ -699,10 +699,8 @@ mc_status mc_alloc_put(int device, void *ptr, const void *stream_key) {
   }
   b->state = B_FREEING;
   mc_stat_add(MC_STAT_alloc_bytes_in_use, -(int64_t)b->bytes);
-  uint64_t cap = mc_config()->allocator_cache_bytes;
-  int cacheable = b->cls >= 0 && b->bytes <= cap;
   dev_alloc *d = dev_of(b->device);
-  if (!cacheable || !d) {
+  if (b->cls < 0 || !d) { /* cls >= 0 only for blocks no bigger than the cap (mc_alloc_get) */
     pthread_mutex_unlock(&g_alloc.lock);
     return drop_block(b); /* the stock cuMemFree (waits for the device, as stock) */
   }
@@ -740,7 +738,7 @@ mc_status mc_alloc_put(int device, void *ptr, const void *stream_key) {
   mc_block *victims = NULL;
   pthread_mutex_lock(&g_alloc.lock);
   ready_insert(d, b);
-  detach_ready(d, cap, 0, &victims);
+  detach_ready(d, mc_config()->allocator_cache_bytes, 0, &victims);
   pthread_mutex_unlock(&g_alloc.lock);
   return victims ? release_list(victims) : MC_OK;
 }
