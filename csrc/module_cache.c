@@ -65,8 +65,8 @@ typedef struct kernel_entry {
   char *name;                /* owned copy; immutable */
   uint64_t hash;             /* of name; immutable */
   CUkernel kernel;           /* library-level kernel; immutable */
-  uint64_t handle;           /* the mc_function handle; immutable once published */
-  uint32_t slot;             /* its slot in g_functions; immutable once published */
+  uint64_t handle;           /* the mc_function handle (its slot: mc_slot_index); immutable once
+                                published */
   struct kernel_entry *next; /* the record's kernels found by name; written before publication */
 } kernel_entry;
 
@@ -74,8 +74,8 @@ typedef struct module_rec {
   mc_reclaim_node reclaim;    /* deferred free once retired */
   const void *key;            /* blob address (cache key); immutable */
   int jit, opt_level;         /* loaded through mgpuModuleLoadJIT at this level; immutable */
-  uint64_t handle;            /* the mc_module handle; immutable once published */
-  uint32_t slot;              /* its slot in g_modules; immutable once published */
+  uint64_t handle;            /* the mc_module handle (its slot: mc_slot_index); immutable once
+                                 published */
   unsigned char *copy;        /* private copy of the blob for hit verification; immutable; read by
                                  holders of a reference only; freed at retirement */
   size_t len;                 /* blob length from its header; immutable */
@@ -195,10 +195,9 @@ static int publish_entry_locked(kernel_entry *e, uint64_t mh) {
   uint64_t *w = mc_slot_alloc(&g_functions, &slot, &h);
   if (!w) return -1;
   int n = ndev();
-  uint64_t gen = (uint32_t)(h >> MC_SLOT_INDEX_BITS);
+  uint64_t gen = mc_slot_gen(h);
   __atomic_store_n(&w[0], mh, __ATOMIC_RELEASE);
   for (int d = 0; d < n; ++d) __atomic_store_n(&w[SMEM_WORD(n, d)], gen << 32, __ATOMIC_RELEASE);
-  e->slot = slot;
   e->handle = mc_slot_publish(&g_functions, slot);
   return 0;
 }
@@ -215,12 +214,11 @@ static int publish_locked(module_rec *m) {
   for (; i < m->nkernels; ++i)
     if (publish_entry_locked(&m->kernels[i], mh) != 0) break;
   if (i < m->nkernels) {
-    while (i--) mc_slot_retire(&g_functions, m->kernels[i].slot);
+    while (i--) mc_slot_retire(&g_functions, mc_slot_index(m->kernels[i].handle));
     mc_slot_unalloc(&g_modules, ms);
     return -1;
   }
   __atomic_store_n((module_rec **)mp, m, __ATOMIC_SEQ_CST);
-  m->slot = ms;
   m->handle = mc_slot_publish(&g_modules, ms);
   return 0;
 }
@@ -278,10 +276,13 @@ static void idle_push_locked(module_rec *m) {
 static void retire_locked(module_rec *m, module_rec **grave) {
   idle_remove_locked(m);
   if (m->in_table) unlink_locked(m);
-  __atomic_store_n((module_rec **)mc_slot_payload(&g_modules, m->slot), NULL, __ATOMIC_SEQ_CST);
-  mc_slot_retire(&g_modules, m->slot);
-  for (size_t i = 0; i < m->nkernels; ++i) mc_slot_retire(&g_functions, m->kernels[i].slot);
-  for (kernel_entry *e = m->named; e; e = e->next) mc_slot_retire(&g_functions, e->slot);
+  uint32_t ms = mc_slot_index(m->handle);
+  __atomic_store_n((module_rec **)mc_slot_payload(&g_modules, ms), NULL, __ATOMIC_SEQ_CST);
+  mc_slot_retire(&g_modules, ms);
+  for (size_t i = 0; i < m->nkernels; ++i)
+    mc_slot_retire(&g_functions, mc_slot_index(m->kernels[i].handle));
+  for (kernel_entry *e = m->named; e; e = e->next)
+    mc_slot_retire(&g_functions, mc_slot_index(e->handle));
   m->grave = *grave;
   *grave = m;
 }
@@ -357,8 +358,9 @@ static mc_status resolve_module(module_rec *m, int device) {
   size_t todo = 0;
   kernel_entry *e = m->nkernels ? &m->kernels[0] : m->named;
   for (size_t i = 0; slots && ks && fs && i < count; ++i) {
-    if (!__atomic_load_n(&fslot(e->slot)[FN_WORD(device)], __ATOMIC_ACQUIRE)) {
-      slots[todo] = e->slot;
+    uint32_t slot = mc_slot_index(e->handle);
+    if (!__atomic_load_n(&fslot(slot)[FN_WORD(device)], __ATOMIC_ACQUIRE)) {
+      slots[todo] = slot;
       ks[todo++] = e->kernel;
     }
     /* the enumerated kernels, then those found by name */
@@ -738,7 +740,7 @@ static mc_status raise_smem(uint64_t fh, uint64_t *w, int device, int smem, CUfu
   if (optin < smem) /* the stock wrapper's warning; the launch goes ahead as there */
     mc_message("Requested shared memory (%dkb) is larger than maximum allowed shared memory "
                "(%dkb) for this device", smem, optin);
-  uint64_t gen = (uint32_t)(fh >> MC_SLOT_INDEX_BITS);
+  uint64_t gen = mc_slot_gen(fh);
   uint64_t *word = &w[SMEM_WORD(ndev(), device)];
   pthread_mutex_lock(&g_smem_lock);
   uint64_t cur = __atomic_load_n(word, __ATOMIC_ACQUIRE);
@@ -783,7 +785,7 @@ mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *
     if (!mc_slot_still(&g_functions, h) || !cf)
       return MC_FAIL("mgpuLaunchKernel", MC_E_STALE_HANDLE);
   }
-  uint64_t gen = (uint32_t)(h >> MC_SLOT_INDEX_BITS);
+  uint64_t gen = mc_slot_gen(h);
   if (smem > 0 && ((sm >> 32) != gen || (int64_t)(uint32_t)sm < smem)) {
     mc_status st = raise_smem(h, w, device, smem, cf);
     if (MC_FAILED(st)) return st;
