@@ -346,35 +346,37 @@ static void unpin(module_rec *m) {
 
 /* ---- resolution ---- */
 
+typedef struct unresolved {
+  uint32_t slot;   /* the kernel's function slot */
+  CUkernel kernel;
+  CUfunction fn;   /* resolved outside the lock */
+} unresolved;
+
+/* Note e in *todo (at *n) if it has no function on `device` yet. Lock held. */
+static void note_unresolved(const kernel_entry *e, int device, unresolved *todo, size_t *n) {
+  uint32_t slot = mc_slot_index(e->handle);
+  if (!__atomic_load_n(&fslot(slot)[FN_WORD(device)], __ATOMIC_ACQUIRE))
+    todo[(*n)++] = (unresolved){slot, e->kernel, NULL};
+}
+
 /* Resolve every kernel of m not yet resolved on `device`, whose context is current. The caller
  * holds m. The driver calls run without the lock; racing resolutions store the same function. */
 static mc_status resolve_module(module_rec *m, int device) {
   pthread_mutex_lock(&g_cache.lock);
   size_t count = m->nkernels;
   for (kernel_entry *e = m->named; e; e = e->next) count++;
-  uint32_t *slots = calloc(count ? count : 1, sizeof *slots);
-  CUkernel *ks = calloc(count ? count : 1, sizeof *ks);
-  CUfunction *fs = calloc(count ? count : 1, sizeof *fs);
-  size_t todo = 0;
-  kernel_entry *e = m->nkernels ? &m->kernels[0] : m->named;
-  for (size_t i = 0; slots && ks && fs && i < count; ++i) {
-    uint32_t slot = mc_slot_index(e->handle);
-    if (!__atomic_load_n(&fslot(slot)[FN_WORD(device)], __ATOMIC_ACQUIRE)) {
-      slots[todo] = slot;
-      ks[todo++] = e->kernel;
-    }
-    /* the enumerated kernels, then those found by name */
-    e = i + 1 < m->nkernels ? &m->kernels[i + 1] : i + 1 == m->nkernels ? m->named : e->next;
+  unresolved *todo = calloc(count ? count : 1, sizeof *todo);
+  size_t n = 0;
+  if (todo) { /* the enumerated kernels, then those found by name */
+    for (size_t i = 0; i < m->nkernels; ++i) note_unresolved(&m->kernels[i], device, todo, &n);
+    for (kernel_entry *e = m->named; e; e = e->next) note_unresolved(e, device, todo, &n);
   }
   pthread_mutex_unlock(&g_cache.lock);
-  if (!slots || !ks || !fs) {
-    free(slots), free(ks), free(fs);
-    return MC_FAIL("mgpuLaunchKernel", MC_E_NO_MEMORY);
-  }
+  if (!todo) return MC_FAIL("mgpuLaunchKernel", MC_E_NO_MEMORY);
   mc_status st = MC_OK;
   size_t done = 0;
-  for (; done < todo; ++done) {
-    CUresult r = mc_cu.cuKernelGetFunction(&fs[done], ks[done]);
+  for (; done < n; ++done) {
+    CUresult r = mc_cu.cuKernelGetFunction(&todo[done].fn, todo[done].kernel);
     if (r != 0) {
       st = MC_FAIL("cuKernelGetFunction", r);
       break;
@@ -383,13 +385,13 @@ static mc_status resolve_module(module_rec *m, int device) {
   }
   pthread_mutex_lock(&g_cache.lock); /* m is held: its slots are still its own */
   for (size_t i = 0; i < done; ++i) {
-    uint64_t *w = fslot(slots[i]);
+    uint64_t *w = fslot(todo[i].slot);
     if (!__atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE))
-      __atomic_store_n(&w[FN_WORD(device)], (uint64_t)(uintptr_t)fs[i], __ATOMIC_RELEASE);
+      __atomic_store_n(&w[FN_WORD(device)], (uint64_t)(uintptr_t)todo[i].fn, __ATOMIC_RELEASE);
   }
   if (!MC_FAILED(st)) __atomic_store_n(&m->resolved[device], 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&g_cache.lock);
-  free(slots), free(ks), free(fs);
+  free(todo);
   return st;
 }
 
