@@ -252,8 +252,13 @@ size_t mc_blob_code_object_length(const void *data) {
   if (!data) return 0;
   const unsigned char *p = (const unsigned char *)data;
   size_t len = 0;
-  if (range_readable(p, 24) && memcmp(p, OFFLOAD_BUNDLE, 24) == 0) len = bundle_length(p);
-  else if (range_readable(p, 4) && memcmp(p, "CCOB", 4) == 0) len = compressed_bundle_length(p);
-  else mc_blob_identify(data, &len); /* 0 for unknown or corrupt */
+  if (range_readable(p, 24) && memcmp(p, OFFLOAD_BUNDLE, 24) == 0) {
+    len = bundle_length(p);
+  } else if (range_readable(p, 4) && memcmp(p, "CCOB", 4) == 0) {
+    len = compressed_bundle_length(p);
+  } else {
+    mc_blob_identify(data, &len); /* 0 for unknown or corrupt; a length it gives is readable */
+    return len;
+  }
   return len && range_readable(p, len) ? len : 0;
 }
