@@ -45,6 +45,7 @@
 #include "stats.h"
 
 #define MC_ALLOC_MAX_DEVICES 64
+#define MC_ALLOC_CLASSES 224     /* size classes: 4 per power of two from 512 B up to 2^60 */
 #define MC_ALLOC_ORDERED_SCAN 16 /* pending blocks of a class looked at by an ordered allocation */
 
 typedef enum { B_LIVE = 1, B_FREEING, B_PENDING, B_CLEARING, B_CACHED } block_state;
@@ -112,7 +113,8 @@ static void register_at_exit(void) { atexit(alloc_at_exit); }
 
 static int exiting(void) { return __atomic_load_n(&g_alloc.exiting, __ATOMIC_SEQ_CST); }
 
-int mc_alloc_class(uint64_t bytes, uint64_t *class_bytes) {
+/* Size class of `bytes`: its index (0..MC_ALLOC_CLASSES-1) and rounded size; -1 if too large. */
+static int size_class(uint64_t bytes, uint64_t *class_bytes) {
   if (bytes <= 512) {
     *class_bytes = 512;
     return 0;
@@ -625,7 +627,7 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
   const mc_config_t *cfg = mc_config();
   uint64_t cap = cfg->allocator_cache_bytes;
   uint64_t size = 0;
-  int cls = mc_alloc_class(bytes, &size);
+  int cls = size_class(bytes, &size);
   if (cls < 0 || size > cap) {
     cls = -1; /* never cached: allocated at its exact size */
     size = bytes;
@@ -697,10 +699,8 @@ mc_status mc_alloc_put(int device, void *ptr, const void *stream_key) {
   }
   b->state = B_FREEING;
   mc_stat_add(MC_STAT_alloc_bytes_in_use, -(int64_t)b->bytes);
-  uint64_t cap = mc_config()->allocator_cache_bytes;
-  int cacheable = b->cls >= 0 && b->bytes <= cap;
   dev_alloc *d = dev_of(b->device);
-  if (!cacheable || !d) {
+  if (b->cls < 0 || !d) { /* cls >= 0 only for blocks no bigger than the cap (mc_alloc_get) */
     pthread_mutex_unlock(&g_alloc.lock);
     return drop_block(b); /* the stock cuMemFree (waits for the device, as stock) */
   }
@@ -738,7 +738,7 @@ mc_status mc_alloc_put(int device, void *ptr, const void *stream_key) {
   mc_block *victims = NULL;
   pthread_mutex_lock(&g_alloc.lock);
   ready_insert(d, b);
-  detach_ready(d, cap, 0, &victims);
+  detach_ready(d, mc_config()->allocator_cache_bytes, 0, &victims);
   pthread_mutex_unlock(&g_alloc.lock);
   return victims ? release_list(victims) : MC_OK;
 }

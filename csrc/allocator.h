@@ -63,8 +63,4 @@ void mc_alloc_fork_prepare(void);
 void mc_alloc_fork_parent(void);
 void mc_alloc_fork_child(void);
 
-/* Size class of `bytes`: its index (0..MC_ALLOC_CLASSES-1) and rounded size. Exposed for tests. */
-#define MC_ALLOC_CLASSES 224
-int mc_alloc_class(uint64_t bytes, uint64_t *class_bytes);
-
 #endif

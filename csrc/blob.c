@@ -217,7 +217,6 @@ const char *mc_blob_kind_name(mc_blob_kind kind) {
 
 /* ---- HIP code objects ---- */
 
-#define BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
 #define BUNDLE_MAX_ENTRIES 4096 /* more means a header that is not a bundle's */
 #define BUNDLE_MAX_ID 4096      /* the longest target id we accept */
 
@@ -253,8 +252,13 @@ size_t mc_blob_code_object_length(const void *data) {
   if (!data) return 0;
   const unsigned char *p = (const unsigned char *)data;
   size_t len = 0;
-  if (range_readable(p, 24) && memcmp(p, BUNDLE_MAGIC, 24) == 0) len = bundle_length(p);
-  else if (range_readable(p, 4) && memcmp(p, "CCOB", 4) == 0) len = compressed_bundle_length(p);
-  else mc_blob_identify(data, &len); /* 0 for unknown or corrupt */
+  if (range_readable(p, 24) && memcmp(p, OFFLOAD_BUNDLE, 24) == 0) {
+    len = bundle_length(p);
+  } else if (range_readable(p, 4) && memcmp(p, "CCOB", 4) == 0) {
+    len = compressed_bundle_length(p);
+  } else {
+    mc_blob_identify(data, &len); /* 0 for unknown or corrupt; a length it gives is readable */
+    return len;
+  }
   return len && range_readable(p, len) ? len : 0;
 }

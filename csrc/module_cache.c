@@ -65,8 +65,8 @@ typedef struct kernel_entry {
   char *name;                /* owned copy; immutable */
   uint64_t hash;             /* of name; immutable */
   CUkernel kernel;           /* library-level kernel; immutable */
-  uint64_t handle;           /* the mc_function handle; immutable once published */
-  uint32_t slot;             /* its slot in g_functions; immutable once published */
+  uint64_t handle;           /* the mc_function handle (its slot: mc_slot_index); immutable once
+                                published */
   struct kernel_entry *next; /* the record's kernels found by name; written before publication */
 } kernel_entry;
 
@@ -74,8 +74,8 @@ typedef struct module_rec {
   mc_reclaim_node reclaim;    /* deferred free once retired */
   const void *key;            /* blob address (cache key); immutable */
   int jit, opt_level;         /* loaded through mgpuModuleLoadJIT at this level; immutable */
-  uint64_t handle;            /* the mc_module handle; immutable once published */
-  uint32_t slot;              /* its slot in g_modules; immutable once published */
+  uint64_t handle;            /* the mc_module handle (its slot: mc_slot_index); immutable once
+                                 published */
   unsigned char *copy;        /* private copy of the blob for hit verification; immutable; read by
                                  holders of a reference only; freed at retirement */
   size_t len;                 /* blob length from its header; immutable */
@@ -195,10 +195,9 @@ static int publish_entry_locked(kernel_entry *e, uint64_t mh) {
   uint64_t *w = mc_slot_alloc(&g_functions, &slot, &h);
   if (!w) return -1;
   int n = ndev();
-  uint64_t gen = (uint32_t)(h >> MC_SLOT_INDEX_BITS);
+  uint64_t gen = mc_slot_gen(h);
   __atomic_store_n(&w[0], mh, __ATOMIC_RELEASE);
   for (int d = 0; d < n; ++d) __atomic_store_n(&w[SMEM_WORD(n, d)], gen << 32, __ATOMIC_RELEASE);
-  e->slot = slot;
   e->handle = mc_slot_publish(&g_functions, slot);
   return 0;
 }
@@ -215,12 +214,11 @@ static int publish_locked(module_rec *m) {
   for (; i < m->nkernels; ++i)
     if (publish_entry_locked(&m->kernels[i], mh) != 0) break;
   if (i < m->nkernels) {
-    while (i--) mc_slot_retire(&g_functions, m->kernels[i].slot);
+    while (i--) mc_slot_retire(&g_functions, mc_slot_index(m->kernels[i].handle));
     mc_slot_unalloc(&g_modules, ms);
     return -1;
   }
   __atomic_store_n((module_rec **)mp, m, __ATOMIC_SEQ_CST);
-  m->slot = ms;
   m->handle = mc_slot_publish(&g_modules, ms);
   return 0;
 }
@@ -229,7 +227,7 @@ static int publish_locked(module_rec *m) {
  * reclamation read section, with mc_slot_still checked after the reads). */
 static module_rec *module_of(uint64_t h, mc_slot_state *state) {
   void *p = NULL;
-  *state = mc_slot_find(&g_modules, h, &p, NULL);
+  *state = mc_slot_find(&g_modules, h, &p);
   return *state == MC_SLOT_LIVE ? __atomic_load_n((module_rec **)p, __ATOMIC_SEQ_CST) : NULL;
 }
 
@@ -278,10 +276,13 @@ static void idle_push_locked(module_rec *m) {
 static void retire_locked(module_rec *m, module_rec **grave) {
   idle_remove_locked(m);
   if (m->in_table) unlink_locked(m);
-  __atomic_store_n((module_rec **)mc_slot_payload(&g_modules, m->slot), NULL, __ATOMIC_SEQ_CST);
-  mc_slot_retire(&g_modules, m->slot);
-  for (size_t i = 0; i < m->nkernels; ++i) mc_slot_retire(&g_functions, m->kernels[i].slot);
-  for (kernel_entry *e = m->named; e; e = e->next) mc_slot_retire(&g_functions, e->slot);
+  uint32_t ms = mc_slot_index(m->handle);
+  __atomic_store_n((module_rec **)mc_slot_payload(&g_modules, ms), NULL, __ATOMIC_SEQ_CST);
+  mc_slot_retire(&g_modules, ms);
+  for (size_t i = 0; i < m->nkernels; ++i)
+    mc_slot_retire(&g_functions, mc_slot_index(m->kernels[i].handle));
+  for (kernel_entry *e = m->named; e; e = e->next)
+    mc_slot_retire(&g_functions, mc_slot_index(e->handle));
   m->grave = *grave;
   *grave = m;
 }
@@ -345,34 +346,37 @@ static void unpin(module_rec *m) {
 
 /* ---- resolution ---- */
 
+typedef struct unresolved {
+  uint32_t slot;   /* the kernel's function slot */
+  CUkernel kernel;
+  CUfunction fn;   /* resolved outside the lock */
+} unresolved;
+
+/* Note e in *todo (at *n) if it has no function on `device` yet. Lock held. */
+static void note_unresolved(const kernel_entry *e, int device, unresolved *todo, size_t *n) {
+  uint32_t slot = mc_slot_index(e->handle);
+  if (!__atomic_load_n(&fslot(slot)[FN_WORD(device)], __ATOMIC_ACQUIRE))
+    todo[(*n)++] = (unresolved){slot, e->kernel, NULL};
+}
+
 /* Resolve every kernel of m not yet resolved on `device`, whose context is current. The caller
  * holds m. The driver calls run without the lock; racing resolutions store the same function. */
 static mc_status resolve_module(module_rec *m, int device) {
   pthread_mutex_lock(&g_cache.lock);
   size_t count = m->nkernels;
   for (kernel_entry *e = m->named; e; e = e->next) count++;
-  uint32_t *slots = calloc(count ? count : 1, sizeof *slots);
-  CUkernel *ks = calloc(count ? count : 1, sizeof *ks);
-  CUfunction *fs = calloc(count ? count : 1, sizeof *fs);
-  size_t todo = 0;
-  kernel_entry *e = m->nkernels ? &m->kernels[0] : m->named;
-  for (size_t i = 0; slots && ks && fs && i < count; ++i) {
-    if (!__atomic_load_n(&fslot(e->slot)[FN_WORD(device)], __ATOMIC_ACQUIRE)) {
-      slots[todo] = e->slot;
-      ks[todo++] = e->kernel;
-    }
-    /* the enumerated kernels, then those found by name */
-    e = i + 1 < m->nkernels ? &m->kernels[i + 1] : i + 1 == m->nkernels ? m->named : e->next;
+  unresolved *todo = calloc(count ? count : 1, sizeof *todo);
+  size_t n = 0;
+  if (todo) { /* the enumerated kernels, then those found by name */
+    for (size_t i = 0; i < m->nkernels; ++i) note_unresolved(&m->kernels[i], device, todo, &n);
+    for (kernel_entry *e = m->named; e; e = e->next) note_unresolved(e, device, todo, &n);
   }
   pthread_mutex_unlock(&g_cache.lock);
-  if (!slots || !ks || !fs) {
-    free(slots), free(ks), free(fs);
-    return MC_FAIL("mgpuLaunchKernel", MC_E_NO_MEMORY);
-  }
+  if (!todo) return MC_FAIL("mgpuLaunchKernel", MC_E_NO_MEMORY);
   mc_status st = MC_OK;
   size_t done = 0;
-  for (; done < todo; ++done) {
-    CUresult r = mc_cu.cuKernelGetFunction(&fs[done], ks[done]);
+  for (; done < n; ++done) {
+    CUresult r = mc_cu.cuKernelGetFunction(&todo[done].fn, todo[done].kernel);
     if (r != 0) {
       st = MC_FAIL("cuKernelGetFunction", r);
       break;
@@ -381,13 +385,13 @@ static mc_status resolve_module(module_rec *m, int device) {
   }
   pthread_mutex_lock(&g_cache.lock); /* m is held: its slots are still its own */
   for (size_t i = 0; i < done; ++i) {
-    uint64_t *w = fslot(slots[i]);
+    uint64_t *w = fslot(todo[i].slot);
     if (!__atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE))
-      __atomic_store_n(&w[FN_WORD(device)], (uint64_t)(uintptr_t)fs[i], __ATOMIC_RELEASE);
+      __atomic_store_n(&w[FN_WORD(device)], (uint64_t)(uintptr_t)todo[i].fn, __ATOMIC_RELEASE);
   }
   if (!MC_FAILED(st)) __atomic_store_n(&m->resolved[device], 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&g_cache.lock);
-  free(slots), free(ks), free(fs);
+  free(todo);
   return st;
 }
 
@@ -649,14 +653,19 @@ mc_status mc_module_unload(mc_module *module) {
   return st;
 }
 
-/* Pin the live record of handle h (its library stays loaded until unpin). */
-static module_rec *pin(uint64_t h, mc_slot_state *s) {
-  pthread_mutex_lock(&g_cache.lock);
+/* Pin the live record of handle h (its library stays loaded until unpin). Lock held. */
+static module_rec *pin_locked(uint64_t h, mc_slot_state *s) {
   module_rec *m = module_of(h, s);
   if (m) {
     hold_locked(m);
     m->pins++;
   }
+  return m;
+}
+
+static module_rec *pin(uint64_t h, mc_slot_state *s) {
+  pthread_mutex_lock(&g_cache.lock);
+  module_rec *m = pin_locked(h, s);
   pthread_mutex_unlock(&g_cache.lock);
   return m;
 }
@@ -714,13 +723,9 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
 static mc_status resolve_for_launch(uint64_t fh, int device) {
   pthread_mutex_lock(&g_cache.lock);
   uint64_t *w = NULL;
-  mc_slot_state s = mc_slot_find(&g_functions, fh, (void **)&w, NULL);
+  mc_slot_state s = mc_slot_find(&g_functions, fh, (void **)&w);
   module_rec *m = NULL;
-  if (s == MC_SLOT_LIVE) m = module_of(__atomic_load_n(&w[0], __ATOMIC_ACQUIRE), &s);
-  if (m) {
-    hold_locked(m);
-    m->pins++;
-  }
+  if (s == MC_SLOT_LIVE) m = pin_locked(__atomic_load_n(&w[0], __ATOMIC_ACQUIRE), &s);
   pthread_mutex_unlock(&g_cache.lock);
   if (!m) return handle_error("mgpuLaunchKernel", s);
   mc_status st = resolve_module(m, device);
@@ -737,7 +742,7 @@ static mc_status raise_smem(uint64_t fh, uint64_t *w, int device, int smem, CUfu
   if (optin < smem) /* the stock wrapper's warning; the launch goes ahead as there */
     mc_message("Requested shared memory (%dkb) is larger than maximum allowed shared memory "
                "(%dkb) for this device", smem, optin);
-  uint64_t gen = (uint32_t)(fh >> MC_SLOT_INDEX_BITS);
+  uint64_t gen = mc_slot_gen(fh);
   uint64_t *word = &w[SMEM_WORD(ndev(), device)];
   pthread_mutex_lock(&g_smem_lock);
   uint64_t cur = __atomic_load_n(word, __ATOMIC_ACQUIRE);
@@ -767,7 +772,7 @@ mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *
   uint64_t h = (uint64_t)(uintptr_t)f;
   if (!h) return MC_FAIL("mgpuLaunchKernel", MC_E_NULL_ARGUMENT);
   uint64_t *w = NULL;
-  mc_slot_state s = mc_slot_find(&g_functions, h, (void **)&w, NULL);
+  mc_slot_state s = mc_slot_find(&g_functions, h, (void **)&w);
   if (s != MC_SLOT_LIVE) return handle_error("mgpuLaunchKernel", s);
   int n = ndev();
   if (device < 0 || device >= n) return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
@@ -782,7 +787,7 @@ mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *
     if (!mc_slot_still(&g_functions, h) || !cf)
       return MC_FAIL("mgpuLaunchKernel", MC_E_STALE_HANDLE);
   }
-  uint64_t gen = (uint32_t)(h >> MC_SLOT_INDEX_BITS);
+  uint64_t gen = mc_slot_gen(h);
   if (smem > 0 && ((sm >> 32) != gen || (int64_t)(uint32_t)sm < smem)) {
     mc_status st = raise_smem(h, w, device, smem, cf);
     if (MC_FAILED(st)) return st;
@@ -827,7 +832,7 @@ mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, 
   uint64_t h = (uint64_t)(uintptr_t)module;
   if (!h || !name) return MC_FAIL("mgpuModuleGetGlobal", MC_E_NULL_ARGUMENT);
   if (!mc_cu_extra.cuLibraryGetGlobal) {
-    mc_slot_state s = mc_slot_find(&g_modules, h, NULL, NULL);
+    mc_slot_state s = mc_slot_find(&g_modules, h, NULL);
     if (s != MC_SLOT_LIVE) return handle_error("mgpuModuleGetGlobal", s);
     return MC_FAIL("cuLibraryGetGlobal", MC_E_UNSUPPORTED);
   }

@@ -59,12 +59,16 @@ void mc_report_cu(const char *expr, int result) {
   fprintf(stderr, "'%s' failed with '%s'\n", expr, mc_result_name(result));
 }
 
-void mc_message(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
+static void vmessage(const char *fmt, va_list ap) {
   fputs("mgpu-cached: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
+}
+
+void mc_message(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vmessage(fmt, ap);
   va_end(ap);
 }
 
@@ -72,8 +76,6 @@ void mc_debug(const char *fmt, ...) {
   if (!mc_config()->verbose) return;
   va_list ap;
   va_start(ap, fmt);
-  fputs("mgpu-cached: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vmessage(fmt, ap);
   va_end(ap);
 }

@@ -85,10 +85,9 @@ void mc_slot_retire(mc_slot_table *t, uint32_t index) {
   if (gen < GEN_LIMIT) push_free(t, index);
 }
 
-mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload, uint32_t *index) {
+mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload) {
   if ((h >> 56) != t->tag) return MC_SLOT_UNKNOWN;
-  uint32_t i = (uint32_t)(h & (((uint64_t)1 << MC_SLOT_INDEX_BITS) - 1));
-  uint32_t gen = (uint32_t)(h >> MC_SLOT_INDEX_BITS);
+  uint32_t i = mc_slot_index(h), gen = mc_slot_gen(h);
   if (!(gen & 1)) return MC_SLOT_UNKNOWN; /* never issued: handles carry odd generations */
   unsigned char *chunk = __atomic_load_n(&t->chunks[i >> MC_SLOT_CHUNK_BITS], __ATOMIC_ACQUIRE);
   if (!chunk) return MC_SLOT_UNKNOWN;
@@ -96,14 +95,13 @@ mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload, u
   uint32_t now = __atomic_load_n(&s->gen, __ATOMIC_SEQ_CST);
   if (now == gen) {
     if (payload) *payload = s + 1;
-    if (index) *index = i;
     return MC_SLOT_LIVE;
   }
   return gen < now ? MC_SLOT_STALE : MC_SLOT_UNKNOWN;
 }
 
 int mc_slot_still(const mc_slot_table *t, uint64_t h) {
-  return mc_slot_find(t, h, NULL, NULL) == MC_SLOT_LIVE;
+  return mc_slot_find(t, h, NULL) == MC_SLOT_LIVE;
 }
 
 void mc_slot_table_fork_child(mc_slot_table *t) {

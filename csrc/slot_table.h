@@ -61,12 +61,18 @@ void mc_slot_unalloc(mc_slot_table *t, uint32_t index);
 /* Retire a live slot: its handles become stale; the slot is reused later. Owner's lock. */
 void mc_slot_retire(mc_slot_table *t, uint32_t index);
 
-/* The payload and generation of handle h's slot and whether h is live, stale or unknown.
+/* The payload of handle h's slot (if live) and whether h is live, stale or unknown.
  * Lock-free; never reads memory the table did not allocate. */
-mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload, uint32_t *index);
+mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload);
 
 /* Whether handle h is still live (after reading its payload lock-free). */
 int mc_slot_still(const mc_slot_table *t, uint64_t h);
+
+/* The slot index and the generation handle h names (its parts; nothing checked). */
+static inline uint32_t mc_slot_index(uint64_t h) {
+  return (uint32_t)(h & (((uint64_t)1 << MC_SLOT_INDEX_BITS) - 1));
+}
+static inline uint32_t mc_slot_gen(uint64_t h) { return (uint32_t)(h >> MC_SLOT_INDEX_BITS); }
 
 /* The payload of slot `index` (allocated). */
 void *mc_slot_payload(const mc_slot_table *t, uint32_t index);
