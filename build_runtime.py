@@ -48,7 +48,9 @@ STOCK_NAME = "libmlir_cuda_runtime.so"
 STOCK_ROCM_NAME = "libmlir_rocm_runtime.so"
 CFLAGS = ["-std=c11", "-D_GNU_SOURCE", "-O2", "-fPIC", "-fvisibility=hidden", "-pthread",
           "-Wall", "-Wextra"]
-LDFLAGS = ["-shared", "-pthread", "-Wl,--no-undefined", "-Wl,-z,now"]
+# -z nodelete: the library starts threads (the allocator's reclaimers) that may be inside its code
+# when a host unloads it (mlir-cpu-runner dlcloses its --shared-libs at exit): it is never unmapped.
+LDFLAGS = ["-shared", "-pthread", "-Wl,--no-undefined", "-Wl,-z,now", "-Wl,-z,nodelete"]
 LIBS = ["-ldl"]
 MANYLINUX_ENV = "MGPU_CACHED_MANYLINUX"
 

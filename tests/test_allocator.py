@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import subprocess
 import threading
 import time
 from contextlib import contextmanager
 
 import pytest
+
+import mgpu_cached
 
 from conftest import CC, DATA, DRIVERS, ROOT, blob_buffer, compile_shared, ptx
 
@@ -547,3 +550,21 @@ def test_exit_while_the_reclaimer_is_blocked(fork_exit_program, fake_driver_buil
     thread does not keep the process alive."""
     p = run_fork_exit(fork_exit_program, fake_driver_build, "exit")
     assert p.returncode == 0 and p.stdout.split() == ["ok"], p.stdout + p.stderr
+
+
+def test_unloading_the_library_while_the_reclaimer_runs(tmp_path, fake_driver_build):
+    """A host dlcloses the library (mlir-cpu-runner does, at exit) while the reclaimer thread is
+    inside it (asleep in MGPU_CACHED_ALLOCATOR_RECLAIM_US before its round): the library is
+    linked -z nodelete, so the thread never runs unmapped code and the host lives on."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path / "dlclose_reclaimer"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", "-o", str(exe),
+                    str(DATA / "alloc" / "dlclose_reclaimer.c"), "-ldl"], check=True)
+    lib = tmp_path / "libmgpu_cached_copy.so"
+    shutil.copyfile(mgpu_cached.library_path(), lib)
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build),
+               MGPU_CACHED_ALLOCATOR_RECLAIM_US="200000")
+    env.pop("MGPU_CACHED_DISABLE", None)
+    p = subprocess.run([str(exe), str(lib)], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.split() == ["survived"], (p.returncode, p.stderr)
