@@ -683,7 +683,7 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
   return MC_OK;
 }
 
-mc_status mc_alloc_put(int device, void *ptr, const void *stream_key) {
+mc_status mc_alloc_put(void *ptr, const void *stream_key) {
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
   CUdeviceptr p = (CUdeviceptr)(uintptr_t)ptr;
@@ -691,7 +691,7 @@ mc_status mc_alloc_put(int device, void *ptr, const void *stream_key) {
   mc_block *b = ptr ? table_find(p) : NULL;
   if (!b) {
     pthread_mutex_unlock(&g_alloc.lock);
-    return driver_free(device, p); /* not ours: as stock */
+    return driver_free(mc_thread_device(), p); /* not ours: as stock */
   }
   if (b->state != B_LIVE) {
     pthread_mutex_unlock(&g_alloc.lock);

@@ -47,8 +47,9 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
 
 /* Free a pointer. `stream_key` NULL: the NULL stream (waits for the device, as cuMemFree); else
  * the identity of the free's stream (matched by later ordered allocations). Pointers the allocator
- * did not make go to cuMemFree in `device`'s context, as stock. */
-mc_status mc_alloc_put(int device, void *ptr, const void *stream_key);
+ * did not make go to cuMemFree in the context of the thread's device (mc_thread_device, asked only
+ * then: on HIP it is a driver call), as stock. */
+mc_status mc_alloc_put(void *ptr, const void *stream_key);
 
 /* Give every ready block, and every pending block freed before the call, of every device back to
  * the driver: waits for each device (cuCtxSynchronize) in the caller first. Returns the number of

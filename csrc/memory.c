@@ -71,7 +71,7 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
     /* An ordered hit: clear it on its stream, after the old work and before the new. */
     st = mc_memset32(*out, 0, (size_t)((bytes + 3) / 4), stream);
     if (!MC_FAILED(st)) return MC_OK;
-    mc_alloc_put(device, *out, &k_unordered); /* back to the reclaimer, no driver call */
+    mc_alloc_put(*out, &k_unordered); /* back to the reclaimer, no driver call */
     *out = NULL;
     return st;
   }
@@ -89,7 +89,7 @@ mc_status mc_mem_free(void *ptr, CUstream stream) {
   const mc_config_t *cfg = mc_config();
   if (cfg->allocator) {
     const void *key = ordered_key(cfg, stream);
-    return mc_alloc_put(mc_thread_device(), ptr, key ? key : stream ? &k_unordered : NULL);
+    return mc_alloc_put(ptr, key ? key : stream ? &k_unordered : NULL);
   }
   IN_DEVICE_CONTEXT("cuMemFree", mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));
   return MC_OK;
