@@ -31,6 +31,9 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphNode_st *CUgraphNode;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef int CUstreamCaptureMode;   /* enum in cuda.h: GLOBAL 0, THREAD_LOCAL 1, RELAXED 2 */
+typedef int CUstreamCaptureStatus; /* enum in cuda.h: NONE 0, ACTIVE 1, INVALIDATED 2 */
 typedef int CUjit_option;
 typedef int CUlibraryOption;
 typedef int CUdevice_attribute;
@@ -79,6 +82,21 @@ typedef struct CUDA_KERNEL_NODE_PARAMS_v2_st {
   CUcontext ctx;
 } CUDA_KERNEL_NODE_PARAMS;
 
+/* Memory pool properties (cuMemPoolCreate): the layout of CUDA 12/13's CUmemPoolProps_v1. */
+typedef struct CUmemLocation_st {
+  int type; /* CU_MEM_LOCATION_TYPE_DEVICE = 1 */
+  int id;
+} CUmemLocation;
+typedef struct CUmemPoolProps_st {
+  int allocType;  /* CU_MEM_ALLOCATION_TYPE_PINNED = 1 */
+  int handleTypes; /* CU_MEM_HANDLE_TYPE_NONE = 0 */
+  CUmemLocation location;
+  void *win32SecurityAttributes;
+  size_t maxSize;
+  unsigned short usage;
+  unsigned char reserved[54];
+} CUmemPoolProps;
+
 typedef struct CUlaunchConfig_st {
   unsigned int gridDimX, gridDimY, gridDimZ;
   unsigned int blockDimX, blockDimY, blockDimZ;
@@ -115,6 +133,15 @@ typedef struct CUlaunchConfig_st {
 #define MC_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION 4
 #define MC_CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE 5
 #define MC_CU_CLUSTER_SCHEDULING_POLICY_SPREAD 1
+#define MC_CU_STREAM_CAPTURE_MODE_GLOBAL 0
+#define MC_CU_STREAM_CAPTURE_MODE_RELAXED 2
+#define MC_CU_STREAM_CAPTURE_STATUS_NONE 0
+#define MC_CU_STREAM_CAPTURE_STATUS_ACTIVE 1
+#define MC_CU_MEM_ALLOCATION_TYPE_PINNED 1
+#define MC_CU_MEM_LOCATION_TYPE_DEVICE 1
+#define MC_CUDA_ERROR_CONTEXT_IS_DESTROYED 709
+#define MC_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED 900
+#define MC_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED 901
 
 /* The symbol table. required=1: the library cannot work without it (stock mode needs these);
  * required=0: optional (newer drivers); the cached mode checks what it needs at init. */
@@ -221,6 +248,21 @@ typedef struct CUlaunchConfig_st {
     hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams), (hGraphExec, hNode,  \
     nodeParams), 0)                                                                                \
   X(cuGraphLaunch, cuGraphLaunch, CUresult, (CUgraphExec hGraphExec, CUstream hStream),            \
-    (hGraphExec, hStream), 0)
+    (hGraphExec, hStream), 0)                                                                      \
+  /* the good neighbour (issue 19); all optional */                                             \
+  X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, CUresult,                \
+    (CUstreamCaptureMode * mode), (mode), 0)                                                       \
+  X(cuStreamIsCapturing, cuStreamIsCapturing, CUresult, (CUstream hStream, CUstreamCaptureStatus  \
+    *captureStatus), (hStream, captureStatus), 0)                                                  \
+  X(cuCtxGetId, cuCtxGetId, CUresult, (CUcontext ctx, unsigned long long *ctxId), (ctx, ctxId), 0) \
+  X(cuMemGetInfo, cuMemGetInfo_v2, CUresult, (size_t *free, size_t *total), (free, total), 0)      \
+  X(cuMemPoolCreate, cuMemPoolCreate, CUresult, (CUmemoryPool * pool, const CUmemPoolProps         \
+    *poolProps), (pool, poolProps), 0)                                                             \
+  X(cuMemPoolTrimTo, cuMemPoolTrimTo, CUresult, (CUmemoryPool pool, size_t minBytesToKeep), (pool, \
+    minBytesToKeep), 0)                                                                            \
+  X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, CUresult, (CUdeviceptr * dptr, size_t        \
+    bytesize, CUmemoryPool pool, CUstream hStream), (dptr, bytesize, pool, hStream), 0)            \
+  X(cuMemFreeAsync, cuMemFreeAsync, CUresult, (CUdeviceptr dptr, CUstream hStream), (dptr,         \
+    hStream), 0)
 
 #endif /* MGPU_CACHED_CUDA_API_H */

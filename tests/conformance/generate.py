@@ -22,9 +22,12 @@ CUDA_TYPES = ["CUresult", "CUdevice", "CUdeviceptr", "CUcontext", "CUmodule", "C
               "CUtensorMapInterleave", "CUtensorMapSwizzle", "CUtensorMapL2promotion",
               "CUtensorMapFloatOOBfill", "CUlaunchAttributeID", "cuuint32_t", "cuuint64_t",
               "CUtensorMap", "CUlaunchAttributeValue", "CUlaunchAttribute", "CUlaunchConfig",
-              "CUgraph", "CUgraphNode", "CUgraphExec", "CUDA_KERNEL_NODE_PARAMS"]
+              "CUgraph", "CUgraphNode", "CUgraphExec", "CUDA_KERNEL_NODE_PARAMS",
+              "CUmemoryPool", "CUmemLocation", "CUmemPoolProps", "CUstreamCaptureMode",
+              "CUstreamCaptureStatus"]
 CUDA_TAGS = ["CUtensorMap_st", "CUlaunchAttributeValue_union", "CUlaunchAttribute_st",
-             "CUlaunchConfig_st", "CUDA_KERNEL_NODE_PARAMS_v2_st"]
+             "CUlaunchConfig_st", "CUDA_KERNEL_NODE_PARAMS_v2_st", "CUmemPoolHandle_st",
+             "CUmemLocation_st", "CUmemPoolProps_st"]
 # struct members whose offsets must match: (type, member)
 CUDA_MEMBERS = [("CUlaunchConfig", m) for m in
                 ["gridDimX", "gridDimY", "gridDimZ", "blockDimX", "blockDimY", "blockDimZ",
