@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "blob.h"
+#include "blob_state.h"
 #include "config.h"
 #include "context.h"
 #include "driver.h"
@@ -490,6 +491,16 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   }
   MC_STAT_INC(driver_module_loads);
   *out = m;
+  /* A module with module-scope state is never cached (blob_state.h): every load of it is a
+   * driver load, as with the stock library. Decided from the image (all len bytes readable, as
+   * mc_blob_identify checked), once per driver load. */
+  if (kind != MC_BLOB_UNKNOWN && kind != MC_BLOB_CORRUPT && len &&
+      mc_blob_stateful(blob, len, kind)) {
+    MC_STAT_INC(module_stateful_loads);
+    mc_debug("%s blob %p (%zu bytes) has module-scope state: not cached", mc_blob_kind_name(kind),
+             blob, len);
+    kind = MC_BLOB_UNKNOWN;
+  }
   /* Copied once the driver accepted the bytes (their extent was checked by mc_blob_identify).
    * Without a copy the module is simply not cached. */
   if (kind != MC_BLOB_UNKNOWN && len && (m->copy = malloc(len)) != NULL) {
@@ -847,6 +858,17 @@ mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, 
   if (!MC_FAILED(st)) {
     r = mc_cu_extra.cuLibraryGetGlobal(&d, &n, m->lib, name);
     mc_ctx_leave(&scope);
+  }
+  if (!MC_FAILED(st) && r == 0) {
+    /* The program may write the module's state through this address: the module is no longer
+     * handed out to a later load (it leaves the table; its last release unloads it). */
+    pthread_mutex_lock(&g_cache.lock);
+    if (m->in_table) {
+      unlink_locked(m);
+      MC_STAT_INC(module_global_uncached);
+      mc_debug("global %s of blob %p handed out: its module is no longer cached", name, m->key);
+    }
+    pthread_mutex_unlock(&g_cache.lock);
   }
   unpin(m);
   if (MC_FAILED(st)) return st;

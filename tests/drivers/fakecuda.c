@@ -40,6 +40,7 @@ struct fake_lib {
   int magic;      /* 0x11B for a library, 0x30D for a module */
   int nk;
   int any_name; /* a real GPU binary (no ".entry" text): every name asked for is a kernel */
+  int has_counter; unsigned counter; /* module-scope variable `counter` (fake_globals.h) */
   char names[MAXK][64];
   int unloaded;
   CUcontext ctx; /* a module: the context it was loaded in (its functions belong to it) */
@@ -53,6 +54,7 @@ struct fake_func {
   int smem_limit;
   struct fake_func *next;
 };
+#include "fake_globals.h"
 struct CUstream_st {
   int magic; CUcontext ctx; unsigned flags; int pending; int destroyed;
   struct x_queue *xq; /* executing mode: its queue of deferred work (fake_exec.h) */
@@ -477,6 +479,7 @@ static int parse_blob(const void *data, struct fake_lib *lib, int magic) {
     lib->nk++;
   }
   if (!lib->nk && (p[0] == 0x7f || p[0] == 0x50)) lib->any_name = 1; /* ELF or fatbin */
+  fake_globals_parse(lib, p, n);
   return (lib->nk || lib->any_name) ? 0 : INVALID_IMAGE;
 }
 
@@ -701,6 +704,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
   unsigned char vals[GRAPH_MAXARGBYTES];
   pack_args((struct fake_func *)f, vals, params);
   record_args(vals);
+  fake_globals_launch((struct fake_func *)f, params, NULL);
   RETURN(0);
 }
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
@@ -1013,6 +1017,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
     if (r) RETURN(r);
     memset(g_last_launch, 0, sizeof g_last_launch);
     for (int k = 0; k < 7; ++k) g_last_launch[k] = x->nodes[i].dims[k];
+    fake_globals_launch(x->nodes[i].func, NULL, x->nodes[i].vals);
     record_args(x->nodes[i].vals);
     if (exec_on()) { /* the node's copied argument values, laid out by pack_args */
       const unsigned char *v = x->nodes[i].vals;
