@@ -22,6 +22,17 @@
  * reclamation (reclaim.h), because mgpuModuleGetFunction scans a record's kernel names without a
  * lock: the record is freed once no such scan can still be reading it.
  *
+ * Module state (issue 19): a module is handed out again only if it starts from its image's
+ * initial state, as a driver load would. A blob whose image has module-scope state (device
+ * globals, host-writable constants: blob_state.h decides, once per driver load, from the image,
+ * outside the lock) is never put in the table: each load of it is a driver load with its own
+ * record and handles, its last release retires it (its library unloaded at once, after chain
+ * replay's unload hook has submitted pending launches, as for any retired module), and loads
+ * while another is held get separate modules, as with the stock library. mgpuModuleGetGlobal
+ * (the program may write the module's state through the address) takes a module out of the table
+ * under the lock, so no later load gets it and its last release unloads it. Modules without state
+ * are cached as before: a hit makes no driver call and classifies nothing.
+ *
  * Hits: the table is searched under the lock, the blob checked outside it on a held record
  * (hit_is_same): without a lock of this file, the record's ro_generation read and written with
  * atomic loads and stores only (rodata.c's queries take the loader's own lock, never while a lock

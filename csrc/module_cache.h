@@ -15,6 +15,10 @@
  * unloaded when a different blob replaces it at its address, or when more than
  * MGPU_CACHED_MODULE_CACHE (default 256) unreferenced modules are kept (the least recently
  * released first), so a JIT process that makes many modules does not keep them all loaded.
+ * Only modules without module-scope state are cached (blob_state.h): a blob with device globals
+ * or host-writable constants is loaded from the driver at every load and unloaded at its last
+ * unload, as with the stock library, so every load starts from the image's initial values; a
+ * module whose global was handed out by mgpuModuleGetGlobal is not handed out again.
  *
  * Handles: an mc_module* / mc_function* is not a pointer but a generation-tagged handle
  * (slot_table.h): a slot index and the slot's generation. When a module is unloaded from the

@@ -352,3 +352,19 @@ def test_mlir_module_global_program_loads_per_launch(tmp_path, fake_driver_build
     else:
         assert c == {"cuLibraryLoadData": 4, "cuLibraryUnload": 4, "cuModuleLoadData": 0,
                      "cuModuleUnload": 0}
+
+
+# ---- the HIP backend: the same rule (the cache sits above both backends) ------------------------
+
+@pytest.mark.parametrize("stateful", [False, True])
+def test_hip_code_object_with_state_is_loaded_per_load(make_hip_runtime, stateful):
+    rt = make_hip_runtime()
+    secs = [(".text", 1, 0x6, ptx("k"))] + ([(".bss", 8, 0x3, 4)] if stateful else [])
+    buf = blob_buffer(build_elf(secs, [("k.kd", 1, 1)], machine=224))
+    for _ in range(3):
+        m = rt.mgpuModuleLoad(buf, len(buf))
+        rt.launch(rt.mgpuModuleGetFunction(m, b"k"))
+        rt.mgpuModuleUnload(m)
+    n = 3 if stateful else 1
+    assert rt.fake.count("hipModuleLoadData") == n
+    assert rt.fake.count("hipModuleUnload") == (3 if stateful else 0)
