@@ -38,7 +38,8 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     return st;
   }
   CUfunction cf = NULL;
-  st = mc_function_prepare(f, device, d->smem, &cf);
+  int transient = 0; /* f's module is not cached: no graph exec or chain for it */
+  st = mc_function_prepare(f, device, d->smem, &cf, &transient);
   if (MC_FAILED(st)) {
     mc_ctx_leave(&scope);
     mc_stream_use_end(&use);
@@ -52,7 +53,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     /* The library's own streams (not pinned: the program never enqueues on them behind our
      * back), arguments as an array: through the stream's graph exec where it can
      * (graph_launch.h); otherwise, or if it declines, as the stock wrapper launches. */
-    int ours = use.rec && !use.pinned && !extra;
+    int ours = use.rec && !use.pinned && !extra && !transient;
     int chain = mc_chain_enabled();
     /* cst: a failure of earlier deferred launches submitted meanwhile (chain.h), reported as
      * this launch's, as the driver would have reported it at theirs */

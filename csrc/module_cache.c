@@ -133,11 +133,14 @@ static pthread_mutex_t g_smem_lock = PTHREAD_MUTEX_INITIALIZER; /* raises of sme
 static int g_ndev;
 
 /* Module slots hold the record pointer; function slots hold the module handle, then per device
- * the CUfunction (0 until resolved) and the smem word (generation << 32 | limit set so far). */
+ * the CUfunction (0 until resolved) and the smem word (generation << 32 | limit set so far), then
+ * a flags word (FN_TRANSIENT). */
 static mc_slot_table g_modules = MC_SLOT_TABLE_INIT(0xC3);
 static mc_slot_table g_functions = MC_SLOT_TABLE_INIT(0xF5);
 #define FN_WORD(d) (1 + (size_t)(d))
 #define SMEM_WORD(ndev, d) (1 + (size_t)(ndev) + (size_t)(d))
+#define FLAGS_WORD(ndev) (1 + 2 * (size_t)(ndev)) /* FN_TRANSIENT; written before publication */
+#define FN_TRANSIENT 1u /* the module is not cached: its next load gives new function handles */
 
 static size_t bucket_of(const void *p) {
   uint64_t x = (uint64_t)(uintptr_t)p;
@@ -160,7 +163,7 @@ static void setup_locked(void) {
   int n = mc_device_count();
   if (n < 1) n = 1;
   mc_slot_table_set_payload(&g_modules, sizeof(uint64_t));
-  mc_slot_table_set_payload(&g_functions, (1 + 2 * (size_t)n) * sizeof(uint64_t));
+  mc_slot_table_set_payload(&g_functions, (2 + 2 * (size_t)n) * sizeof(uint64_t));
   __atomic_store_n(&g_ndev, n, __ATOMIC_RELEASE);
 }
 
@@ -201,7 +204,7 @@ static kernel_entry *find_entry(module_rec *m, const char *name, uint64_t h) {
 static uint64_t *fslot(uint32_t slot) { return mc_slot_payload(&g_functions, slot); }
 
 /* A function slot for entry e of module handle mh: allocated, filled, published. Lock held. */
-static int publish_entry_locked(kernel_entry *e, uint64_t mh) {
+static int publish_entry_locked(kernel_entry *e, uint64_t mh, int transient) {
   uint32_t slot;
   uint64_t h;
   uint64_t *w = mc_slot_alloc(&g_functions, &slot, &h);
@@ -209,6 +212,7 @@ static int publish_entry_locked(kernel_entry *e, uint64_t mh) {
   int n = ndev();
   uint64_t gen = mc_slot_gen(h);
   __atomic_store_n(&w[0], mh, __ATOMIC_RELEASE);
+  __atomic_store_n(&w[FLAGS_WORD(n)], transient ? FN_TRANSIENT : 0u, __ATOMIC_RELEASE);
   for (int d = 0; d < n; ++d) __atomic_store_n(&w[SMEM_WORD(n, d)], gen << 32, __ATOMIC_RELEASE);
   e->handle = mc_slot_publish(&g_functions, slot);
   return 0;
@@ -224,7 +228,7 @@ static int publish_locked(module_rec *m) {
   /* Function slots first (their handles need mh), the module slot last. */
   size_t i = 0;
   for (; i < m->nkernels; ++i)
-    if (publish_entry_locked(&m->kernels[i], mh) != 0) break;
+    if (publish_entry_locked(&m->kernels[i], mh, m->kind == MC_BLOB_UNKNOWN) != 0) break;
   if (i < m->nkernels) {
     while (i--) mc_slot_retire(&g_functions, mc_slot_index(m->kernels[i].handle));
     mc_slot_unalloc(&g_modules, ms);
@@ -724,7 +728,7 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
     st = MC_FAIL("cuLibraryGetKernel", r);
   } else if ((e = find_entry(m, name, nh)) == NULL) { /* not added by a racing thread */
     e = calloc(1, sizeof *e);
-    if (!e || entry_init(e, k, name) != 0 || publish_entry_locked(e, m->handle) != 0) {
+    if (!e || entry_init(e, k, name) != 0 || publish_entry_locked(e, m->handle, m->kind == MC_BLOB_UNKNOWN) != 0) {
       if (e) free(e->name);
       free(e);
       e = NULL;
@@ -790,7 +794,8 @@ int mc_function_live(const mc_function *f) {
   return h && mc_slot_still(&g_functions, h);
 }
 
-mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out) {
+mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out,
+                               int *transient) {
   uint64_t h = (uint64_t)(uintptr_t)f;
   if (!h) return MC_FAIL("mgpuLaunchKernel", MC_E_NULL_ARGUMENT);
   uint64_t *w = NULL;
@@ -800,6 +805,7 @@ mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *
   if (device < 0 || device >= n) return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
   CUfunction cf = (CUfunction)(uintptr_t)__atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE);
   uint64_t sm = __atomic_load_n(&w[SMEM_WORD(n, device)], __ATOMIC_ACQUIRE);
+  *transient = (int)(__atomic_load_n(&w[FLAGS_WORD(n)], __ATOMIC_ACQUIRE) & FN_TRANSIENT);
   if (!mc_slot_still(&g_functions, h)) return MC_FAIL("mgpuLaunchKernel", MC_E_STALE_HANDLE);
   if (!cf) { /* first launch on this device: resolve every kernel of the module here */
     mc_status st = resolve_for_launch(h, device);

@@ -63,6 +63,21 @@ def test_counter_starts_fresh_after_every_unload(make_runtime, disable, init):
         assert s["module_stateful_loads"] == 3 and s["module_hits"] == 0
 
 
+def test_stateful_module_launches_take_the_stream_path(make_runtime):
+    """Each load of a stateful blob gives new function handles: a graph exec made for one would
+    never be launched again, so their launches never build one (LLVM <= 20 code would otherwise
+    pay a graph instantiation per launch)."""
+    rt = make_runtime(env={**ENV, "MGPU_CACHED_GRAPH": "1"})
+    values, _ = run_rounds(rt, blob_buffer(counter_ptx()), rounds=12)
+    assert values == [0] * 12
+    s = rt.stats()
+    assert s["graph_instantiates"] == 0 and s["graph_launches"] == 0
+    assert rt.fake.counts("cuLaunchKernel")["cuLaunchKernel"] == 12
+    # a stateless module's launches on the same pattern do take the graph path
+    values, _ = run_rounds(rt, blob_buffer(ptx("count_up")), rounds=12)
+    assert rt.stats()["graph_launches"] > 0
+
+
 @pytest.mark.parametrize("disable", [False, True], ids=["cached", "stock"])
 def test_two_holders_of_a_stateful_blob_get_two_modules(make_runtime, disable):
     """Loads while an earlier load is still held: separate modules, separate state, as stock."""
