@@ -106,13 +106,17 @@ EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
 }
 EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
 
+/* Without g_lock (counted atomically, not logged): the library asks it on module-load hits, which
+ * tests fork around (a child must not find g_lock held by a thread of its parent); the state it
+ * reads is written under g_lock and read with atomic loads. */
 EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *id) {
-  BEGIN(cuCtxGetId);
+  __atomic_fetch_add(&g_counts[IDX_cuCtxGetId], 1, __ATOMIC_RELAXED);
   if (!ctx) ctx = current();
-  if (!ctx) RETURN(INVALID_CONTEXT);
-  if (g_rs_dead[ctx->device]) RETURN(CONTEXT_IS_DESTROYED);
-  *id = 1ull + g_rs_gen[ctx->device] + 100ull * (unsigned)ctx->device;
-  RETURN(0);
+  if (!ctx) return INVALID_CONTEXT;
+  int d = ctx->device;
+  if (__atomic_load_n(&g_rs_dead[d], __ATOMIC_ACQUIRE)) return CONTEXT_IS_DESTROYED;
+  *id = 1ull + __atomic_load_n(&g_rs_gen[d], __ATOMIC_ACQUIRE) + 100ull * (unsigned)d;
+  return 0;
 }
 
 /* Test control. */
