@@ -894,3 +894,22 @@ mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, 
   if (bytes) *bytes = n;
   return MC_OK;
 }
+
+/* ---- faults (issue 19 item 5): a device's primary context was reset (context.h) ----
+ * Every record leaves the hash table, so no later load hits a module resolved in the dead
+ * context (records span devices: all of them go; other devices load theirs once more). Cached
+ * modules nobody holds are forgotten: never unloaded (their driver objects belong to the dead
+ * context), their memory leaked. Records the program still holds stay valid handles whose kernels
+ * report the driver's CONTEXT_IS_DESTROYED, as stock's do; their unload retires them as usual. */
+void mc_module_cache_forget_device(int device) {
+  (void)device;
+  pthread_mutex_lock(&g_cache.lock);
+  for (size_t b = 0; b < MC_BUCKETS; ++b) {
+    while (g_cache.buckets[b]) {
+      module_rec *m = g_cache.buckets[b];
+      idle_remove_locked(m);
+      unlink_locked(m);
+    }
+  }
+  pthread_mutex_unlock(&g_cache.lock);
+}

@@ -81,6 +81,10 @@ void mc_module_cache_fork_prepare(void);
 void mc_module_cache_fork_parent(void);
 void mc_module_cache_fork_child(void);
 
+/* A reset primary context (context.h, mc_ctx_on_reset): forget every cached module (no driver
+ * call), so the next load of a blob loads it in the new context. */
+void mc_module_cache_forget_device(int device);
+
 /* ---- ROCm-only export (abi_rocm.c) ---- */
 /* The device address and size of the global `name` of `module` on the calling thread's default
  * device (cuLibraryGetGlobal; on HIP, hipModuleGetGlobal of that device's module). */

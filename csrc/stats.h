@@ -25,6 +25,7 @@
   X(function_lookups, "mgpuModuleGetFunction calls")                                          \
   X(function_resolves, "kernels resolved in a device context (cuKernelGetFunction)")         \
   X(launches, "kernel launches")                                                              \
+  X(context_recoveries, "primary contexts found reset and retained again, caches dropped")   \
   X(smem_attribute_sets, "dynamic shared memory limits raised (cuFuncSetAttribute)")         \
   X(stream_creates, "mgpuStreamCreate calls")                                                 \
   X(stream_pool_hits, "streams handed out from the pool")                                    \
