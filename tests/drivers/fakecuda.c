@@ -12,6 +12,8 @@
  *
  * With FAKECUDA_EXEC=1 it also executes the work it is given (fake_exec.h: deferred per-stream
  * queues, a seeded random interleaving, the difftest kernels); the differential tester uses that.
+ * Stream capture and capture modes (cuStreamBeginCapture, cuThreadExchangeStreamCaptureMode, calls
+ * refused during another thread's global-mode capture): fake_capture.h.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -22,6 +24,8 @@
 
 #include "../../csrc/cuda_api.h"
 #include "symbol_index.h"
+#define FAKE_CALL_HOOK fake_capture_hook /* fake_capture.h */
+static int fake_capture_hook(int idx);
 #include "fake_recording.h"
 
 #define MAXDEV 8
@@ -111,6 +115,7 @@ __attribute__((destructor)) static void conc_report_after_exit(void) {
 static CUcontext current(void) { return tl_depth ? tl_stack[tl_depth - 1] : NULL; }
 
 #include "fake_exec.h"
+#include "fake_capture.h" /* stream capture and capture modes */
 
 static int fake_before_call(void) { /* lock held */
   if (g_conc_torn_down) return ++g_conc_calls_after, 4; /* conc: CUDA_ERROR_DEINITIALIZED */
@@ -690,6 +695,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
                                unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
                                void **extra) {
   BEGIN(cuLaunchKernel);
+  if (cap_absorb(s)) RETURN(0); /* fake_capture.h */
   (void)extra;
   int r = launch_common((struct fake_func *)f, s);
   if (r) RETURN(r);
@@ -706,6 +712,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
                                  void **extra) {
   BEGIN(cuLaunchKernelEx);
+  if (cap_absorb(c->hStream)) RETURN(0); /* fake_capture.h */
   (void)params, (void)extra;
   int r = launch_common((struct fake_func *)f, c->hStream);
   if (r) RETURN(r);
@@ -744,6 +751,7 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream s) {
 }
 EXPORT CUresult cuStreamSynchronize(CUstream s) {
   BEGIN(cuStreamSynchronize);
+  if (cap_refuse_wait(s)) RETURN(CAP_UNSUPPORTED); /* fake_capture.h */
   if (!s && !current()) RETURN(INVALID_CONTEXT);
   if (s && !valid_stream(s)) RETURN(INVALID_HANDLE);
   if (exec_on()) x_drain(x_queue_of(s, current()));
@@ -754,12 +762,14 @@ EXPORT CUresult cuStreamSynchronize(CUstream s) {
 }
 EXPORT CUresult cuStreamQuery(CUstream s) {
   BEGIN(cuStreamQuery);
+  if (cap_refuse_wait(s)) RETURN(CAP_UNSUPPORTED); /* fake_capture.h */
   if (!valid_stream(s)) RETURN(INVALID_HANDLE);
   if (exec_on()) RETURN(x_stream_query(s, current()));
   RETURN(s->pending ? NOT_READY : 0);
 }
 EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
   BEGIN(cuStreamWaitEvent);
+  if (cap_absorb(s)) RETURN(0); /* fake_capture.h */
   (void)flags;
   if ((s && !valid_stream(s)) || !valid_event(e)) RETURN(INVALID_HANDLE);
   if (exec_on()) x_wait(s, e, current());
@@ -785,6 +795,7 @@ EXPORT CUresult cuEventDestroy_v2(CUevent e) {
 }
 EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
   BEGIN(cuEventRecord);
+  if (cap_absorb(s)) RETURN(0); /* fake_capture.h */
   if (!valid_event(e) || (s && !valid_stream(s))) RETURN(INVALID_HANDLE);
   if (exec_on()) x_record(e, s, current());
   e->waits_on = s;
@@ -835,6 +846,7 @@ EXPORT CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) {
 }
 EXPORT CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
   BEGIN(cuMemcpyAsync);
+  if (cap_absorb(st)) RETURN(0); /* fake_capture.h */
   if (!st && !current()) RETURN(INVALID_CONTEXT);
   if (exec_on()) RETURN((x_enqueue(st, current(), X_COPY, d, s, n), 0));
   memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
@@ -842,6 +854,7 @@ EXPORT CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream s
 }
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream st) {
   BEGIN(cuMemsetD32Async);
+  if (cap_absorb(st)) RETURN(0); /* fake_capture.h */
   if (!st && !current()) RETURN(INVALID_CONTEXT);
   if (exec_on()) RETURN((x_enqueue(st, current(), X_SET32, d, v, n), 0));
   for (size_t i = 0; i < n; ++i) ((uint32_t *)(uintptr_t)d)[i] = v;
@@ -849,6 +862,7 @@ EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstre
 }
 EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream st) {
   BEGIN(cuMemsetD16Async);
+  if (cap_absorb(st)) RETURN(0); /* fake_capture.h */
   if (!st && !current()) RETURN(INVALID_CONTEXT);
   if (exec_on()) RETURN((x_enqueue(st, current(), X_SET16, d, v, n), 0));
   for (size_t i = 0; i < n; ++i) ((uint16_t *)(uintptr_t)d)[i] = v;
@@ -1007,6 +1021,7 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
   }
   __atomic_fetch_sub(&g_in_graph_launch, 1, __ATOMIC_ACQ_REL);
   BEGIN(cuGraphLaunch);
+  if (cap_absorb(s)) RETURN(0); /* fake_capture.h */
   if (!valid_exec(x)) RETURN(INVALID_HANDLE);
   for (int i = 0; i < x->n; ++i) {
     int r = launch_common(x->nodes[i].func, s);
