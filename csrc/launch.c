@@ -3,6 +3,7 @@
 #include "launch.h"
 
 #include "backend.h"
+#include "capture.h"
 #include "chain.h"
 #include "context.h"
 #include "driver.h"
@@ -54,10 +55,17 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
      * (graph_launch.h); otherwise, or if it declines, as the stock wrapper launches. */
     int ours = use.rec && !use.pinned && !extra;
     int chain = mc_chain_enabled();
+    /* A driver handle (pool.h: use.direct) may be captured by the program: a launch on a
+     * capturing stream is captured as stock's is, never through the graph path. Chain replay
+     * defers launches, which only the library's tagged handles make safe (the program cannot
+     * enqueue on, query or synchronise their driver streams behind the library's back). */
+    if (ours && use.direct && (chain || mc_graph_enabled()) && mc_stream_capturing(stream))
+      ours = 0;
+    int defer = chain && ours && !use.direct;
     /* cst: a failure of earlier deferred launches submitted meanwhile (chain.h), reported as
      * this launch's, as the driver would have reported it at theirs */
     mc_status cst = MC_OK;
-    if (chain && ours && mc_chain_defer(handle, &use, f, cf, &gd, params, &cst)) {
+    if (defer && mc_chain_defer(handle, &use, f, cf, &gd, params, &cst)) {
       r = 0; /* deferred */
     } else {
       if (chain && !MC_FAILED(cst)) cst = mc_chain_flush(); /* anything pending goes first */

@@ -45,7 +45,9 @@ typedef struct mc_stream_use {
   CUstream stream;   /* driver stream to enqueue on */
   int device;        /* device whose context the call needs */
   void *rec;         /* the handle's record while in use (ours), else NULL */
-  int pinned;        /* ours and given to the program (mgpu_cached_driver_handle) */
+  int pinned;        /* tagged handles: ours and given to the program (mgpu_cached_driver_handle) */
+  int direct;        /* ours, a driver handle (the default model): the program holds the driver
+                        stream and may enqueue on it, query or capture it behind the library's back */
 } mc_stream_use;
 mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *use);
 void mc_stream_use_end(mc_stream_use *use);
