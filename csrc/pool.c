@@ -1,6 +1,11 @@
 /* pool.c - stream and event handles and the pools of driver objects behind them (see pool.h).
  *
- * Handles. A handle is  tag << 56 | generation << 32 | slot  (tag 0xC5 streams, 0xCE events:
+ * Two handle models (pool.h). Driver handles (the default) are the section "driver handles"
+ * near the end: a drv_obj per driver object, found by pointer (handle_map.h), and the per-device
+ * pools below. Everything else in this file up to that section is the tagged model
+ * (MGPU_CACHED_STREAM_HANDLES=tagged); each public function starts by picking its model.
+ *
+ * Tagged handles. A handle is  tag << 56 | generation << 32 | slot  (tag 0xC5 streams, 0xCE events:
  * values no user-space pointer can take, so foreign handles are told apart by their top byte).
  * Slots live in a table of chunks that never shrinks; a destroyed handle's slot is reused with the
  * next generation (24 bits: a stale handle could alias only after 16M reuses of its slot).
@@ -34,10 +39,11 @@
  * its next use binds again. Only where every bound handle still has work does the device go past
  * the cap. No two handles ever hold one driver stream, so the library adds no order between them.
  *
- * Locking rule. g_pool.lock guards the slot table's growth and free list, every record's kind,
+ * Locking rule (both models). g_pool.lock guards handle_map.h's inserts, the slot table's growth and free list, every record's kind,
  * device (streams) and bpos, the per-device lists (idle, draining driver objects; bound
  * stream records) and counts, and every write of `bound` from NULL. Under it the only driver calls
- * are cuStreamQuery / cuEventQuery (non-blocking). Creating driver objects (and entering a
+ * are cuStreamQuery / cuEventQuery (non-blocking; the library's own, so in relaxed capture mode:
+ * is_ready). Driver handles hold no lock and no use count across any driver call. Creating driver objects (and entering a
  * context for it) happens outside it. Order: a record's LOCK may be held while taking g_pool.lock;
  * under g_pool.lock a record's LOCK is only tried, never waited for.
  */
