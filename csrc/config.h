@@ -47,9 +47,12 @@
     "auto: a cache hit on a blob in a read-only segment of a loaded object skips the byte "         \
     "comparison while no object was loaded or unloaded since its last check; full: every hit "      \
     "compares the whole blob")                                                                      \
+  X(stream_handles, CHOICE, "MGPU_CACHED_STREAM_HANDLES", "driver|tagged",                        \
+    "driver: mgpuStreamCreate/mgpuEventCreate return driver objects, as stock; tagged: the "      \
+    "library's own handles (needed by MGPU_CACHED_STREAM_CAP and MGPU_CACHED_CHAIN)")             \
   X(stream_cap, COUNT, "MGPU_CACHED_STREAM_CAP", "64",                                             \
-    "driver streams per device above which a bind takes the driver stream of an idle live "       \
-    "handle (0: no cap)")                                                                           \
+    "tagged handles only: driver streams per device above which a bind takes the driver stream "  \
+    "of an idle live handle (0: no cap)")                                                           \
   X(stream_query, FLAG, "MGPU_CACHED_STREAM_QUERY", "0",                                           \
     "always ask the driver whether a driver stream is idle before pooling it, also after a "      \
     "synchronization that proves it idle")                                                          \

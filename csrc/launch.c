@@ -66,7 +66,11 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     /* cst: a failure of earlier deferred launches submitted meanwhile (chain.h), reported as
      * this launch's, as the driver would have reported it at theirs */
     mc_status cst = MC_OK;
-    if (chain && ours && !CAPTURING() && mc_chain_defer(handle, &use, f, cf, &gd, params, &cst)) {
+    /* Chain replay defers launches, which only the library's tagged handles make safe: the
+     * program can enqueue on, query or synchronise a driver handle (pool.h: use.direct) behind
+     * the library's back. */
+    int defer = chain && ours && !use.direct;
+    if (defer && !CAPTURING() && mc_chain_defer(handle, &use, f, cf, &gd, params, &cst)) {
       r = 0; /* deferred */
     } else {
       if (chain && !MC_FAILED(cst)) cst = mc_chain_flush(); /* anything pending goes first */

@@ -1,6 +1,11 @@
 /* pool.c - stream and event handles and the pools of driver objects behind them (see pool.h).
  *
- * Handles. A handle is  tag << 56 | generation << 32 | slot  (tag 0xC5 streams, 0xCE events:
+ * Two handle models (pool.h). Driver handles (the default) are the section "driver handles"
+ * near the end: a drv_obj per driver object, found by pointer (handle_map.h), and the per-device
+ * pools below. Everything else in this file up to that section is the tagged model
+ * (MGPU_CACHED_STREAM_HANDLES=tagged); each public function starts by picking its model.
+ *
+ * Tagged handles. A handle is  tag << 56 | generation << 32 | slot  (tag 0xC5 streams, 0xCE events:
  * values no user-space pointer can take, so foreign handles are told apart by their top byte).
  * Slots live in a table of chunks that never shrinks; a destroyed handle's slot is reused with the
  * next generation (24 bits: a stale handle could alias only after 16M reuses of its slot).
@@ -34,10 +39,11 @@
  * its next use binds again. Only where every bound handle still has work does the device go past
  * the cap. No two handles ever hold one driver stream, so the library adds no order between them.
  *
- * Locking rule. g_pool.lock guards the slot table's growth and free list, every record's kind,
+ * Locking rule (both models). g_pool.lock guards handle_map.h's inserts, the slot table's growth and free list, every record's kind,
  * device (streams) and bpos, the per-device lists (idle, draining driver objects; bound
  * stream records) and counts, and every write of `bound` from NULL. Under it the only driver calls
- * are cuStreamQuery / cuEventQuery (non-blocking). Creating driver objects (and entering a
+ * are cuStreamQuery / cuEventQuery (non-blocking; the library's own, so in relaxed capture mode:
+ * is_ready). Driver handles hold no lock and no use count across any driver call. Creating driver objects (and entering a
  * context for it) happens outside it. Order: a record's LOCK may be held while taking g_pool.lock;
  * under g_pool.lock a record's LOCK is only tried, never waited for.
  */
@@ -49,9 +55,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "config.h"
 #include "context.h"
 #include "driver.h"
+#include "handle_map.h"
 #include "stats.h"
 
 #define TAG_STREAM 0xC5u
@@ -67,6 +75,8 @@
 #define MAX_CHUNKS 4096u /* 16M slots */
 #define DRAIN_CHECKS 4   /* draining objects polled per take when none is idle */
 #define RECLAIM_CHECKS 8 /* bound handles tried per bind at the stream cap */
+#define POLL_ALL_ABOVE 64 /* driver objects of a kind on a device above which a take that found
+                             no idle one polls every draining one before a new one is made */
 
 /* One cache line per record: threads using different handles never contend on a line. */
 typedef struct __attribute__((aligned(64))) obj_rec {
@@ -96,7 +106,8 @@ typedef struct dev_pool {
   uint32_t *bound;      /* slots of stream records holding a driver stream (owned array) */
   size_t nbound, capbound;
   size_t cursor;        /* where the next reclaim scan starts */
-  size_t nstreams;      /* driver streams made for this device */
+  size_t drain_cursor[2]; /* [kind - 1]: the draining object the next poll starts at */
+  size_t nobjs[2];      /* [kind - 1]: driver objects made for this device */
 } dev_pool;
 
 static struct {
@@ -107,6 +118,9 @@ static struct {
   uint32_t gen_base;            /* first generation of new slots (moves on at fork) */
   dev_pool devs[MC_MAX_DEVICES];
 } g_pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .gen_base = 1};
+
+/* The handle model (MGPU_CACHED_STREAM_HANDLES): 1 for driver handles (the default), 0 for tagged. */
+static inline int direct_mode(void) { return mc_config()->stream_handles == 0; }
 
 /* ---- handles and records ---- */
 
@@ -185,10 +199,15 @@ static int word_change(obj_rec *r, uint32_t gen, uint64_t add, uint64_t set, uin
  * given (mgpuStreamSynchronize's known-idle check). */
 static int use_begin_at(obj_rec *r, uint32_t gen, uint64_t *w_after, uint64_t *seq_after) {
   uint64_t w = 0;
+  /* `seq` before the users increment: a use that begins after this use's increment (and so is
+   * not counted in *w_after) increments `seq` after this load, so *seq_after = s0 + 1 misses it
+   * only if it began earlier (R27: it was taken after the increment, missing such a use) */
+  uint64_t s0 = __atomic_load_n(&r->seq, __ATOMIC_SEQ_CST);
   if (word_change(r, gen, 1, 0, &w) != 0) return -1;
   uint64_t seq = __atomic_add_fetch(&r->seq, 1, __ATOMIC_SEQ_CST);
+  (void)seq;
   if (w_after) *w_after = w + 1;
-  if (seq_after) *seq_after = seq;
+  if (seq_after) *seq_after = s0 + 1;
   return 0;
 }
 
@@ -239,11 +258,6 @@ static int list_push(obj_list *l, void *p) {
   return 0;
 }
 
-static void list_remove_at(obj_list *l, size_t i) {
-  memmove(&l->items[i], &l->items[i + 1], (l->n - i - 1) * sizeof *l->items);
-  l->n--;
-}
-
 static void bound_add(dev_pool *p, obj_rec *r) {
   if (r->bpos) return;
   if (p->nbound == p->capbound) {
@@ -269,9 +283,14 @@ static void bound_remove(dev_pool *p, obj_rec *r) {
   r->bpos = 0;
 }
 
+/* Whether a pooled driver object's work has completed. The library's own query (stock makes none
+ * here): in relaxed capture mode, so another thread's global-mode capture stays valid (capture.h). */
 static int is_ready(mc_obj_kind kind, void *h) {
+  mc_relaxed rx;
+  mc_relaxed_enter(&rx);
   CUresult r = kind == MC_OBJ_STREAM ? mc_cu.cuStreamQuery((CUstream)h)
                                      : mc_cu.cuEventQuery((CUevent)h);
+  mc_relaxed_leave(&rx);
   return r == 0;
 }
 
@@ -289,19 +308,20 @@ static void give_back_locked(mc_obj_kind kind, int device, void *obj, int known_
   /* else: dropped (never reused, never destroyed): harmless */
 }
 
-/* An idle driver object of `kind` on `p`, polling a few draining ones if none is idle. */
+/* An idle driver object of `kind` on `p`, polling up to `checks_max` draining ones if none is
+ * idle. The polls go round the draining list (drain_cursor): objects that never complete (behind
+ * a kernel that never ends) do not hide the ones after them. */
 static void *take_idle_locked(dev_pool *p, mc_obj_kind kind, size_t checks_max) {
   obj_list *idle = &p->idle[kind - 1], *dr = &p->draining[kind - 1];
-  if (idle->n == 0) {
-    size_t checks = 0;
-    for (size_t i = 0; i < dr->n && checks < checks_max; ++checks) {
-      void *h = dr->items[i];
-      if (is_ready(kind, h)) {
-        list_remove_at(dr, i);
-        if (list_push(idle, h) != 0) stat_pooled(kind, -1);
-      } else {
-        ++i;
-      }
+  size_t *cur = &p->drain_cursor[kind - 1];
+  for (size_t checks = 0; idle->n == 0 && dr->n && checks < checks_max; ++checks) {
+    if (*cur >= dr->n) *cur = 0;
+    void *h = dr->items[*cur];
+    if (is_ready(kind, h)) {
+      dr->items[*cur] = dr->items[--dr->n];
+      if (list_push(idle, h) != 0) stat_pooled(kind, -1);
+    } else {
+      ++*cur;
     }
   }
   if (idle->n == 0) return NULL;
@@ -353,14 +373,11 @@ static mc_status make_driver_object(mc_obj_kind kind, int device, void **out) {
   }
   mc_ctx_leave(&scope);
   if (res != 0) return MC_FAIL(kind == MC_OBJ_STREAM ? "cuStreamCreate" : "cuEventCreate", res);
-  if (kind == MC_OBJ_STREAM) {
-    MC_STAT_INC(driver_stream_creates);
-    pthread_mutex_lock(&g_pool.lock);
-    g_pool.devs[device].nstreams++;
-    pthread_mutex_unlock(&g_pool.lock);
-  } else {
-    MC_STAT_INC(driver_event_creates);
-  }
+  if (kind == MC_OBJ_STREAM) MC_STAT_INC(driver_stream_creates);
+  else MC_STAT_INC(driver_event_creates);
+  pthread_mutex_lock(&g_pool.lock);
+  g_pool.devs[device].nobjs[kind - 1]++;
+  pthread_mutex_unlock(&g_pool.lock);
   return MC_OK;
 }
 
@@ -370,11 +387,14 @@ static mc_status make_driver_object(mc_obj_kind kind, int device, void **out) {
 static void *take_pooled_locked(mc_obj_kind kind, int device, obj_rec *self) {
   dev_pool *p = &g_pool.devs[device];
   void *obj = take_idle_locked(p, kind, DRAIN_CHECKS);
-  if (!obj && kind == MC_OBJ_STREAM) {
-    size_t cap = mc_config()->stream_cap;
-    if (cap && p->nstreams >= cap) {
-      obj = take_idle_locked(p, kind, p->draining[0].n);
-      if (!obj) obj = reclaim_locked(p, self);
+  if (!obj) {
+    /* the stream cap (tagged handles only), else POLL_ALL_ABOVE: driver objects stay bounded
+     * by the work really pending, as with stock's create/destroy */
+    size_t cap = kind == MC_OBJ_STREAM && !direct_mode() ? mc_config()->stream_cap : 0;
+    if (p->nobjs[kind - 1] >= (cap ? cap : POLL_ALL_ABOVE))
+      obj = take_idle_locked(p, kind, p->draining[kind - 1].n);
+    if (!obj && cap && p->nobjs[kind - 1] >= cap) {
+      obj = reclaim_locked(p, self);
       if (!obj) MC_STAT_INC(stream_cap_exceeded);
     }
   }
@@ -496,10 +516,13 @@ static mc_status create_handle(mc_obj_kind kind, void **out) {
   return MC_OK;
 }
 
+static mc_status d_create(mc_obj_kind kind, void **out);
+static mc_status d_destroy(mc_obj_kind want, void *h, const char *call);
+
 mc_status mc_stream_create(CUstream *out) {
   MC_STAT_INC(stream_creates);
   void *h = NULL;
-  mc_status st = create_handle(MC_OBJ_STREAM, &h);
+  mc_status st = direct_mode() ? d_create(MC_OBJ_STREAM, &h) : create_handle(MC_OBJ_STREAM, &h);
   *out = (CUstream)h;
   return st;
 }
@@ -507,7 +530,7 @@ mc_status mc_stream_create(CUstream *out) {
 mc_status mc_event_create(CUevent *out) {
   MC_STAT_INC(event_creates);
   void *h = NULL;
-  mc_status st = create_handle(MC_OBJ_EVENT, &h);
+  mc_status st = direct_mode() ? d_create(MC_OBJ_EVENT, &h) : create_handle(MC_OBJ_EVENT, &h);
   *out = (CUevent)h;
   return st;
 }
@@ -523,6 +546,7 @@ static int destroy_record(obj_rec *r, uint32_t gen) {
 static mc_status destroy_handle(mc_obj_kind want, void *h, const char *call) {
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
+  if (direct_mode()) return d_destroy(want, h, call);
   h_ref ref = classify(h);
   if (ref.c == H_FOREIGN) { /* not ours: the driver decides, as with the stock wrapper */
     CUresult res = want == MC_OBJ_STREAM ? mc_cu.cuStreamDestroy((CUstream)h)
@@ -571,10 +595,14 @@ static mc_status stream_bound(obj_rec *r, CUstream *out) {
   return MC_OK;
 }
 
+static mc_status d_use_begin(CUstream handle, const char *call, mc_stream_use *use);
+
 mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *use) {
   use->rec = NULL;
   use->pinned = 0;
+  use->direct = 0;
   use->stream = handle;
+  if (direct_mode()) return d_use_begin(handle, call, use);
   h_ref ref = classify(handle);
   if (ref.c == H_FOREIGN) {
     use->device = mc_thread_device();
@@ -596,11 +624,19 @@ mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *
 }
 
 void mc_stream_use_end(mc_stream_use *use) {
-  if (use->rec) use_end((obj_rec *)use->rec);
+  if (use->rec && !use->direct) use_end((obj_rec *)use->rec);
   use->rec = NULL;
 }
 
+typedef struct drv_obj drv_obj;
+static drv_obj *d_find(const void *h);
+static int d_device(const drv_obj *r);
+
 int mc_handle_device(const void *handle) {
+  if (direct_mode()) {
+    drv_obj *r = d_find(handle);
+    return r ? d_device(r) : mc_thread_device();
+  }
   h_ref ref = classify(handle);
   if (ref.c == H_OURS) {
     int d = ref.rec->device;
@@ -640,9 +676,12 @@ static mc_status sync_ours(obj_rec *r, uint64_t w1, uint64_t s1) {
   return res ? MC_FAIL("cuStreamSynchronize(stream)", res) : MC_OK;
 }
 
+static mc_status d_stream_synchronize(CUstream stream);
+
 mc_status mc_stream_synchronize(CUstream stream) {
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
+  if (direct_mode()) return d_stream_synchronize(stream);
   h_ref ref = classify(stream);
   if (ref.c == H_OURS && ref.kind == MC_OBJ_STREAM) {
     uint64_t w1 = 0, s1 = 0;
@@ -697,10 +736,13 @@ static int event_use_on(obj_rec *r, uint32_t gen, int device, CUevent *ev, mc_st
   }
 }
 
+static mc_status d_event_record(CUevent event, CUstream stream, const char *call);
+
 mc_status mc_event_record(CUevent event, CUstream stream) {
   static const char *const call = "cuEventRecord(event, stream)";
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
+  if (direct_mode()) return d_event_record(event, stream, call);
   h_ref eref = classify(event);
   if (eref.c == H_STALE || (eref.c == H_OURS && eref.kind != MC_OBJ_EVENT))
     return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
@@ -724,10 +766,13 @@ mc_status mc_event_record(CUevent event, CUstream stream) {
   return res ? MC_FAIL(call, res) : MC_OK;
 }
 
+static mc_status d_stream_wait_event(CUstream stream, CUevent event, const char *call);
+
 mc_status mc_stream_wait_event(CUstream stream, CUevent event) {
   static const char *const call = "cuStreamWaitEvent(stream, event, /*flags=*/0)";
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
+  if (direct_mode()) return d_stream_wait_event(stream, event, call);
   h_ref eref = classify(event);
   if (eref.c == H_STALE) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
   mc_stream_use use;
@@ -765,10 +810,13 @@ mc_status mc_stream_wait_event(CUstream stream, CUevent event) {
   return res ? MC_FAIL(call, res) : MC_OK;
 }
 
+static mc_status d_event_synchronize(CUevent event, const char *call);
+
 mc_status mc_event_synchronize(CUevent event) {
   static const char *const call = "cuEventSynchronize(event)";
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;
+  if (direct_mode()) return d_event_synchronize(event, call);
   h_ref ref = classify(event);
   if (ref.c == H_FOREIGN) {
     MC_CU_TRY(call, mc_cu.cuEventSynchronize(event));
@@ -788,12 +836,19 @@ mc_status mc_event_destroy_any(CUevent event) {
   return event_destroy(event);
 }
 
+static mc_obj_kind d_live_kind(const void *handle);
+
 mc_obj_kind mc_pool_live_kind(const void *handle) {
+  if (direct_mode()) return d_live_kind(handle);
   h_ref ref = classify(handle);
   return ref.c == H_OURS ? ref.kind : MC_OBJ_NONE;
 }
 
 void *mc_pool_driver_handle(void *handle) {
+  if (direct_mode()) { /* a handle of ours is its driver object; a destroyed one has none */
+    drv_obj *r = d_find(handle);
+    return !r || d_live_kind(handle) != MC_OBJ_NONE ? handle : NULL;
+  }
   h_ref ref = classify(handle);
   if (ref.c != H_OURS) return handle;
   if (use_begin(ref.rec, ref.gen) != 0) return NULL;
@@ -805,6 +860,195 @@ void *mc_pool_driver_handle(void *handle) {
   }
   use_end(ref.rec);
   return d;
+}
+
+/* ---- driver handles (the default; MGPU_CACHED_STREAM_HANDLES=driver) ----
+ *
+ * A handle is the driver object itself. Each driver object the library made has a drv_obj,
+ * found through handle_map.h (lock-free); records are never freed (nor their driver objects).
+ * `live` is 1 from mgpuStreamCreate / mgpuEventCreate to the destroy, 0 while the object is
+ * pooled: a destroyed handle is then reported as the driver reports a dead one
+ * (CUDA_ERROR_INVALID_HANDLE) until the object is handed out again. Nothing else is tracked per
+ * use: the program holds the driver object and may use it with the driver behind the library's
+ * back (enqueue, query, capture), so no call of the library counts uses, none waits for another
+ * thread's use, and nothing is ever unbound from a handle. */
+struct drv_obj {
+  void *obj;      /* the driver CUstream / CUevent; immutable */
+  int32_t device; /* device whose context made it; immutable */
+  uint8_t kind;   /* mc_obj_kind; immutable */
+  uint32_t live;  /* atomic: 1 while handed out, 0 while pooled (or never handed out) */
+};
+
+static drv_obj *d_find(const void *h) {
+  if ((uintptr_t)h <= 2) return NULL; /* NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD */
+  return mc_hmap_find(h);
+}
+
+static int d_device(const drv_obj *r) { return r->device; }
+
+static int d_live(const drv_obj *r) { return __atomic_load_n(&r->live, __ATOMIC_ACQUIRE) != 0; }
+
+static mc_obj_kind d_live_kind(const void *handle) {
+  drv_obj *r = d_find(handle);
+  return r && d_live(r) ? (mc_obj_kind)r->kind : MC_OBJ_NONE;
+}
+
+static mc_status d_create(mc_obj_kind kind, void **out) {
+  *out = NULL;
+  mc_status st = mc_runtime_init();
+  if (MC_FAILED(st)) return st;
+  int device = mc_thread_device();
+  if (device < 0 || device >= mc_device_count() || device >= MC_MAX_DEVICES)
+    return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
+  void *obj = NULL;
+  st = acquire_object(kind, device, NULL, &obj); /* an idle pooled one, else cuStreamCreate /
+                                                    cuEventCreate, as stock calls here */
+  if (MC_FAILED(st)) return st;
+  drv_obj *r = mc_hmap_find(obj);
+  if (!r && (r = calloc(1, sizeof *r)) != NULL) {
+    r->obj = obj;
+    r->device = device;
+    r->kind = (uint8_t)kind;
+    pthread_mutex_lock(&g_pool.lock);
+    if (mc_hmap_insert(obj, r) != 0) {
+      free(r);
+      r = NULL;
+    }
+    pthread_mutex_unlock(&g_pool.lock);
+  }
+  /* without a record (no memory) the object is the program's alone: foreign to the library,
+   * destroyed by the driver at mgpu*Destroy, as stock's */
+  if (r) __atomic_store_n(&r->live, 1, __ATOMIC_RELEASE);
+  if (kind == MC_OBJ_STREAM) MC_STAT_INC(live_streams);
+  else MC_STAT_INC(live_events);
+  *out = obj;
+  return MC_OK;
+}
+
+static mc_status d_destroy(mc_obj_kind want, void *h, const char *call) {
+  drv_obj *r = d_find(h);
+  if (!r) { /* not ours: the driver decides, as with the stock wrapper */
+    CUresult res = want == MC_OBJ_STREAM ? mc_cu.cuStreamDestroy((CUstream)h)
+                                         : mc_cu.cuEventDestroy((CUevent)h);
+    return res ? MC_FAIL(call, res) : MC_OK;
+  }
+  uint32_t one = 1;
+  if (r->kind != want ||
+      !__atomic_compare_exchange_n(&r->live, &one, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE); /* what the driver says of a dead one */
+  /* back to the pool: reused once the driver reports its work complete (give_back_locked
+   * queries it now; a busy one waits in the draining list) */
+  pthread_mutex_lock(&g_pool.lock);
+  give_back_locked(want, r->device, h, 0);
+  pthread_mutex_unlock(&g_pool.lock);
+  if (want == MC_OBJ_STREAM) MC_STAT_DEC(live_streams);
+  else MC_STAT_DEC(live_events);
+  return MC_OK;
+}
+
+static mc_status d_use_begin(CUstream handle, const char *call, mc_stream_use *use) {
+  drv_obj *r = d_find(handle);
+  if (!r) {
+    use->device = mc_thread_device();
+    return MC_OK;
+  }
+  if (r->kind != MC_OBJ_STREAM || !d_live(r)) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  use->rec = r;
+  use->direct = 1;
+  use->device = r->device;
+  return MC_OK;
+}
+
+static mc_status d_stream_synchronize(CUstream stream) {
+  static const char *const call = "cuStreamSynchronize(stream)";
+  drv_obj *r = d_find(stream);
+  if (r && (r->kind != MC_OBJ_STREAM || !d_live(r)))
+    return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  if (stream) { /* a driver stream, ours or not: nothing is pooled here (R27 cannot arise) */
+    MC_CU_TRY(call, mc_cu.cuStreamSynchronize(stream));
+    return MC_OK;
+  }
+  mc_ctx_scope scope;
+  mc_status st = mc_ctx_enter(mc_thread_device(), &scope);
+  if (MC_FAILED(st)) return st;
+  CUresult res = mc_cu.cuStreamSynchronize(NULL);
+  mc_ctx_leave(&scope);
+  return res ? MC_FAIL(call, res) : MC_OK;
+}
+
+/* Record `ev` (of device `evdev`) after the work so far of `stream` (a stream of another device,
+ * `sdev`): a pooled event of `sdev` is recorded on `stream`, a pooled stream of `evdev` waits
+ * for it (cuStreamWaitEvent takes an event of another device) and `ev` is recorded there. Both
+ * helpers go back to the pool at once and are reused only once the driver reports them complete. */
+static CUresult d_record_across(CUevent ev, int evdev, CUstream stream, int sdev, mc_status *st) {
+  void *tmp = NULL, *hs = NULL;
+  *st = acquire_object(MC_OBJ_EVENT, sdev, NULL, &tmp);
+  if (!MC_FAILED(*st)) *st = acquire_object(MC_OBJ_STREAM, evdev, NULL, &hs);
+  CUresult res = 0;
+  if (!MC_FAILED(*st)) {
+    res = mc_cu.cuEventRecord((CUevent)tmp, stream);
+    if (res == 0) res = mc_cu.cuStreamWaitEvent((CUstream)hs, (CUevent)tmp, 0);
+    if (res == 0) res = mc_cu.cuEventRecord(ev, (CUstream)hs);
+  }
+  pthread_mutex_lock(&g_pool.lock);
+  if (tmp) give_back_locked(MC_OBJ_EVENT, sdev, tmp, 0);
+  if (hs) give_back_locked(MC_OBJ_STREAM, evdev, hs, 0);
+  pthread_mutex_unlock(&g_pool.lock);
+  return res;
+}
+
+static mc_status d_event_record(CUevent event, CUstream stream, const char *call) {
+  drv_obj *e = d_find(event);
+  if (e && (e->kind != MC_OBJ_EVENT || !d_live(e)))
+    return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  mc_stream_use use;
+  mc_status st = mc_stream_use_begin(stream, call, &use);
+  if (MC_FAILED(st)) return st;
+  CUresult res;
+  /* An event of ours recorded on a stream of ours of another device: the stock wrapper has one
+   * context for everything; here objects stay on the device they were made on. No wait, no
+   * lock held across a driver call: another thread blocked on the event never delays this (R26). */
+  if (e && use.rec && use.device != e->device)
+    res = d_record_across(event, e->device, use.stream, use.device, &st);
+  else
+    res = mc_cu.cuEventRecord(event, use.stream);
+  mc_stream_use_end(&use);
+  if (MC_FAILED(st)) return st;
+  return res ? MC_FAIL(call, res) : MC_OK;
+}
+
+static mc_status d_stream_wait_event(CUstream stream, CUevent event, const char *call) {
+  drv_obj *e = d_find(event);
+  if (e && !d_live(e)) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  mc_stream_use use;
+  mc_status st = mc_stream_use_begin(stream, call, &use);
+  if (MC_FAILED(st)) return st;
+  CUresult res = 0;
+  if (!e || e->kind == MC_OBJ_EVENT) {
+    res = mc_cu.cuStreamWaitEvent(use.stream, event, 0);
+  } else { /* a stream of ours passed as the event: wait for that stream's work so far */
+    void *tmp = NULL;
+    st = acquire_object(MC_OBJ_EVENT, e->device, NULL, &tmp);
+    if (!MC_FAILED(st)) {
+      res = mc_cu.cuEventRecord((CUevent)tmp, (CUstream)event);
+      if (res == 0) res = mc_cu.cuStreamWaitEvent(use.stream, (CUevent)tmp, 0);
+      pthread_mutex_lock(&g_pool.lock);
+      give_back_locked(MC_OBJ_EVENT, e->device, tmp, 0);
+      pthread_mutex_unlock(&g_pool.lock);
+    }
+  }
+  mc_stream_use_end(&use);
+  if (MC_FAILED(st)) return st;
+  return res ? MC_FAIL(call, res) : MC_OK;
+}
+
+static mc_status d_event_synchronize(CUevent event, const char *call) {
+  drv_obj *e = d_find(event);
+  if (e && e->kind == MC_OBJ_STREAM && d_live(e)) return d_stream_synchronize((CUstream)event);
+  if (e && !d_live(e)) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  /* no use held, nothing locked: a record of this event by another thread never waits (R26) */
+  MC_CU_TRY(call, mc_cu.cuEventSynchronize(event));
+  return MC_OK;
 }
 
 /* ---- fork ---- */
@@ -820,6 +1064,7 @@ void mc_pool_fork_child(void) {
   g_pool.gen_base = (g_pool.gen_base + 0x10000u) & GEN_MASK; /* parent handles never alias */
   if (!g_pool.gen_base) g_pool.gen_base = 1;
   memset(g_pool.devs, 0, sizeof g_pool.devs);
+  mc_hmap_fork_child(); /* driver handles: every record of the parent forgotten */
   pthread_mutex_init(&g_pool.lock, NULL);
 }
 

@@ -1,6 +1,24 @@
 /* pool.h - stream and event handles, and the pools of driver streams and events behind them.
  *
- * mgpuStreamCreate / mgpuEventCreate hand out the library's own handles: a pointer-sized value
+ * Two handle models (MGPU_CACHED_STREAM_HANDLES, fixed for the process):
+ *
+ * driver (the default): mgpuStreamCreate / mgpuEventCreate return a driver CUstream / CUevent,
+ * as stock does (cuStreamCreate(CU_STREAM_NON_BLOCKING), cuEventCreate(CU_EVENT_DISABLE_TIMING)):
+ * an idle pooled object (one an earlier owner destroyed and whose work the driver reports
+ * complete), or a new one. The program may use it with the driver directly (enqueue, query,
+ * capture). mgpu*Destroy gives it back to the pool; the program must not use it afterwards, as
+ * with stock (the library reports CUDA_ERROR_INVALID_HANDLE for it while it is pooled), nor
+ * destroy it with the driver itself. The library knows its own objects through a lock-free map
+ * (handle_map.h): a lookup instead of a decode. Nothing is counted per use and nothing is ever
+ * unbound: no "known idle" give-back at mgpuStreamSynchronize, no stream cap, no event move.
+ * A stream belongs to the device it was made on; an event recorded on a stream of another
+ * device is recorded through a pooled helper event and stream (cuStreamWaitEvent across devices).
+ *
+ * tagged (MGPU_CACHED_STREAM_HANDLES=tagged, the model before issue 19; needed by the stream cap
+ * and chain replay): the library's own handles, described below. They are not driver objects:
+ * passing one to the driver is an error (mgpu_cached_driver_handle gives the driver object).
+ *
+ * Tagged handles: a pointer-sized value
  * that encodes a slot of the handle table and a generation (pool.c shows the encoding). A handle
  * is never a driver object and never dereferenced: a destroyed handle is detected exactly (its
  * slot's generation moved on) and reported as the stock wrapper's driver call reports it
@@ -20,9 +38,17 @@
  * An event handle holds a driver event of the device it was last recorded on (made on the
  * thread's default device, moved to a stream's device when recorded on a stream of another one).
  *
+ * (Tagged only: an event record on another device can wait for a thread blocked in
+ * mgpuEventSynchronize of the event, review 2's R26; the driver model has no such wait.)
+ *
  * Handles this library did not make (driver streams, the NULL stream, CU_STREAM_LEGACY /
  * CU_STREAM_PER_THREAD) are passed to the driver as the stock wrapper does, in the thread's
  * default device's context where one is needed.
+ *
+ * Pooled objects are reused only once the driver reports them complete (cuStreamQuery /
+ * cuEventQuery, polled round the draining list; above 64 objects of a kind on a device every
+ * draining one is polled before a new one is made, so their number stays bounded by the work
+ * really pending). Those queries are the library's own: made in relaxed capture mode (capture.h).
  */
 #ifndef MGPU_CACHED_POOL_H
 #define MGPU_CACHED_POOL_H
@@ -37,15 +63,17 @@ mc_status mc_stream_destroy(CUstream stream);
 mc_status mc_event_create(CUevent *out);
 
 /* One use of a stream handle by an enqueue (launch, copy, memset): mc_stream_use_begin resolves
- * the handle to the driver stream to enqueue on (binding it if needed) and the device to work on,
- * and keeps the binding stable until mc_stream_use_end. For the NULL stream and foreign handles,
+ * the handle to the driver stream to enqueue on (tagged: binding it if needed, and keeping the
+ * binding stable until mc_stream_use_end; driver: the handle itself) and the device to work on. For the NULL stream and foreign handles,
  * `stream` is the caller's value and `device` the thread's default device. A destroyed handle
  * fails with CUDA_ERROR_INVALID_HANDLE named `call` (the driver call the stock wrapper makes). */
 typedef struct mc_stream_use {
   CUstream stream;   /* driver stream to enqueue on */
   int device;        /* device whose context the call needs */
   void *rec;         /* the handle's record while in use (ours), else NULL */
-  int pinned;        /* ours and given to the program (mgpu_cached_driver_handle) */
+  int pinned;        /* tagged handles: ours and given to the program (mgpu_cached_driver_handle) */
+  int direct;        /* ours, a driver handle (the default model): the program holds the driver
+                        stream and may enqueue on it, query or capture it behind the library's back */
 } mc_stream_use;
 mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *use);
 void mc_stream_use_end(mc_stream_use *use);

@@ -15,7 +15,9 @@ from test_graph_launch import Args, kernels, launch
 @pytest.fixture
 def crt(make_runtime):
     def make(chain="1", sizes="8,4", **env):
-        e = {"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": chain, "FAKECUDA_PARAM_SIZES": sizes}
+        # chain replay defers launches: only tagged handles make that safe (launch.c)
+        e = {"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": chain, "FAKECUDA_PARAM_SIZES": sizes,
+             "MGPU_CACHED_STREAM_HANDLES": "tagged"}
         e.update({k: str(v) for k, v in env.items()})
         return make_runtime(env=e)
     return make

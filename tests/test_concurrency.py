@@ -65,7 +65,7 @@ def _kernel(rt):
 
 
 def test_stream_cap_reclaims_only_idle_handles(make_runtime):
-    rt = make_runtime(env={"MGPU_CACHED_STREAM_CAP": "4"})
+    rt = make_runtime(env={"MGPU_CACHED_STREAM_HANDLES": "tagged", "MGPU_CACHED_STREAM_CAP": "4"})
     f = _kernel(rt)
     s = [rt.mgpuStreamCreate() for _ in range(4)]
     d = [rt.driver_stream(f, x) for x in s]  # four driver streams: at the cap now
@@ -86,7 +86,7 @@ def test_stream_cap_reclaims_only_idle_handles(make_runtime):
 def test_exp2_a_program_waiting_on_one_handle_never_waits_for_another(make_runtime):
     """Review exp2 on the CPU: above the cap, h1 (an event recorded on it, synchronized) and a new
     handle h2 must never end up on one driver stream while both have work."""
-    rt = make_runtime(env={"MGPU_CACHED_STREAM_CAP": "2"})
+    rt = make_runtime(env={"MGPU_CACHED_STREAM_HANDLES": "tagged", "MGPU_CACHED_STREAM_CAP": "2"})
     f = _kernel(rt)
     other = rt.mgpuStreamCreate()
     rt.driver_stream(f, other)
@@ -102,7 +102,7 @@ def test_exp2_a_program_waiting_on_one_handle_never_waits_for_another(make_runti
 
 
 def test_cap_zero_never_reclaims(make_runtime):
-    rt = make_runtime(env={"MGPU_CACHED_STREAM_CAP": "0"})
+    rt = make_runtime(env={"MGPU_CACHED_STREAM_HANDLES": "tagged", "MGPU_CACHED_STREAM_CAP": "0"})
     f = _kernel(rt)
     live = [rt.mgpuStreamCreate() for _ in range(100)]
     drivers = {rt.driver_stream(f, s) for s in live}
@@ -110,7 +110,7 @@ def test_cap_zero_never_reclaims(make_runtime):
 
 
 def test_streams_of_another_device_are_never_reclaimed(make_runtime):
-    rt = make_runtime(devices=2, env={"MGPU_CACHED_STREAM_CAP": "1"})
+    rt = make_runtime(devices=2, env={"MGPU_CACHED_STREAM_HANDLES": "tagged", "MGPU_CACHED_STREAM_CAP": "1"})
     f = _kernel(rt)
     a = rt.mgpuStreamCreate()
     rt.driver_stream(f, a)  # device 0's one driver stream, idle
@@ -120,7 +120,7 @@ def test_streams_of_another_device_are_never_reclaimed(make_runtime):
 
 
 def test_pinned_handles_are_never_reclaimed(make_runtime):
-    rt = make_runtime(env={"MGPU_CACHED_STREAM_CAP": "1"})
+    rt = make_runtime(env={"MGPU_CACHED_STREAM_HANDLES": "tagged", "MGPU_CACHED_STREAM_CAP": "1"})
     f = _kernel(rt)
     a = rt.mgpuStreamCreate()
     da = rt.pin(a)
@@ -130,10 +130,12 @@ def test_pinned_handles_are_never_reclaimed(make_runtime):
 @pytest.mark.parametrize("llvm", [19, 22])
 def test_million_step_generated_async_loop_keeps_driver_streams_bounded(tmp_path, fake_driver_build,
                                                                          llvm):
-    """join_loop: every iteration leaks two streams (joined through events, never destroyed)."""
+    """join_loop: every iteration leaks two streams (joined through events, never destroyed).
+    With driver handles (the default) each leaked handle keeps its driver stream, as stock's."""
     exe = conc_harness(tmp_path, llvm)
     n = 1_000_000 if llvm == 22 else 200_000  # 19 code also loads the module per launch
-    p, st = run_program(exe, ["join", str(n)], fake_driver_build, tmp_path, timeout=600)
+    p, st = run_program(exe, ["join", str(n)], fake_driver_build, tmp_path, timeout=600,
+                        env={"MGPU_CACHED_STREAM_HANDLES": "tagged"})  # the cap needs tagged handles
     assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
     assert st["stream_creates"] == 3 * n + 1 and st["live_streams"] == 2 * n
     assert st["driver_stream_creates"] == 64  # the default cap, reached and never exceeded
@@ -144,7 +146,7 @@ def test_generated_async_loop_without_cap_grows(tmp_path, fake_driver_build):
     """The same loop with the cap off: one driver stream per leaked handle (what the cap prevents)."""
     exe = conc_harness(tmp_path, 22)
     p, st = run_program(exe, ["join", "2000"], fake_driver_build, tmp_path,
-                        env={"MGPU_CACHED_STREAM_CAP": "0"})
+                        env={"MGPU_CACHED_STREAM_HANDLES": "tagged", "MGPU_CACHED_STREAM_CAP": "0"})
     assert p.returncode == 0, p.stdout + p.stderr
     assert st["driver_stream_creates"] >= 4000 and st["stream_reclaims"] == 0
 
@@ -159,16 +161,19 @@ def test_token_through_loop_stream_is_synchronised_and_released(tmp_path, fake_d
     p, st = run_program(exe, ["token", "100"], fake_driver_build, tmp_path)
     assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
     assert st["live_streams"] == 0 and st["errors"] == 0
-    assert st["driver_stream_creates"] == 1  # the harness's stream and the loop's take turns on one
+    # driver handles: the harness's stream stays its own; the loop's is destroyed and reused
+    # (tagged handles: the synchronized harness stream is unbound, and the two take turns on one)
+    assert st["driver_stream_creates"] == 2
     # stock behaviour: the stream goes to cuEventSynchronize / cuEventDestroy, which reject it
     p, _ = run_program(exe, ["token", "100"], fake_driver_build, tmp_path,
                        env={"MGPU_CACHED_DISABLE": "1"})
     assert "'cuEventSynchronize(event)' failed with 'CUDA_ERROR_INVALID_HANDLE'" in p.stderr
 
 
-def test_token_through_loop_driver_calls(make_runtime):
+@pytest.mark.parametrize("handles", ["driver", "tagged"])
+def test_token_through_loop_driver_calls(make_runtime, handles):
     """The call sequence token_loop makes, checked call by call on the fake driver."""
-    rt = make_runtime()
+    rt = make_runtime(env={"MGPU_CACHED_STREAM_HANDLES": handles})
     f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("inc")), 0), b"inc")
     rt.fake.fake_set_busy_launches(1)
     s = rt.mgpuStreamCreate()
@@ -177,9 +182,12 @@ def test_token_through_loop_driver_calls(make_runtime):
     rt.fake.fake_reset()
     rt.mgpuEventSynchronize(s)
     rt.mgpuEventDestroy(s)
-    # synchronized through the library just before: given back without a query ("known idle")
-    assert rt.fake.log() == ["cuStreamSynchronize"]
-    assert rt.stats()["stream_query_skips"] == 1
+    if handles == "tagged":
+        # synchronized through the library just before: given back without a query ("known idle")
+        assert rt.fake.log() == ["cuStreamSynchronize"]
+        assert rt.stats()["stream_query_skips"] == 1
+    else:  # the program may have used the driver stream itself: the pool asks the driver
+        assert rt.fake.log() == ["cuStreamSynchronize", "cuStreamQuery"]
     assert rt.stats()["live_streams"] == 0
 
 
@@ -190,9 +198,9 @@ def test_spin_pair_uses_two_streams_and_no_per_launch_load(tmp_path, fake_driver
     exe = conc_harness(tmp_path, llvm)
     p, st = run_program(exe, ["spin", "100"], fake_driver_build, tmp_path)
     assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
-    # the two chains hold two driver streams at once; the harness's own stream was synchronized
-    # (unbound) before, so one of them reuses it
-    assert st["driver_stream_creates"] == 2 and st["driver_module_loads"] == 1
+    # the two chains hold two driver streams at once, the harness's own stream a third (tagged
+    # handles: it was synchronized, so unbound, before, and one of the chains reused it)
+    assert st["driver_stream_creates"] == 3 and st["driver_module_loads"] == 1
     assert st["launches"] == 2 and st["errors"] == 0
 
 
@@ -252,7 +260,7 @@ def test_many_threads_under_thread_sanitizer(tmp_path):
 def test_module_loaded_before_main_runs_on_each_chosen_device(tmp_path, fake_driver_build, mode):
     exe = build_program(tmp_path, "multigpu", [CONC / "multigpu.c", CONC / "conc_llvm22.o"])
     p, st = run_program(exe, ["2", mode, "200"], fake_driver_build, tmp_path,
-                        env={"FAKECUDA_DEVICES": "2"})
+                        env={"FAKECUDA_DEVICES": "2", "MGPU_CACHED_STREAM_HANDLES": "tagged"})
     assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout + p.stderr
     assert st["driver_module_loads"] == 1
     assert st["function_resolves"] == 2 * 3  # every kernel of the module, once per device

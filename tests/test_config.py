@@ -83,7 +83,7 @@ def test_empty_value_is_the_default_silently():
 def test_the_parsed_value_is_the_one_the_library_uses(make_runtime, capfd):
     """MGPU_CACHED_STREAM_CAP=abc falls back to 64 driver streams, not to 0 (= no cap) or to
     whatever strtoul made of it: at 64 bound idle handles, the next bind reclaims one of theirs."""
-    rt = make_runtime(env={"MGPU_CACHED_STREAM_CAP": "abc"})
+    rt = make_runtime(env={"MGPU_CACHED_STREAM_CAP": "abc", "MGPU_CACHED_STREAM_HANDLES": "tagged"})
     f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0), b"k")
     streams = [rt.mgpuStreamCreate() for _ in range(64)]
     drivers = [rt.driver_stream(f, s) for s in streams]  # 64 bound, idle (the fake's work is done)

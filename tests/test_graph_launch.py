@@ -217,7 +217,7 @@ def test_a_second_argument_set_never_evicts(grt):
 
 
 def test_streams_not_ours_and_other_launch_kinds_take_the_stream_path(grt):
-    rt = grt()
+    rt = grt(MGPU_CACHED_STREAM_HANDLES="tagged")  # pinned handles are a tagged-handle notion
     f, = kernels(rt, "k")
     launch(rt, f, None, Args(1, 1))  # NULL stream
     s = rt.mgpuStreamCreate()

@@ -6,7 +6,16 @@ queries), so a driver stream with queued work is still never handed to a new own
 
 import threading
 
+import pytest
+
 from conftest import blob_buffer, ptx
+
+
+@pytest.fixture(autouse=True)
+def _tagged_handles(monkeypatch):
+    """Known-idle give-back needs the library's own handles (with driver handles the program may
+    enqueue on the driver stream itself: every give-back asks the driver)."""
+    monkeypatch.setenv("MGPU_CACHED_STREAM_HANDLES", "tagged")
 
 
 def _kernel(rt):

@@ -12,7 +12,8 @@ def _kernel(rt, name="k"):
     return rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx(name)), 0), name.encode())
 
 
-def test_handles_are_the_librarys_own_values(rt):
+def test_handles_are_the_librarys_own_values(make_runtime):
+    rt = make_runtime(env={"MGPU_CACHED_STREAM_HANDLES": "tagged"})  # the tagged-handle model
     s, e = rt.mgpuStreamCreate(), rt.mgpuEventCreate()
     assert (s >> 56, e >> 56) == HANDLE_TAGS
     f = _kernel(rt)
@@ -21,7 +22,8 @@ def test_handles_are_the_librarys_own_values(rt):
     assert drv != s and rt.fake.fake_stream_flags(drv) == 1  # CU_STREAM_NON_BLOCKING, as stock
 
 
-def test_sync_launch_pattern_reuses_one_driver_stream(rt):
+def test_sync_launch_pattern_reuses_one_driver_stream(make_runtime):
+    rt = make_runtime(env={"MGPU_CACHED_STREAM_HANDLES": "tagged"})  # the tagged-handle model
     f = _kernel(rt)
     handles, driver_streams = set(), set()
     for _ in range(100):
@@ -65,9 +67,10 @@ def test_busy_driver_stream_is_not_reused_until_its_work_is_done(rt):
     assert rt.fake.count("cuStreamCreate") == 2
 
 
-def test_destroyed_handles_are_reported_as_the_driver_reports_them(rt, capfd):
+def test_destroyed_handles_are_reported_as_the_driver_reports_them(make_runtime, capfd):
     """A stale handle is detected exactly, even once its slot serves another handle, and nothing
     is done to the new owner's objects (review R12)."""
+    rt = make_runtime(env={"MGPU_CACHED_STREAM_HANDLES": "tagged"})  # the tagged-handle model
     f = _kernel(rt)
     s = rt.mgpuStreamCreate()
     rt.mgpuStreamDestroy(s)
