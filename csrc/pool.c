@@ -874,8 +874,9 @@ void *mc_pool_driver_handle(void *handle) {
  * thread's use, and nothing is ever unbound from a handle. */
 struct drv_obj {
   void *obj;      /* the driver CUstream / CUevent; immutable */
-  int32_t device; /* device whose context made it; immutable */
-  uint8_t kind;   /* mc_obj_kind; immutable */
+  int32_t device; /* device whose context made it; fixed while live (rewritten under g_pool.lock
+                     only when a context reset let the driver reuse the value: d_create) */
+  uint8_t kind;   /* mc_obj_kind; same rule as device */
   uint32_t live;  /* atomic: 1 while handed out, 0 while pooled (or never handed out) */
 };
 
@@ -905,6 +906,14 @@ static mc_status d_create(mc_obj_kind kind, void **out) {
                                                     cuEventCreate, as stock calls here */
   if (MC_FAILED(st)) return st;
   drv_obj *r = mc_hmap_find(obj);
+  if (r && (r->kind != (uint8_t)kind || r->device != device)) {
+    /* The driver gave a dead object's value to a new one (after a context reset: context.h):
+     * the record describes the new object from now on, as the value now names it. */
+    pthread_mutex_lock(&g_pool.lock);
+    r->kind = (uint8_t)kind;
+    r->device = device;
+    pthread_mutex_unlock(&g_pool.lock);
+  }
   if (!r && (r = calloc(1, sizeof *r)) != NULL) {
     r->obj = obj;
     r->device = device;
