@@ -393,6 +393,20 @@ static mc_status acquire_object(mc_obj_kind kind, int device, obj_rec *self, voi
   return *out ? MC_OK : make_driver_object(kind, device, out);
 }
 
+void mc_pool_for_each_stream(int device, void (*fn)(CUstream stream, void *ctx), void *ctx) {
+  if (device < 0 || device >= MC_MAX_DEVICES) return;
+  pthread_mutex_lock(&g_pool.lock);
+  dev_pool *p = &g_pool.devs[device];
+  for (size_t i = 0; i < p->nbound; ++i) {
+    obj_rec *r = slot_rec(p->bound[i]);
+    void *d = r ? __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE) : NULL;
+    if (d) fn((CUstream)d, ctx);
+  }
+  for (size_t i = 0; i < p->draining[MC_OBJ_STREAM - 1].n; ++i)
+    fn((CUstream)p->draining[MC_OBJ_STREAM - 1].items[i], ctx);
+  pthread_mutex_unlock(&g_pool.lock);
+}
+
 /* ---- slots ---- */
 
 /* A free slot's record (lock held); NULL if the table is full or memory ran out. */

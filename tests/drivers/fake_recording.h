@@ -35,6 +35,9 @@ static void remember(void *p) {
 }
 
 static int fake_before_call(void);
+#ifdef FAKE_CALL_HOOK
+static int FAKE_CALL_HOOK(int idx); /* lock held; a nonzero result fails the call (after counting) */
+#endif
 
 /* Count and log a call; returns an injected failure result or 0. Lock held. */
 static int enter_call(int idx) {
@@ -48,6 +51,10 @@ static int enter_call(int idx) {
     g_log[g_loglen++] = ',';
     g_log[g_loglen] = 0;
   }
+#ifdef FAKE_CALL_HOOK
+  int hooked = FAKE_CALL_HOOK(idx);
+  if (hooked) return hooked;
+#endif
   if (g_fail_field == idx) {
     if (g_fail_after > 0) {
       g_fail_after--;

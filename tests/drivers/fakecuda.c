@@ -22,6 +22,9 @@
 
 #include "../../csrc/cuda_api.h"
 #include "symbol_index.h"
+#ifndef FAKECUDA_HAS_CAPTURE
+#define FAKE_CALL_HOOK capture_hook /* fake_neighbour.h */
+#endif
 #include "fake_recording.h"
 
 #define MAXDEV 8
@@ -1023,3 +1026,5 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
   RETURN(0);
 }
 #endif /* FAKECUDA_NO_GRAPH */
+
+#include "fake_neighbour.h" /* cuMemGetInfo, memory pools, capture modes (issue 19) */
