@@ -119,6 +119,8 @@ MC_EXPORT void mgpuModuleUnload(CUmodule module) {
   MC_TRACE_CALL(mc_trace_ModuleUnload(module));
   if (mc_disabled()) return mc_stock_module_unload(module);
   CHAIN_FLUSH("mgpuModuleUnload");
+  /* MGPU_CACHED_STOCK_SYNC: the device wait of the stock cuModuleUnload (issue 19, item 7) */
+  if (mc_config()->stock_sync) mc_device_drain();
   FAILED_REPORT("mgpuModuleUnload", mc_module_unload((mc_module *)module));
 }
 

@@ -1,33 +1,72 @@
 /* allocator.c - the caching allocator behind mgpuMemAlloc / mgpuMemFree (see allocator.h), with
  * its per-device reclaimer thread.
  *
- * Block life: LIVE (handed out) -> freed with the NULL stream: the caller waits for the device,
- * clears it -> CACHED (ready, in a bin and the LRU list); freed on a stream: PENDING (in the
- * device's pending list, oldest first, and a pending bin) -> the reclaimer takes the ones freed
- * before its device-wide synchronisation: CLEARING (on its own list) -> CACHED. FREEING: on its way
- * back to the driver (no longer in the block table). An ordered allocation (opt-in) may take a
- * PENDING block back to LIVE.
+ * Block life: LIVE (handed out) -> freed with the NULL stream: the caller waits for the device
+ * (cuCtxSynchronize in the caller's thread and mode, where the stock cuMemFree waits), clears it
+ * -> CACHED (ready, in a bin and the LRU list); freed on a stream: PENDING (in the device's pending
+ * list, oldest first, and a pending bin) -> the reclaimer takes the ones freed before its round's
+ * fence: CLEARING (on its own list) -> CACHED. FREEING: on its way back to the driver (no longer in
+ * the block table). An ordered allocation (opt-in) may take a PENDING block back to LIVE.
  *
- * Reclaimer (one thread per device, started on the first stream free or out-of-memory release of
- * that device, detached, all signals blocked): while blocks are pending or a release is asked, it
- * reads the device's free sequence E, calls cuCtxSynchronize in the device's primary context
- * (current on that thread for its life), takes the pending blocks numbered <= E, clears them
- * (cuMemsetD32Async on the device's clearing stream, non-blocking, made when the thread is started
- * and shared with NULL-stream frees, + cuStreamSynchronize of that stream: only memsets wait) and
- * makes them ready; when a release was asked it gives them and every ready block back instead
- * (cuMemFree) and then signals the waiting allocation. If the synchronisation or the clearing
- * fails, the blocks are never reused (forgotten, counted in alloc_lost). With
- * MGPU_CACHED_ALLOCATOR_RECLAIM_US=n it first sleeps n µs after waking for frees (not for a
- * release), so that the frees that follow share one device-wide wait. Program threads never wait
- * for it except an out-of-memory allocation, for at most MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS; so the
- * reclaimer sitting in cuCtxSynchronize behind a kernel that waits for the host is harmless. At
- * exit it makes no new driver call (alloc_at_exit runs before the driver's own exit handler).
+ * Idleness without a device-wide wait (issue 19). cuCtxSynchronize invalidates every stream capture
+ * of the process in every capture mode (H100), so the library never calls it on its own
+ * initiative. A block freed on a stream may still be used by work enqueued before the free; the
+ * reclaimer proves that work finished with events: a round reads the device's free sequence E, then
+ * records one event (its own, reused) on every driver stream of the library's pools that may have
+ * work (mc_pool_for_each_stream: bound and draining streams; idle ones have none) and on the legacy
+ * NULL stream of the device's primary context (which also covers every blocking stream of that
+ * context), waits for them (cuEventSynchronize), and then the pending blocks numbered <= E are
+ * idle. A block freed on a stream the library did not create (a foreign stream: another library's,
+ * CU_STREAM_PER_THREAD) gets its own event, recorded on that stream at the free (if the stream is
+ * being captured, or the record fails, the free is the stock cuMemFree instead). A stream that is
+ * being captured (cuStreamIsCapturing; for the legacy stream also its "implicit" error) gets no
+ * event: the round is put off (1 ms) rather than touch a capture. The boundary: work on a foreign
+ * non-blocking stream that uses the block and is *not* the free's stream (a buffer handed to
+ * another library's stream and freed, on another stream, before that work finished) is not covered
+ * (the stock cuMemFree would have waited for it); MGPU_CACHED_STOCK_SYNC=1 restores that wait.
+ *
+ * Reclaimer (one thread per device, started on the first stream free of that device or a release
+ * request, detached, all signals blocked, its capture mode RELAXED for its whole life, the device's
+ * primary context current): while blocks are pending or a release is asked it runs rounds: fence,
+ * then clears the idle blocks (cuMemsetD32Async on the device's clearing stream, non-blocking, made
+ * when the thread is started and shared with NULL-stream frees, + cuStreamSynchronize of that idle
+ * stream: only memsets wait) and makes them ready; when a release was asked, or the device is
+ * "lean" (below the headroom, see below), it gives them back instead. If the fence or the clearing
+ * fails, the blocks are never reused (forgotten, counted in alloc_lost). Sitting in
+ * cuEventSynchronize behind a kernel that waits for the host is harmless: no program thread waits
+ * for it except an out-of-memory allocation that needs pending or non-pool blocks, for at most
+ * MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS. At exit it makes no new driver call (alloc_at_exit runs before
+ * the driver's own exit handler).
+ *
+ * Memory goes back without a device-wide wait. With one device and the driver's memory pool entry
+ * points (CUDA 11.2+; not HIP, not older drivers), cached-size device blocks come from a driver
+ * memory pool of the device (made lazily): cuMemAllocFromPoolAsync on the clearing stream + its
+ * synchronisation; given back with cuMemFreeAsync on the clearing stream + its synchronisation +
+ * cuMemPoolTrimTo(pool, 0): no wait for the program's work (cuMemFree waits for the whole device,
+ * ~1 s behind an unrelated 1 s kernel on the H100). All those calls run in relaxed mode. Such
+ * memory cannot be exported with cuIpcGetMemHandle (the mgpu ABI exports nothing; a program that
+ * passes an mgpuMemAlloc pointer to cuIpcGetMemHandle must set MGPU_CACHED_ALLOCATOR=0). With
+ * several devices cuMemAlloc is kept (pool memory ignores cuCtxEnablePeerAccess). Blocks bigger
+ * than the cache (never cached) and host_shared blocks (managed memory cannot come from a pool) are
+ * cuMemAlloc / cuMemAllocManaged blocks: an allocation never waits for their cuMemFree, which the
+ * reclaimer makes (out of memory, headroom) or the freeing thread right after its own device wait.
+ *
+ * Headroom (another CUDA user in the process must not fail for memory the cache keeps): the
+ * library cannot see other users' allocations, so it asks the driver (cuMemGetInfo, ~6 us, only
+ * when it matters: at a driver allocation, in a reclaimer round, at a free when the cache grew by
+ * more than the margin seen at the last check or 1 ms after it). When the device's free memory
+ * minus what the cache holds is below MGPU_CACHED_ALLOCATOR_HEADROOM percent (default 25) of its
+ * total, the device becomes lean: its ready blocks are given back at once (pool: no wait) and the
+ * reclaimer gives back the pending ones as it proves them idle, until a later check finds room.
+ * Near capacity the library thus behaves like the stock wrapper.
  *
  * Locking rule: g_alloc.lock guards the block table (every block the allocator made and has not
  * given back to the driver, found by address) and every field of every device (bins, lists, byte
- * counts, sequence numbers, release requests, the reclaimer flag); each device's condition
- * variables are used with it. No driver call is made with it held. mc_pool_live_kind is never
- * called here (memory.c decides which streams may be followed in order).
+ * counts, sequence numbers, release requests, the reclaimer flag, the pool, the headroom state);
+ * each device's condition variables are used with it. No driver call is made with it held. A
+ * device's round_lock serialises rounds (its fence events) and is held across their driver calls
+ * only (never together with g_alloc.lock while waiting). mc_pool_live_kind is never called here
+ * (memory.c decides which streams may be followed in order and which are foreign).
  */
 #include "allocator.h"
 
@@ -38,10 +77,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "capture.h"
 #include "config.h"
 #include "context.h"
 #include "cuda_api.h"
 #include "driver.h"
+#include "pool.h"
 #include "stats.h"
 
 #define MC_ALLOC_MAX_DEVICES 64
@@ -55,10 +96,13 @@ typedef struct mc_block {
   uint64_t bytes;         /* its size (the class size, or the exact size when cls < 0); immutable */
   int16_t device;         /* device ordinal; immutable */
   int8_t managed;         /* 1: cuMemAllocManaged; immutable */
+  int8_t pooled;          /* 1: from the device's driver memory pool; immutable */
   int16_t cls;            /* size class, -1: never cached; immutable */
   uint8_t state;          /* block_state; under the lock */
   const void *key;        /* PENDING: the free's stream key (compared, never used); under the lock */
   uint64_t seq;           /* PENDING/CLEARING: the device's free sequence number at the free */
+  CUevent ev;             /* PENDING/CLEARING: recorded on the free's foreign stream at the free,
+                             or NULL; owned (back to the device's spare events when done) */
   struct mc_block *hnext; /* block table chain; under the lock */
   struct mc_block *bprev, *bnext; /* CACHED: its bin; PENDING: its pending bin; under the lock */
   struct mc_block *lprev, *lnext; /* CACHED: the LRU list (oldest first); PENDING: the pending
@@ -80,6 +124,18 @@ typedef struct dev_alloc {
   uint64_t release_req, release_done;   /* release requests made / served (out of memory) */
   CUstream zero_stream;                 /* blocks are cleared on it, by NULL-stream frees and
                                            the reclaimer (made lazily, owned, never destroyed) */
+  CUmemoryPool mempool;                 /* the device's driver memory pool, or NULL */
+  int mempool_state;                    /* 0 not tried, 1 made (mempool), -1 none */
+  CUevent *spare_ev;                    /* per-block events to reuse (owned array, owned events) */
+  size_t nspare, capspare;
+  int lean;                             /* below the headroom: proven blocks go back, not cached */
+  int checked;                          /* a headroom check was made */
+  uint64_t check_held;                  /* cached + unready bytes at the last check */
+  uint64_t check_margin;                /* free - held - reserve at the last check (0: below) */
+  uint64_t check_ns;                    /* CLOCK_MONOTONIC ns of the last check */
+  pthread_mutex_t round_lock;           /* serialises rounds; guards fev (see the locking rule) */
+  CUevent *fev;                         /* fence events, one per stream of a round (owned) */
+  size_t nfev;
 } dev_alloc;
 
 static struct {
@@ -190,6 +246,7 @@ static dev_alloc *dev_of(int device) {
     pthread_cond_init(&d->done, &ca);
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&d->wake, NULL);
+    pthread_mutex_init(&d->round_lock, NULL);
     g_alloc.devs[device] = d;
   }
   return g_alloc.devs[device];
@@ -321,53 +378,19 @@ static mc_block *take_locked(dev_alloc *d, int managed, int cls, const void *key
 
 /* ---- driver calls (no lock) ---- */
 
-static mc_status driver_alloc(int device, int managed, uint64_t bytes, CUdeviceptr *p) {
-  mc_ctx_scope scope;
-  mc_status st = mc_ctx_enter(device, &scope);
-  if (MC_FAILED(st)) return st;
-  CUresult r = managed ? mc_cu.cuMemAllocManaged(p, bytes, MC_CU_MEM_ATTACH_GLOBAL)
-                       : mc_cu.cuMemAlloc(p, bytes);
-  mc_ctx_leave(&scope);
-  if (r != 0) return MC_FAIL(managed ? "cuMemAllocManaged" : "cuMemAlloc", r);
-  return MC_OK;
+static uint64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* cuMemFree in `device`'s context (the stock call). */
-static mc_status driver_free(int device, CUdeviceptr p) {
-  mc_ctx_scope scope;
-  mc_status st = mc_ctx_enter(device, &scope);
-  if (MC_FAILED(st)) return st;
-  CUresult r = mc_cu.cuMemFree(p);
-  mc_ctx_leave(&scope);
-  return r ? MC_FAIL("cuMemFree", r) : MC_OK;
+static int have_pool_api(void) {
+  return mc_cu.cuMemPoolCreate && mc_cu.cuMemPoolTrimTo && mc_cu.cuMemAllocFromPoolAsync &&
+         mc_cu.cuMemFreeAsync;
 }
 
-/* Give detached (FREEING) blocks back to the driver. Every one of them is cleared or covered by
- * a device-wide synchronisation, so no work that was enqueued before its free still uses it. */
-static mc_status release_list(mc_block *list) {
-  mc_status first = MC_OK;
-  for (mc_block *b = list, *next; b; b = next) {
-    next = b->lnext;
-    mc_status st = driver_free(b->device, b->ptr);
-    if (MC_FAILED(st) && !MC_FAILED(first)) first = st;
-    MC_STAT_INC(alloc_releases);
-    free(b);
-  }
-  return first;
-}
-
-/* Free a block that will not be cached (FREEING, still in the table): the stock cuMemFree. */
-static mc_status drop_block(mc_block *b) {
-  pthread_mutex_lock(&g_alloc.lock);
-  table_remove(b);
-  pthread_mutex_unlock(&g_alloc.lock);
-  mc_status st = driver_free(b->device, b->ptr);
-  free(b);
-  return st;
-}
-
-/* The stream NULL-stream frees of `device` clear on, made on first use (its context current);
- * NULL (the legacy stream) if it cannot be made. */
+/* The stream `device`'s blocks are cleared on (and pool memory allocated and freed on), made on
+ * first use (its context current); NULL (the legacy stream) if it cannot be made. */
 static CUstream zero_stream(dev_alloc *d) {
   pthread_mutex_lock(&g_alloc.lock);
   CUstream s = d->zero_stream;
@@ -387,16 +410,167 @@ static CUstream zero_stream(dev_alloc *d) {
   return s;
 }
 
+/* The device's memory pool, made on first use (its context current), or NULL: no pool entry
+ * points, several devices (pool memory ignores peer access), or cuMemPoolCreate failed. */
+static CUmemoryPool device_pool(int device, dev_alloc *d) {
+  pthread_mutex_lock(&g_alloc.lock);
+  int state = d->mempool_state;
+  CUmemoryPool pool = d->mempool;
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (state) return pool;
+  pool = NULL;
+  if (have_pool_api() && mc_device_count() == 1 && zero_stream(d)) {
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = MC_CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = MC_CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = device;
+    mc_relaxed rx;
+    mc_relaxed_enter(&rx);
+    if (mc_cu.cuMemPoolCreate(&pool, &props) != 0) pool = NULL;
+    mc_relaxed_leave(&rx);
+  }
+  pthread_mutex_lock(&g_alloc.lock);
+  if (!d->mempool_state) { /* a pool made by a racing thread is kept; ours is leaked (rare) */
+    d->mempool = pool;
+    d->mempool_state = pool ? 1 : -1;
+  }
+  pool = d->mempool;
+  pthread_mutex_unlock(&g_alloc.lock);
+  return pool;
+}
+
+/* Allocate a block: device blocks of a cached size from the device's pool where there is one
+ * (*pooled = 1), else the stock calls. */
+static mc_status driver_alloc(int device, int managed, int cached, uint64_t bytes, CUdeviceptr *p,
+                              int *pooled) {
+  *pooled = 0;
+  mc_ctx_scope scope;
+  mc_status st = mc_ctx_enter(device, &scope);
+  if (MC_FAILED(st)) return st;
+  CUresult r;
+  pthread_mutex_lock(&g_alloc.lock);
+  dev_alloc *d = dev_of(device);
+  pthread_mutex_unlock(&g_alloc.lock);
+  CUmemoryPool pool = (!managed && cached && d) ? device_pool(device, d) : NULL;
+  if (pool) {
+    CUstream zs = zero_stream(d);
+    mc_relaxed rx;
+    mc_relaxed_enter(&rx);
+    r = mc_cu.cuMemAllocFromPoolAsync(p, bytes, pool, zs);
+    if (r == 0 && mc_cu.cuStreamSynchronize(zs) != 0) {
+      mc_cu.cuMemFreeAsync(*p, zs); /* not known ready: given back (stream ordered) */
+      r = MC_CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    mc_relaxed_leave(&rx);
+    mc_ctx_leave(&scope);
+    if (r != 0) return MC_FAIL("cuMemAllocFromPoolAsync", r);
+    *pooled = 1;
+    return MC_OK;
+  }
+  r = managed ? mc_cu.cuMemAllocManaged(p, bytes, MC_CU_MEM_ATTACH_GLOBAL)
+              : mc_cu.cuMemAlloc(p, bytes);
+  mc_ctx_leave(&scope);
+  if (r != 0) return MC_FAIL(managed ? "cuMemAllocManaged" : "cuMemAlloc", r);
+  return MC_OK;
+}
+
+/* cuMemFree in `device`'s context (the stock call, in the caller's mode). */
+static mc_status driver_free(int device, CUdeviceptr p) {
+  mc_ctx_scope scope;
+  mc_status st = mc_ctx_enter(device, &scope);
+  if (MC_FAILED(st)) return st;
+  CUresult r = mc_cu.cuMemFree(p);
+  mc_ctx_leave(&scope);
+  return r ? MC_FAIL("cuMemFree", r) : MC_OK;
+}
+
+/* Give detached (FREEING) blocks back to the driver. Every one of them is idle (cleared, or proven
+ * by a fence). Pool blocks: cuMemFreeAsync on the clearing stream + its synchronisation + trim,
+ * no wait for the program's work; others: cuMemFree (waits for the device: only where the caller
+ * may wait, see the callers). All in relaxed mode (the library's own initiative). */
+static mc_status release_list(mc_block *list) {
+  mc_status first = MC_OK;
+  for (int pass = 0; pass < 2; ++pass) { /* pool blocks first, per device */
+    for (int dev = 0; dev < MC_ALLOC_MAX_DEVICES; ++dev) {
+      int any = 0;
+      for (mc_block *b = list; b && !any; b = b->lnext) any = b->device == dev && b->pooled == !pass;
+      if (!any) continue;
+      pthread_mutex_lock(&g_alloc.lock);
+      dev_alloc *d = g_alloc.devs[dev];
+      CUmemoryPool pool = d ? d->mempool : NULL;
+      CUstream zs = d ? d->zero_stream : NULL;
+      pthread_mutex_unlock(&g_alloc.lock);
+      mc_ctx_scope scope;
+      mc_status st = mc_ctx_enter(dev, &scope);
+      if (MC_FAILED(st)) {
+        if (!MC_FAILED(first)) first = st;
+        continue; /* left allocated (never reused) */
+      }
+      mc_relaxed rx;
+      mc_relaxed_enter(&rx);
+      for (mc_block *b = list; b; b = b->lnext) {
+        if (b->device != dev || b->pooled != !pass) continue;
+        CUresult r = b->pooled ? mc_cu.cuMemFreeAsync(b->ptr, zs) : mc_cu.cuMemFree(b->ptr);
+        if (r && !MC_FAILED(first)) first = MC_FAIL(b->pooled ? "cuMemFreeAsync" : "cuMemFree", r);
+        MC_STAT_INC(alloc_releases);
+      }
+      if (!pass && pool) {
+        CUresult r = mc_cu.cuStreamSynchronize(zs);
+        if (!r) r = mc_cu.cuMemPoolTrimTo(pool, 0);
+        if (r && !MC_FAILED(first)) first = MC_FAIL("cuMemPoolTrimTo", r);
+      }
+      mc_relaxed_leave(&rx);
+      mc_ctx_leave(&scope);
+    }
+  }
+  for (mc_block *b = list, *next; b; b = next) {
+    next = b->lnext;
+    free(b);
+  }
+  return first;
+}
+
+/* Free a block that will not be cached (FREEING, still in the table): the stock cuMemFree, in the
+ * caller's mode (for pool memory too: cuMemFree accepts it and waits for the device, as stock). */
+static mc_status drop_block(mc_block *b) {
+  pthread_mutex_lock(&g_alloc.lock);
+  table_remove(b);
+  pthread_mutex_unlock(&g_alloc.lock);
+  mc_status st = driver_free(b->device, b->ptr);
+  free(b);
+  return st;
+}
+
 /* Clear blocks (a list through lnext) on `zs`, the device's context current: 0 on success. */
 static int clear_blocks(mc_block *list, CUstream zs) {
   uint64_t bytes = 0;
-  for (mc_block *b = list; b; b = b->lnext) {
-    if (exiting() || mc_cu.cuMemsetD32Async(b->ptr, 0, (size_t)(b->bytes / 4), zs) != 0) return -1;
+  mc_relaxed rx;
+  mc_relaxed_enter(&rx);
+  int bad = 0;
+  for (mc_block *b = list; b && !bad; b = b->lnext) {
+    if (exiting() || mc_cu.cuMemsetD32Async(b->ptr, 0, (size_t)(b->bytes / 4), zs) != 0) bad = 1;
     bytes += b->bytes;
   }
-  if (mc_cu.cuStreamSynchronize(zs) != 0) return -1;
+  if (!bad && mc_cu.cuStreamSynchronize(zs) != 0) bad = 1;
+  mc_relaxed_leave(&rx);
+  if (bad) return -1;
   mc_stat_add(MC_STAT_alloc_bytes_zeroed, (int64_t)bytes);
   return 0;
+}
+
+/* A block's own event goes back to the device's spare events (or is destroyed). Lock held for the
+ * list; the destroy (rare) happens outside it by the caller's choice: here it is leaked instead. */
+static void spare_event_locked(dev_alloc *d, CUevent e) {
+  if (!e) return;
+  if (d->nspare == d->capspare) {
+    size_t n = d->capspare ? 2 * d->capspare : 16;
+    CUevent *a = realloc(d->spare_ev, n * sizeof *a);
+    if (!a) return; /* leaked: harmless */
+    d->spare_ev = a;
+    d->capspare = n;
+  }
+  d->spare_ev[d->nspare++] = e;
 }
 
 /* Forget blocks whose safety could not be established (never reused, never freed). Lock held. */
@@ -405,60 +579,209 @@ static void lose_blocks(dev_alloc *d, mc_block *list) {
     next = b->lnext;
     unready_done(d, b);
     table_remove(b);
+    spare_event_locked(d, b->ev);
     MC_STAT_INC(alloc_lost);
     free(b);
   }
 }
 
+/* ---- headroom ---- */
+
+#define MC_ALLOC_CHECK_NS 1000000ull /* a free checks the headroom at most this often (1 ms) */
+
+/* Whether the headroom must be checked now (lock held). */
+static int headroom_due(dev_alloc *d, int force) {
+  if (!mc_config()->allocator_headroom || !mc_cu.cuMemGetInfo) return 0;
+  if (force || !d->checked) return 1;
+  uint64_t held = d->cached_bytes + d->unready_bytes;
+  if (held > d->check_held + d->check_margin) return 1;
+  return now_ns() - d->check_ns >= MC_ALLOC_CHECK_NS;
+}
+
+/* Check the headroom of `device` (its context current, no lock held): when the device's free
+ * memory minus what the cache holds is below the reserve, make the device lean and detach its
+ * ready blocks onto *victims (pool blocks only unless `all`: others need a device-wide wait) and
+ * ask the reclaimer for a release when blocks are left (its start, if needed, via *start). */
+static void headroom_check(dev_alloc *d, int all, mc_block **victims, int *poke) {
+  size_t freeb = 0, total = 0;
+  mc_relaxed rx;
+  mc_relaxed_enter(&rx);
+  CUresult r = mc_cu.cuMemGetInfo(&freeb, &total);
+  mc_relaxed_leave(&rx);
+  MC_STAT_INC(alloc_headroom_checks);
+  if (r != 0) return;
+  uint64_t reserve = (uint64_t)total / 100 * mc_config()->allocator_headroom;
+  pthread_mutex_lock(&g_alloc.lock);
+  uint64_t held = d->cached_bytes + d->unready_bytes;
+  d->checked = 1;
+  d->check_ns = now_ns();
+  d->check_held = held;
+  int lean = (uint64_t)freeb < held + reserve;
+  d->check_margin = lean ? 0 : (uint64_t)freeb - held - reserve;
+  d->lean = lean;
+  if (lean) {
+    MC_STAT_INC(alloc_headroom_releases);
+    for (mc_block *b = d->lru_head, *next; b; b = next) {
+      next = b->lnext;
+      if (!all && !b->pooled) continue;
+      ready_unlink(d, b);
+      table_remove(b);
+      b->state = B_FREEING;
+      b->lnext = *victims;
+      *victims = b;
+    }
+    if (d->lru_head && poke) { /* non-pool blocks: the reclaimer gives them back */
+      d->release_req++;
+      *poke = 1;
+    }
+  }
+  pthread_mutex_unlock(&g_alloc.lock);
+}
+
 /* ---- the reclaimer ---- */
 
-/* One round for `device`, its context current on the calling thread: wait for the device, then
- * clear the pending blocks freed before the wait began and make them ready, or, when a release
- * was asked, give them back with every ready block. `zs`: the stream to clear on. */
-static void reclaim_round_(int device, CUstream zs);
+typedef struct fence_set {
+  CUstream *s;
+  size_t n, cap;
+} fence_set;
 
-static void reclaim_round(int device, CUstream zs) {
+static void fence_add(CUstream s, void *ctx) { /* under the pool's lock: no driver call */
+  fence_set *f = ctx;
+  if (f->n == f->cap) {
+    size_t n = f->cap ? 2 * f->cap : 32;
+    CUstream *a = realloc(f->s, n * sizeof *a);
+    if (!a) {
+      f->cap = (size_t)-1; /* marks the set incomplete */
+      return;
+    }
+    f->s = a;
+    f->cap = n;
+  }
+  if (f->cap != (size_t)-1) f->s[f->n++] = s;
+}
+
+/* 1 when `s` is being captured, or its status cannot be told (the legacy stream while a blocking
+ * stream of its context is captured reports CUDA_ERROR_STREAM_CAPTURE_IMPLICIT). */
+static int capture_blocks(CUstream s) {
+  if (!mc_cu.cuStreamIsCapturing) return 0;
+  CUstreamCaptureStatus st = MC_CU_STREAM_CAPTURE_STATUS_NONE;
+  if (mc_cu.cuStreamIsCapturing(s, &st) != 0) return 1;
+  return st != MC_CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/* The fence of a round (device's context current, relaxed mode, round_lock held): 0 when every
+ * piece of work enqueued before the call on the library's streams of the device and on its legacy
+ * stream has completed; 1 to try again later (a stream is being captured); -1 on failure. */
+static int fence(int device, dev_alloc *d) {
+  fence_set f = {NULL, 0, 0};
+  mc_pool_for_each_stream(device, fence_add, &f);
+  if (f.cap == (size_t)-1) {
+    free(f.s);
+    return -1;
+  }
+  fence_add(NULL, &f); /* the legacy stream */
+  if (f.cap == (size_t)-1) {
+    free(f.s);
+    return -1;
+  }
+  int rc = 0;
+  if (d->nfev < f.n) {
+    CUevent *a = realloc(d->fev, f.n * sizeof *a);
+    if (!a) rc = -1;
+    else {
+      d->fev = a;
+      while (d->nfev < f.n) {
+        if (mc_cu.cuEventCreate(&d->fev[d->nfev], MC_CU_EVENT_DISABLE_TIMING) != 0) {
+          rc = -1;
+          break;
+        }
+        d->nfev++;
+      }
+    }
+  }
+  for (size_t i = 0; rc == 0 && i < f.n; ++i)
+    if (capture_blocks(f.s[i])) rc = 1;
+  for (size_t i = 0; rc == 0 && i < f.n; ++i)
+    if (exiting() || mc_cu.cuEventRecord(d->fev[i], f.s[i]) != 0) rc = -1;
+  for (size_t i = 0; rc == 0 && i < f.n; ++i)
+    if (exiting() || mc_cu.cuEventSynchronize(d->fev[i]) != 0) rc = -1;
+  free(f.s);
+  return rc;
+}
+
+/* One round for `device`, its context current on the calling thread, in relaxed mode: prove the
+ * pending blocks freed before it idle (fence and their own events), then clear them and make them
+ * ready, or, when a release was asked or the device is lean, give them back with every ready block.
+ * `zs`: the stream to clear on. Returns 1 when the round was put off (a capture), else 0. */
+static int reclaim_round_(int device, CUstream zs);
+
+static int reclaim_round(int device, CUstream zs) {
   __atomic_add_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST); /* before the exiting test: see
                                                               alloc_at_exit */
-  if (!exiting()) reclaim_round_(device, zs);
+  int later = 0;
+  if (!exiting()) later = reclaim_round_(device, zs);
   __atomic_sub_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST);
+  return later;
 }
 
 /* At exit a round stops before its next driver call; its blocks stay where they are. */
-static void reclaim_round_(int device, CUstream zs) {
+static int reclaim_round_(int device, CUstream zs) {
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = g_alloc.devs[device];
   uint64_t upto = d->free_seq;
+  int pend = d->pend_head != NULL;
   pthread_mutex_unlock(&g_alloc.lock);
-  CUresult r = mc_cu.cuCtxSynchronize(); /* every stream of the device, foreign ones included */
+  int fr = 0;
+  pthread_mutex_lock(&d->round_lock);
+  if (pend) fr = fence(device, d);
+  pthread_mutex_unlock(&d->round_lock);
+  if (fr == 1) return 1;
   MC_STAT_INC(alloc_reclaims);
   uint64_t cap = mc_config()->allocator_cache_bytes;
   mc_block *batch = NULL, *victims = NULL;
   pthread_mutex_lock(&g_alloc.lock);
   uint64_t req = d->release_req;
   int release = req != d->release_done;
-  if (r != 0) {
-    detach_pending(d, upto, 0, &batch);
+  detach_pending(d, upto, 0, &batch);
+  if (fr != 0) {
     lose_blocks(d, batch); /* not proven finished: never reused */
     batch = NULL;
-  } else {
-    detach_pending(d, upto, release, release ? &victims : &batch);
   }
-  if (release) detach_ready(d, 0, 1, &victims);
   pthread_mutex_unlock(&g_alloc.lock);
-
-  if (release) {
-    if (!exiting()) release_list(victims);
-    pthread_mutex_lock(&g_alloc.lock);
-    d->release_done = req;
-    pthread_cond_broadcast(&d->done);
-    pthread_mutex_unlock(&g_alloc.lock);
-    return;
+  /* blocks freed on foreign streams: their own events */
+  mc_block *bad = NULL, **pp = &batch;
+  while (*pp) {
+    mc_block *b = *pp;
+    if (b->ev && (exiting() || mc_cu.cuEventSynchronize(b->ev) != 0)) {
+      *pp = b->lnext;
+      b->lnext = bad;
+      bad = b;
+    } else {
+      pp = &b->lnext;
+    }
   }
-  if (!batch) return;
-  int bad = mc_config()->allocator_zero && clear_blocks(batch, zs) != 0;
+  int zero = mc_config()->allocator_zero;
   pthread_mutex_lock(&g_alloc.lock);
-  if (bad) {
+  lose_blocks(d, bad);
+  for (mc_block *b = batch; b; b = b->lnext) {
+    spare_event_locked(d, b->ev);
+    b->ev = NULL;
+  }
+  int lean = d->lean;
+  if (release || lean) { /* idle now: straight back to the driver */
+    for (mc_block *b = batch; b; b = b->lnext) {
+      unready_done(d, b);
+      table_remove(b);
+      b->state = B_FREEING;
+    }
+    victims = batch;
+    batch = NULL;
+    if (release) detach_ready(d, 0, 1, &victims);
+  }
+  pthread_mutex_unlock(&g_alloc.lock);
+  int badclear = batch && zero && clear_blocks(batch, zs) != 0;
+  pthread_mutex_lock(&g_alloc.lock);
+  if (badclear) {
     lose_blocks(d, batch);
   } else {
     for (mc_block *b = batch, *next; b; b = next) {
@@ -468,8 +791,17 @@ static void reclaim_round_(int device, CUstream zs) {
     }
   }
   detach_ready(d, cap, 0, &victims);
+  int check = headroom_due(d, 1);
   pthread_mutex_unlock(&g_alloc.lock);
-  if (!exiting()) release_list(victims);
+  if (check) headroom_check(d, 1, &victims, NULL);
+  if (!exiting() && victims) release_list(victims);
+  if (release) {
+    pthread_mutex_lock(&g_alloc.lock);
+    d->release_done = req;
+    pthread_cond_broadcast(&d->done);
+    pthread_mutex_unlock(&g_alloc.lock);
+  }
+  return 0;
 }
 
 static void *reclaimer_main(void *arg) {
@@ -480,7 +812,11 @@ static void *reclaimer_main(void *arg) {
    * exit handler had torn it down). */
   __atomic_add_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST);
   int go = !exiting();
-  if (go) mc_ctx_enter(device, &scope);
+  if (go) {
+    mc_relaxed rx; /* relaxed for the thread's whole life: every call is the library's own */
+    mc_relaxed_enter(&rx);
+    mc_ctx_enter(device, &scope);
+  }
   __atomic_sub_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST);
   if (!go) return NULL;
   pthread_mutex_lock(&g_alloc.lock);
@@ -495,11 +831,15 @@ static void *reclaimer_main(void *arg) {
     int release = d->release_req != d->release_done;
     pthread_mutex_unlock(&g_alloc.lock);
     unsigned long us = mc_config()->allocator_reclaim_us;
-    if (us && !release) { /* gather the frees that follow before the device-wide wait */
+    if (us && !release) { /* gather the frees that follow before the round */
       struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000L};
       nanosleep(&t, NULL);
     }
-    reclaim_round(device, zs);
+    if (reclaim_round(device, zs)) { /* a capture in progress: later */
+      MC_STAT_INC(alloc_rounds_deferred);
+      struct timespec t = {0, 1000000L};
+      nanosleep(&t, NULL);
+    }
     pthread_mutex_lock(&g_alloc.lock);
   }
   pthread_mutex_unlock(&g_alloc.lock);
@@ -549,16 +889,45 @@ static int start_reclaimer(int device) {
   return e;
 }
 
-/* Out of memory on `device`: have the reclaimer give the cleared blocks back, waiting for it at
- * most MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS (cuMemFree waits for the device, which may be busy with
- * a kernel that waits for this very thread). */
+/* A round in the calling thread (no reclaimer thread could be started), in relaxed mode. */
+static void round_here(int device, dev_alloc *d) {
+  mc_ctx_scope scope;
+  if (MC_FAILED(mc_ctx_enter(device, &scope))) return;
+  mc_relaxed rx;
+  mc_relaxed_enter(&rx);
+  reclaim_round(device, zero_stream(d));
+  mc_relaxed_leave(&rx);
+  mc_ctx_leave(&scope);
+}
+
+/* Out of memory on `device`: give the pool blocks back here (no wait for the program's work);
+ * when other ready blocks or pending ones remain, have the reclaimer give them back, waiting for it
+ * at most MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS (cuMemFree and the fence wait for work that may wait
+ * for this very thread). */
 static void oom_release(int device) {
+  mc_block *victims = NULL;
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = dev_of(device);
   if (!d || (!d->lru_head && !d->unready_bytes)) {
     pthread_mutex_unlock(&g_alloc.lock);
     return;
   }
+  for (mc_block *b = d->lru_head, *next; b; b = next) {
+    next = b->lnext;
+    if (!b->pooled) continue;
+    ready_unlink(d, b);
+    table_remove(b);
+    b->state = B_FREEING;
+    b->lnext = victims;
+    victims = b;
+  }
+  int more = d->lru_head || d->unready_bytes;
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (victims) {
+    release_list(victims);
+    if (!more) return;
+  }
+  pthread_mutex_lock(&g_alloc.lock);
   uint64_t target = ++d->release_req;
   int start = poke_reclaimer(d);
   pthread_mutex_unlock(&g_alloc.lock);
@@ -588,25 +957,20 @@ mc_status mc_alloc_release_all(uint64_t *released) {
   uint64_t before = __atomic_load_n(&mc_stats_values[MC_STAT_alloc_releases], __ATOMIC_RELAXED);
   mc_status first = MC_OK;
   for (int i = 0; i < MC_ALLOC_MAX_DEVICES; ++i) {
-    pthread_mutex_lock(&g_alloc.lock);
-    dev_alloc *d = g_alloc.devs[i];
-    uint64_t upto = d ? d->free_seq : 0;
-    int pending = d && d->pend_head;
-    pthread_mutex_unlock(&g_alloc.lock);
-    if (!d) continue;
-    CUresult r = 1;
-    if (pending) { /* as the stock cuMemFree would, wait for the device first */
-      mc_ctx_scope scope;
-      if (!MC_FAILED(mc_ctx_enter(i, &scope))) {
-        r = mc_cu.cuCtxSynchronize();
-        mc_ctx_leave(&scope);
-      }
-    }
     mc_block *list = NULL;
     pthread_mutex_lock(&g_alloc.lock);
-    detach_ready(d, 0, 1, &list);
-    if (r == 0) detach_pending(d, upto, 1, &list);
+    dev_alloc *d = g_alloc.devs[i];
+    int start = 0;
+    if (d) {
+      detach_ready(d, 0, 1, &list);
+      if (d->pend_head) { /* given back by the reclaimer once proven idle; not waited for */
+        d->release_req++;
+        start = poke_reclaimer(d);
+      }
+    }
     pthread_mutex_unlock(&g_alloc.lock);
+    if (!d) continue;
+    if (start && start_reclaimer(i) != 0) round_here(i, d);
     mc_status st = release_list(list);
     if (MC_FAILED(st) && !MC_FAILED(first)) first = st;
   }
@@ -650,28 +1014,34 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
   }
   MC_STAT_INC(alloc_misses);
   CUdeviceptr p = 0;
-  st = driver_alloc(device, host_shared, size, &p);
+  int pooled = 0;
+  st = driver_alloc(device, host_shared, cls >= 0, size, &p, &pooled);
   if (st.result == MC_CUDA_ERROR_OUT_OF_MEMORY) {
     MC_STAT_INC(alloc_oom_retries);
     oom_release(device);
-    st = driver_alloc(device, host_shared, size, &p);
+    st = driver_alloc(device, host_shared, cls >= 0, size, &p, &pooled);
     if (st.result == MC_CUDA_ERROR_OUT_OF_MEMORY && size != bytes) {
       cls = -1; /* the rounding did not fit: try the exact size, never cached */
       size = bytes;
-      st = driver_alloc(device, host_shared, size, &p);
+      st = driver_alloc(device, host_shared, 0, size, &p, &pooled);
     }
   }
   if (MC_FAILED(st)) return st;
   mc_block *b = calloc(1, sizeof *b);
+  int check = 0, poke = 0;
+  dev_alloc *d = NULL;
   if (b) {
     b->ptr = p;
     b->bytes = size;
     b->device = (int16_t)device;
     b->managed = (int8_t)(host_shared ? 1 : 0);
+    b->pooled = (int8_t)pooled;
     b->cls = (int16_t)cls;
     b->state = B_LIVE;
     pthread_mutex_lock(&g_alloc.lock);
     int bad = table_insert(b);
+    d = dev_of(device);
+    check = d && headroom_due(d, 1); /* a driver allocation: the device fills up */
     pthread_mutex_unlock(&g_alloc.lock);
     if (bad) {
       free(b); /* untracked: its free goes to cuMemFree, as stock */
@@ -679,11 +1049,72 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     }
   }
   if (b) mc_stat_add(MC_STAT_alloc_bytes_in_use, (int64_t)size);
+  if (check) {
+    mc_block *victims = NULL;
+    mc_ctx_scope scope;
+    if (!MC_FAILED(mc_ctx_enter(device, &scope))) {
+      headroom_check(d, 0, &victims, &poke);
+      if (victims) release_list(victims); /* pool blocks: no wait */
+      mc_ctx_leave(&scope);
+    }
+    if (poke) {
+      pthread_mutex_lock(&g_alloc.lock);
+      int start = poke_reclaimer(d);
+      pthread_mutex_unlock(&g_alloc.lock);
+      if (start) start_reclaimer(device);
+    }
+  }
   *out = (void *)(uintptr_t)p;
   return MC_OK;
 }
 
-mc_status mc_alloc_put(void *ptr, const void *stream_key) {
+/* After a free grew the cache (no lock held; `drained`: the caller just waited for the device, so
+ * a cuMemFree costs it nothing more). */
+static void free_headroom(int device, dev_alloc *d, int drained) {
+  pthread_mutex_lock(&g_alloc.lock);
+  int check = headroom_due(d, 0);
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (!check) return;
+  mc_block *victims = NULL;
+  int poke = 0;
+  mc_ctx_scope scope;
+  if (MC_FAILED(mc_ctx_enter(device, &scope))) return;
+  headroom_check(d, drained, &victims, &poke);
+  if (victims) release_list(victims);
+  mc_ctx_leave(&scope);
+  pthread_mutex_lock(&g_alloc.lock);
+  int start = (poke || d->pend_head) && d->lean ? poke_reclaimer(d) : 0;
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (start) start_reclaimer(device);
+}
+
+/* An event recorded on the foreign stream `s` of `device` at a free (relaxed mode), or NULL when
+ * that cannot be done (the stream is being captured, or a driver call failed). */
+static CUevent foreign_event(int device, dev_alloc *d, CUstream s) {
+  CUevent e = NULL;
+  pthread_mutex_lock(&g_alloc.lock);
+  if (d->nspare) e = d->spare_ev[--d->nspare];
+  pthread_mutex_unlock(&g_alloc.lock);
+  mc_ctx_scope scope;
+  if (MC_FAILED(mc_ctx_enter(device, &scope))) goto fail;
+  mc_relaxed rx;
+  mc_relaxed_enter(&rx);
+  int ok = !capture_blocks(s) &&
+           (e || mc_cu.cuEventCreate(&e, MC_CU_EVENT_DISABLE_TIMING) == 0) &&
+           mc_cu.cuEventRecord(e, s) == 0;
+  mc_relaxed_leave(&rx);
+  mc_ctx_leave(&scope);
+  if (ok) return e;
+fail:
+  if (e) {
+    pthread_mutex_lock(&g_alloc.lock);
+    spare_event_locked(d, e);
+    pthread_mutex_unlock(&g_alloc.lock);
+  }
+  return NULL;
+}
+
+mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
   CUdeviceptr p = (CUdeviceptr)(uintptr_t)ptr;
@@ -706,25 +1137,27 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key) {
   }
   int bdev = b->device;
   if (stream_key) {
-    /* Freed on a stream: no driver call; the reclaimer makes it ready once the device has
-     * finished everything enqueued before this free. */
+    /* Freed on a stream: no driver call for the library's streams (the reclaimer's fence covers
+     * them); an event on a foreign one. The reclaimer makes the block ready once proven idle. */
+    pthread_mutex_unlock(&g_alloc.lock);
+    CUevent ev = NULL;
+    if (foreign) {
+      ev = foreign_event(bdev, d, foreign);
+      if (!ev) return drop_block(b); /* the stock cuMemFree, in the caller's mode */
+    }
+    pthread_mutex_lock(&g_alloc.lock);
+    b->ev = ev;
     pending_insert(d, b, stream_key);
     int start = poke_reclaimer(d);
     pthread_mutex_unlock(&g_alloc.lock);
-    if (start && start_reclaimer(bdev) != 0) {
-      /* No thread: do its round here, waiting for the device as the stock cuMemFree would. */
-      mc_ctx_scope scope;
-      if (!MC_FAILED(mc_ctx_enter(bdev, &scope))) {
-        reclaim_round(bdev, zero_stream(d));
-        mc_ctx_leave(&scope);
-      }
-    }
+    if (start && start_reclaimer(bdev) != 0) round_here(bdev, d); /* no thread: a round here */
+    free_headroom(bdev, d, 0);
     return MC_OK;
   }
   pthread_mutex_unlock(&g_alloc.lock);
 
-  /* The NULL stream: the stock cuMemFree waits for the device; so do we, then clear the block
-   * and it is ready at once. */
+  /* The NULL stream: the stock cuMemFree waits for the device; so do we (in the caller's mode, as
+   * stock's call), then clear the block and it is ready at once. */
   mc_ctx_scope scope;
   st = mc_ctx_enter(bdev, &scope);
   if (MC_FAILED(st)) return drop_block(b);
@@ -740,7 +1173,9 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key) {
   ready_insert(d, b);
   detach_ready(d, mc_config()->allocator_cache_bytes, 0, &victims);
   pthread_mutex_unlock(&g_alloc.lock);
-  return victims ? release_list(victims) : MC_OK;
+  st = victims ? release_list(victims) : MC_OK;
+  free_headroom(bdev, d, 1);
+  return st;
 }
 
 /* ---- fork ---- */

@@ -35,6 +35,7 @@
 
 #include <stdint.h>
 
+#include "cuda_api.h"
 #include "status.h"
 
 /* Allocate `bytes` (> 0) on `device`; host_shared = managed memory. `stream_key`: the identity of
@@ -46,14 +47,16 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
                        void **out, int *uncleared);
 
 /* Free a pointer. `stream_key` NULL: the NULL stream (waits for the device, as cuMemFree); else
- * the identity of the free's stream (matched by later ordered allocations). Pointers the allocator
+ * the identity of the free's stream (matched by later ordered allocations). `foreign`: the free's
+ * stream when the library did not create it (an event is recorded on it at the free: the
+ * reclaimer's fence covers only the library's streams and the legacy stream), else NULL. Pointers the allocator
  * did not make go to cuMemFree in the context of the thread's device (mc_thread_device, asked only
  * then: on HIP it is a driver call), as stock. */
-mc_status mc_alloc_put(void *ptr, const void *stream_key);
+mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign);
 
-/* Give every ready block, and every pending block freed before the call, of every device back to
- * the driver: waits for each device (cuCtxSynchronize) in the caller first. Returns the number of
- * blocks released. */
+/* Give every ready block of every device back to the driver now (pool blocks without any wait;
+ * others with cuMemFree, which waits for the device), and have the reclaimer give every pending
+ * block back once it is proven idle (not waited for). Returns the number of blocks released now. */
 mc_status mc_alloc_release_all(uint64_t *released);
 
 /* fork(): the reclaimer threads do not survive it. prepare takes the allocator's lock (so the

@@ -91,7 +91,13 @@
     "how long an allocation that ran out of memory waits for the reclaimer to give cached "      \
     "blocks back before it reports out of memory")                                                  \
   X(allocator_reclaim_us, COUNT, "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "0",                          \
-    "the reclaimer gathers frees for this long before each device-wide wait")                    \
+    "the reclaimer gathers frees for this long before each round of idleness checks")           \
+  X(allocator_headroom, COUNT, "MGPU_CACHED_ALLOCATOR_HEADROOM", "25",                             \
+    "percent of the device's memory the cache leaves to other CUDA users: when the device's free " \
+    "memory minus the cache falls below it, the cache is given back (0: no check)")              \
+  X(stock_sync, FLAG, "MGPU_CACHED_STOCK_SYNC", "0",                                               \
+    "stock's implicit device waits: mgpuMemFree with a stream and mgpuModuleUnload wait for the " \
+    "device (cuCtxSynchronize) before returning, as the stock wrapper's cuMemFree/cuModuleUnload") \
   X(stats_at_exit, FLAG, "MGPU_CACHED_STATS", "0", "print the counters on stderr at exit")         \
   X(stats_file, PATH, "MGPU_CACHED_STATS_FILE", "",                                                \
     "write the counters as JSON to this file at exit (%p in the name: the process id)")           \

@@ -63,4 +63,10 @@ int mc_hmap_insert(const void *key, void *rec) {
   return 0;
 }
 
+void mc_hmap_for_each(void (*fn)(const void *key, void *rec, void *ctx), void *ctx) {
+  hm_table *t = g_table;
+  for (size_t i = 0; t && i <= t->mask; ++i)
+    if (t->entries[i].key) fn(t->entries[i].key, t->entries[i].rec, ctx);
+}
+
 void mc_hmap_fork_child(void) { __atomic_store_n(&g_table, NULL, __ATOMIC_RELEASE); }

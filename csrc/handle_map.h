@@ -20,6 +20,9 @@ void *mc_hmap_find(const void *key);
 /* Insert key -> rec (key not yet present, both non-NULL): 0, or -1 if memory ran out. Caller's lock. */
 int mc_hmap_insert(const void *key, void *rec);
 
+/* Call fn(key, rec, ctx) for every entry. Caller's lock (the one inserts run under). */
+void mc_hmap_for_each(void (*fn)(const void *key, void *rec, void *ctx), void *ctx);
+
 /* In a forked child: forget every entry (the tables are leaked, no driver call). Caller's lock. */
 void mc_hmap_fork_child(void);
 

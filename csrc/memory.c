@@ -71,7 +71,7 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
     /* An ordered hit: clear it on its stream, after the old work and before the new. */
     st = mc_memset32(*out, 0, (size_t)((bytes + 3) / 4), stream);
     if (!MC_FAILED(st)) return MC_OK;
-    mc_alloc_put(*out, &k_unordered); /* back to the reclaimer, no driver call */
+    mc_alloc_put(*out, &k_unordered, NULL); /* back to the reclaimer, no driver call */
     *out = NULL;
     return st;
   }
@@ -85,11 +85,33 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
   return MC_OK;
 }
 
+/* The driver stream behind a free's stream when the library did not create it (a foreign stream,
+ * CU_STREAM_LEGACY / CU_STREAM_PER_THREAD), else NULL (the NULL stream, a live or destroyed handle
+ * of ours: its driver stream is one the reclaimer's fence covers). */
+static CUstream foreign_stream(CUstream stream) {
+  if (!stream || mc_pool_live_kind(stream) != MC_OBJ_NONE) return NULL;
+  mc_stream_use use;
+  if (MC_FAILED(mc_stream_use_begin(stream, "cuMemFree", &use))) return NULL; /* stale: ours */
+  CUstream s = use.rec ? NULL : use.stream;
+  mc_stream_use_end(&use);
+  return s;
+}
+
+mc_status mc_device_drain(void) {
+  IN_DEVICE_CONTEXT("cuCtxSynchronize", mc_cu.cuCtxSynchronize());
+  return MC_OK;
+}
+
 mc_status mc_mem_free(void *ptr, CUstream stream) {
   const mc_config_t *cfg = mc_config();
   if (cfg->allocator) {
     const void *key = ordered_key(cfg, stream);
-    return mc_alloc_put(ptr, key ? key : stream ? &k_unordered : NULL);
+    mc_status st = mc_alloc_put(ptr, key ? key : stream ? &k_unordered : NULL,
+                                foreign_stream(stream));
+    /* MGPU_CACHED_STOCK_SYNC: the device wait the stock cuMemFree makes (the NULL stream's free
+     * waits already) */
+    if (stream && cfg->stock_sync && !MC_FAILED(st)) mc_device_drain();
+    return st;
   }
   IN_DEVICE_CONTEXT("cuMemFree", mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));
   return MC_OK;

@@ -14,6 +14,11 @@
 
 mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **out);
 mc_status mc_mem_free(void *ptr, CUstream stream);
+
+/* Wait for the thread's default device (cuCtxSynchronize in its context, in the caller's thread
+ * and capture mode): the implicit device wait of the stock cuMemFree / cuModuleUnload, made only
+ * with MGPU_CACHED_STOCK_SYNC=1 (mgpuMemFree with a stream, mgpuModuleUnload). */
+mc_status mc_device_drain(void);
 mc_status mc_memcpy(void *dst, void *src, size_t bytes, CUstream stream);
 mc_status mc_memset32(void *dst, uint32_t value, size_t count, CUstream stream);
 mc_status mc_memset16(void *dst, uint16_t value, size_t count, CUstream stream);

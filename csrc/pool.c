@@ -413,6 +413,23 @@ static mc_status acquire_object(mc_obj_kind kind, int device, obj_rec *self, voi
   return *out ? MC_OK : make_driver_object(kind, device, out);
 }
 
+static void d_each_live_stream_locked(int device, void (*fn)(CUstream, void *), void *ctx);
+
+void mc_pool_for_each_stream(int device, void (*fn)(CUstream stream, void *ctx), void *ctx) {
+  if (device < 0 || device >= MC_MAX_DEVICES) return;
+  pthread_mutex_lock(&g_pool.lock);
+  dev_pool *p = &g_pool.devs[device];
+  if (direct_mode()) d_each_live_stream_locked(device, fn, ctx); /* handed out to the program */
+  for (size_t i = 0; i < p->nbound; ++i) {
+    obj_rec *r = slot_rec(p->bound[i]);
+    void *d = r ? __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE) : NULL;
+    if (d) fn((CUstream)d, ctx);
+  }
+  for (size_t i = 0; i < p->draining[MC_OBJ_STREAM - 1].n; ++i)
+    fn((CUstream)p->draining[MC_OBJ_STREAM - 1].items[i], ctx);
+  pthread_mutex_unlock(&g_pool.lock);
+}
+
 /* ---- slots ---- */
 
 /* A free slot's record (lock held); NULL if the table is full or memory ran out. */
@@ -879,6 +896,26 @@ struct drv_obj {
   uint8_t kind;   /* mc_obj_kind; same rule as device */
   uint32_t live;  /* atomic: 1 while handed out, 0 while pooled (or never handed out) */
 };
+
+typedef struct each_ctx {
+  int device;
+  void (*fn)(CUstream, void *);
+  void *ctx;
+} each_ctx;
+
+static void each_live(const void *key, void *rec, void *c) {
+  drv_obj *r = rec;
+  each_ctx *e = c;
+  if (r->kind == MC_OBJ_STREAM && r->device == e->device &&
+      __atomic_load_n(&r->live, __ATOMIC_ACQUIRE))
+    e->fn((CUstream)key, e->ctx);
+}
+
+/* Every driver stream of `device` handed out to the program now (driver handles). Lock held. */
+static void d_each_live_stream_locked(int device, void (*fn)(CUstream, void *), void *ctx) {
+  each_ctx e = {device, fn, ctx};
+  mc_hmap_for_each(each_live, &e);
+}
 
 static drv_obj *d_find(const void *h) {
   if ((uintptr_t)h <= 2) return NULL; /* NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD */

@@ -109,6 +109,15 @@ mc_obj_kind mc_pool_live_kind(const void *handle);
  * Anything else is returned unchanged. (mgpu_cached_driver_handle in mgpu_cached.h.) */
 void *mc_pool_driver_handle(void *handle);
 
+/* Call fn(stream, ctx) for every driver stream of `device` that may have work: with driver handles
+ * every one handed out to the program and not destroyed; with tagged handles those bound to a
+ * handle (pinned ones included); in both, those given back but not yet known idle. Streams in the idle
+ * list are left out (everything enqueued on them has completed). fn runs under the pool's lock:
+ * it must make no driver call and take no lock (the allocator copies the streams into an array).
+ * The pool never destroys a driver stream, so a stream passed stays valid. (Issue 19: the
+ * allocator proves a freed block idle with one event per stream instead of cuCtxSynchronize.) */
+void mc_pool_for_each_stream(int device, void (*fn)(CUstream stream, void *ctx), void *ctx);
+
 /* fork(): prepare takes the pool's lock, parent releases it, child releases it and forgets every
  * handle and driver object of the parent (no driver call): the child starts with empty pools. */
 void mc_pool_fork_prepare(void);

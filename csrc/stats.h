@@ -49,10 +49,13 @@
   X(alloc_oom_retries, "allocations retried after out of memory released the cache")        \
   /* allocator reuse as safe as cuMemFree + cuMemAlloc (trust issue) */                       \
   X(alloc_bytes_pending, "bytes freed on a stream, not yet cleared for reuse (gauge)")       \
-  X(alloc_reclaims, "device-wide waits (cuCtxSynchronize) by the allocator's reclaimer")     \
+  X(alloc_reclaims, "reclaimer rounds (fences of events on the device's streams)")           \
   X(alloc_bytes_zeroed, "bytes of freed blocks cleared before reuse")                        \
   X(alloc_oom_timeouts, "out-of-memory releases not finished within the wait")               \
-  X(alloc_lost, "freed blocks never reused: the device-wide wait or the clearing failed")    \
+  X(alloc_lost, "freed blocks never reused: the fence or the clearing failed")               \
+  X(alloc_rounds_deferred, "reclaimer rounds put off because a stream was being captured")  \
+  X(alloc_headroom_checks, "cuMemGetInfo checks of the device's free memory (headroom)")    \
+  X(alloc_headroom_releases, "headroom checks that found too little room: cache given back") \
   /* stream reuse without a query: */                                                         \
   X(stream_query_skips, "driver streams pooled without cuStreamQuery (provably idle after a sync)") \
   /* concurrency (issue 4) */                                                                 \

@@ -35,6 +35,9 @@ static void remember(void *p) {
 }
 
 static int fake_before_call(void);
+#ifdef FAKE_CALL_HOOK
+static int FAKE_CALL_HOOK(int idx); /* lock held; a nonzero result fails the call (after counting) */
+#endif
 
 /* Count and log a call; returns an injected failure result or 0. Lock held. */
 static int enter_call(int idx) {

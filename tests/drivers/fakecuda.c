@@ -26,6 +26,7 @@
 #include "symbol_index.h"
 #define FAKE_CALL_HOOK fake_capture_hook /* fake_capture.h */
 static int fake_capture_hook(int idx);
+#define FAKECUDA_HAS_CAPTURE /* fake_neighbour.h's test controls use fake_capture.h's model */
 #include "fake_recording.h"
 
 #define MAXDEV 8
@@ -1092,3 +1093,5 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
   RETURN(0);
 }
 #endif /* FAKECUDA_NO_GRAPH */
+
+#include "fake_neighbour.h" /* cuMemGetInfo, memory pools, capture modes (issue 19) */

@@ -1,0 +1,214 @@
+/* fake_neighbour.h - included by fakecuda.c: what the allocator's good-neighbour behaviour (issue 19,
+ * helper C) needs from the fake driver: cuMemGetInfo, driver memory pools, and a minimal model of
+ * stream capture modes.
+ *
+ * cuMemGetInfo: total = the memory limit (fake_set_memory_limit), or 80 GiB without one; free =
+ * total - the bytes the fake has handed out (pool memory included, until trimmed).
+ *
+ * Memory pools (only with FAKECUDA_MEMPOOL=1; otherwise cuMemPoolCreate fails with
+ * CUDA_ERROR_NOT_SUPPORTED, as on a driver without them): cuMemAllocFromPoolAsync takes memory
+ * from the pool's reserve (blocks freed with cuMemFreeAsync) or from the device (mem_take);
+ * cuMemFreeAsync puts the block in the pool's reserve (still counted as used, never waits);
+ * cuMemPoolTrimTo(pool, 0) gives the reserve back to the device. fake_pool_reserved() says how many
+ * bytes pools hold in reserve. Neither waits for any work (the real ones are stream ordered).
+ *
+ * Capture modes (unless FAKECUDA_HAS_CAPTURE is defined: a fuller model included instead).
+ * cuThreadExchangeStreamCaptureMode keeps a per-thread mode (0 global, 2 relaxed).
+ * fake_capture_begin(stream) starts "another library's" global-mode capture of `stream` (a
+ * stream the test made); until fake_capture_end() (which returns 0, or 901
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED), cuCtxSynchronize from any thread in any mode, and the
+ * potentially unsafe calls (synchronisations, queries, allocations, frees, pool calls) from a
+ * thread in global mode, fail with 900 (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and invalidate the
+ * capture, as measured on the H100. cuStreamIsCapturing reports ACTIVE for the captured stream.
+ * Hooked into every call through fake_recording.h's FAKE_CALL_HOOK. */
+#ifndef MGPU_CACHED_TEST_FAKE_NEIGHBOUR_H
+#define MGPU_CACHED_TEST_FAKE_NEIGHBOUR_H
+
+/* ---- cuMemGetInfo ---- */
+static size_t fake_total_memory(void) { /* lock held */
+  return g_mem_limit ? g_mem_limit : ((size_t)80 << 30);
+}
+EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
+  BEGIN(cuMemGetInfo);
+  if (!current()) RETURN(INVALID_CONTEXT);
+  size_t t = fake_total_memory();
+  *total = t;
+  *free_bytes = g_mem_used < t ? t - g_mem_used : 0;
+  RETURN(0);
+}
+
+/* ---- memory pools ---- */
+struct CUmemPoolHandle_st {
+  int magic;           /* 0x9001 */
+  int device;
+  CUdeviceptr *res;    /* reserve: blocks freed with cuMemFreeAsync (owned array) */
+  size_t *resn, nres, capres;
+};
+static size_t g_pool_reserved; /* under g_lock */
+static int mempool_on(void) {
+  const char *v = getenv("FAKECUDA_MEMPOOL");
+  return v && *v == '1';
+}
+EXPORT size_t fake_pool_reserved(void) {
+  pthread_mutex_lock(&g_lock);
+  size_t n = g_pool_reserved;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+static size_t mem_size_of(CUdeviceptr p) { /* lock held */
+  for (size_t i = 0; i < g_nmem; ++i)
+    if (g_mem[i].p == (void *)(uintptr_t)p) return g_mem[i].n;
+  return 0;
+}
+EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props) {
+  BEGIN(cuMemPoolCreate);
+  if (!mempool_on()) RETURN(801);
+  if (!pool || !props || props->location.id < 0 || props->location.id >= ndevices())
+    RETURN(INVALID_VALUE);
+  struct CUmemPoolHandle_st *p = calloc(1, sizeof *p);
+  p->magic = 0x9001;
+  p->device = props->location.id;
+  remember(p);
+  *pool = p;
+  RETURN(0);
+}
+static int valid_pool(CUmemoryPool p) { return known(p) && p->magic == 0x9001; }
+EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t n, CUmemoryPool pool,
+                                        CUstream s) {
+  BEGIN(cuMemAllocFromPoolAsync);
+  if (!valid_pool(pool) || (s && !valid_stream(s))) RETURN(INVALID_VALUE);
+  for (size_t i = 0; i < pool->nres; ++i)
+    if (pool->resn[i] == n) { /* a reserved block of that size */
+      *dptr = pool->res[i];
+      pool->res[i] = pool->res[--pool->nres];
+      pool->resn[i] = pool->resn[pool->nres];
+      g_pool_reserved -= n;
+      RETURN(0);
+    }
+  int r = mem_take(dptr, n);
+  if (r == 2 && pool->nres) { /* the real pool trims its own reserve before failing */
+    for (size_t i = 0; i < pool->nres; ++i) mem_give(pool->res[i]);
+    pool->nres = 0;
+    g_pool_reserved = 0;
+    r = mem_take(dptr, n);
+  }
+  RETURN(r);
+}
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) {
+  BEGIN(cuMemFreeAsync);
+  if (s && !valid_stream(s)) RETURN(INVALID_VALUE);
+  size_t n = mem_size_of(p);
+  if (!n) RETURN(INVALID_VALUE);
+  struct CUmemPoolHandle_st *pool = NULL; /* the first pool: tests use one device's pool */
+  for (int i = 0; i < g_nobjs && !pool; ++i)
+    if (((struct CUmemPoolHandle_st *)g_objs[i])->magic == 0x9001) pool = g_objs[i];
+  if (!pool) RETURN(INVALID_VALUE);
+  if (pool->nres == pool->capres) {
+    pool->capres = pool->capres ? 2 * pool->capres : 16;
+    pool->res = realloc(pool->res, pool->capres * sizeof *pool->res);
+    pool->resn = realloc(pool->resn, pool->capres * sizeof *pool->resn);
+  }
+  pool->res[pool->nres] = p;
+  pool->resn[pool->nres++] = n;
+  g_pool_reserved += n;
+  RETURN(0);
+}
+EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
+  BEGIN(cuMemPoolTrimTo);
+  if (!valid_pool(pool)) RETURN(INVALID_VALUE);
+  while (pool->nres && g_pool_reserved > keep) {
+    pool->nres--;
+    g_pool_reserved -= pool->resn[pool->nres];
+    mem_give(pool->res[pool->nres]);
+  }
+  RETURN(0);
+}
+
+/* ---- capture modes (minimal) ---- */
+#ifndef FAKECUDA_HAS_CAPTURE
+static _Thread_local int tl_capture_mode; /* 0 global, 1 thread local, 2 relaxed */
+static CUstream g_cap_stream;             /* under g_lock */
+static int g_cap_active, g_cap_invalidated;
+static long g_cap_global_unsafe;          /* unsafe calls refused during a capture */
+EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
+  BEGIN(cuThreadExchangeStreamCaptureMode);
+  int old = tl_capture_mode;
+  tl_capture_mode = (int)*mode;
+  *mode = (CUstreamCaptureMode)old;
+  RETURN(0);
+}
+EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) {
+  BEGIN(cuStreamIsCapturing);
+  *st = (CUstreamCaptureStatus)(g_cap_active && s && s == g_cap_stream
+                                    ? (g_cap_invalidated ? 2 : 1) : 0);
+  RETURN(0);
+}
+EXPORT void fake_capture_begin(void *stream) {
+  pthread_mutex_lock(&g_lock);
+  g_cap_stream = stream;
+  g_cap_active = 1;
+  g_cap_invalidated = 0;
+  pthread_mutex_unlock(&g_lock);
+}
+EXPORT int fake_capture_end(void) {
+  pthread_mutex_lock(&g_lock);
+  int r = g_cap_invalidated ? 901 : 0;
+  g_cap_active = 0;
+  g_cap_stream = NULL;
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+EXPORT long fake_capture_refusals(void) {
+  pthread_mutex_lock(&g_lock);
+  long n = g_cap_global_unsafe;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+/* Lock held, from enter_call: a nonzero result fails the call. */
+static int capture_hook(int idx) {
+  if (!g_cap_active) return 0;
+  int unsafe = idx == IDX_cuCtxSynchronize;
+  if (!unsafe && tl_capture_mode == 0)
+    unsafe = idx == IDX_cuStreamSynchronize || idx == IDX_cuStreamQuery ||
+             idx == IDX_cuEventQuery || idx == IDX_cuEventSynchronize || idx == IDX_cuMemAlloc ||
+             idx == IDX_cuMemFree || idx == IDX_cuMemAllocManaged ||
+             idx == IDX_cuMemAllocFromPoolAsync || idx == IDX_cuMemFreeAsync ||
+             idx == IDX_cuMemPoolTrimTo || idx == IDX_cuGraphInstantiate ||
+             idx == IDX_cuGraphLaunch || idx == IDX_cuGraphExecDestroy;
+  if (!unsafe) return 0;
+  g_cap_invalidated = 1;
+  g_cap_global_unsafe++;
+  return 900;
+}
+#else
+/* The same test controls over fake_capture.h's model: "another library's" global-mode capture of
+ * `stream`, owned by no thread of the process under test (thread id -1). */
+EXPORT void fake_capture_begin(void *stream) {
+  pthread_mutex_lock(&g_lock);
+  for (int i = 0; i < CAP_MAX; ++i)
+    if (!g_caps[i].s) {
+      g_caps[i] = (struct fake_cap){(CUstream)stream, 0, -1, 1, 0};
+      break;
+    }
+  pthread_mutex_unlock(&g_lock);
+}
+EXPORT int fake_capture_end(void) {
+  pthread_mutex_lock(&g_lock);
+  int r = 0;
+  for (int i = 0; i < CAP_MAX; ++i)
+    if (g_caps[i].s && g_caps[i].thread == -1) {
+      if (g_caps[i].status != 1) r = 901;
+      g_caps[i].s = NULL;
+    }
+  pthread_mutex_unlock(&g_lock);
+  return r;
+}
+EXPORT long fake_capture_refusals(void) {
+  pthread_mutex_lock(&g_lock);
+  long n = g_cap_violations;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+#endif
+
+#endif
