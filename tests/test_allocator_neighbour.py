@@ -206,3 +206,23 @@ def test_stock_sync_switch_restores_stocks_implicit_device_waits(make_runtime, m
     c0 = rt.fake.count("cuCtxSynchronize")
     rt.mgpuModuleUnload(m)
     assert rt.fake.count("cuCtxSynchronize") - c0 == (1 if switch else 0)
+
+
+@pytest.mark.parametrize("handles", ["driver", "tagged"])
+def test_block_freed_on_one_stream_waits_for_every_live_library_stream(make_runtime, monkeypatch,
+                                                                       handles):
+    """Exp0's shape: a kernel on the library's stream B still uses the block when the program frees
+    it on stream A. The reclaimer's fence covers every library stream that may have work, with
+    driver handles (every stream handed out and not destroyed) as with tagged ones."""
+    rt = runtime(make_runtime, monkeypatch, MGPU_CACHED_STREAM_HANDLES=handles)
+    k = busy_kernel(rt)
+    a, b = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
+    p = rt.mgpuMemAlloc(4 * KIB, None, False)
+    with device_stuck(rt):
+        rt.launch(k, stream=b)
+        rt.mgpuMemFree(p, a)
+        until(lambda: rt.fake.fake_blocked() == 1, "the reclaimer's wait for B's event")
+        assert rt.mgpuMemAlloc(4 * KIB, None, False) != p  # B's work may still use it
+    settle(rt)
+    assert rt.mgpuMemAlloc(4 * KIB, None, False) == p
+    assert rt.fake.count("cuCtxSynchronize") == 0
