@@ -37,8 +37,12 @@
  *   par S / @1 OP / join   a second program thread: after `par S` it runs the `@1` lines (stream
  *                   operations on S) in order, concurrently with the main thread, until `join`
  *   tsync S         mgpuStreamSynchronize(S) racing the second thread's launches on S
- *   reset D         cuDevicePrimaryCtxReset(D) (what cudaDeviceReset does); the result digested
- *   fault S         launch k_assert_dt (fault.fatbin: a device-side assert) on S
+ *   reset D         cuDevicePrimaryCtxReset(D) (what cudaDeviceReset does; the result digested
+ *                   if it failed); later launches load the kernels' module anew each time
+ *                   (LLVM <= 20 style), and so do they after a line "# reset D" (the stock
+ *                   reference run of difftest.py)
+ *   fault S         launch k_assert_dt (fault.fatbin: a device-side assert) on S, then
+ *                   mgpuStreamSynchronize(S) (which reports it)
  * After a program with `reset` or `fault` the runner prints "stop" and exits (the stock library
  * cannot work in that process any more); difftest.py starts a new one for the next program.
  * DIFFTEST_LINEMARK=1 writes "@@line N" to stderr before each operation, and "@@end ID" after
@@ -78,6 +82,10 @@ static void *g_fn_fill, *g_fn_add, *g_fn_scale, *g_fn_slow, *g_fn_fault;
 static int g_cached, g_drop_wait, g_verbose, g_dump, g_linemark;
 static _Thread_local int g_cur_dev; /* per program thread, as the library's default device */
 static int g_stop; /* the program reset a context or faulted: stop after it */
+static int g_reload; /* after a reset (or where stock's reference run had one): launches load the
+                      * module anew each time (LLVM <= 20 style), as the old one is gone */
+static char *g_blob; /* kernels.fatbin */
+static size_t g_bsize;
 static char *g_mg_blob; /* modglobal.fatbin */
 static size_t g_mg_size;
 static pthread_mutex_t g_keep_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -169,6 +177,21 @@ static void *stream_of(const char *tok) {
 }
 
 static void launch(void *fn, uint32_t *p, int n, uint64_t x, long long spins, void *stream) {
+  if (g_reload) { /* after a reset: load, launch, unload */
+    const char *name = fn == g_fn_fill ? "dt_fill" : fn == g_fn_add ? "dt_add"
+                       : fn == g_fn_scale ? "dt_scale" : "dt_slow";
+    void *m = mgpuModuleLoad(g_blob, g_bsize);
+    void *f = m ? mgpuModuleGetFunction(m, name) : NULL;
+    int slow = fn == g_fn_slow, add = fn == g_fn_add;
+    uint32_t x32 = (uint32_t)x;
+    void *ptr = p, *xp = (void *)(uintptr_t)x;
+    void *args[4] = {&ptr, &n, add ? (void *)&xp : (void *)&x32, &spins};
+    intptr_t grid = (n + 255) / 256;
+    grid = grid > 1024 ? 1024 : grid < 1 ? 1 : grid;
+    mgpuLaunchKernel(f, grid, 1, 1, 256, 1, 1, 0, stream, args, NULL, slow ? 4 : 3);
+    if (m) mgpuModuleUnload(m);
+    return;
+  }
   uint32_t x32 = (uint32_t)x;
   void *ptr = p, *xp = (void *)(uintptr_t)x;
   void *args[4] = {&ptr, &n, fn == g_fn_add ? (void *)&xp : (void *)&x32, &spins};
@@ -387,6 +410,7 @@ static int run_op(char *line, long lineno, uint64_t *digest) {
   int n = 0;
   for (char *s = strtok_r(line, " \t\r\n", &save); s && n < 8; s = strtok_r(NULL, " \t\r\n", &save))
     t[n++] = s;
+  if (n >= 2 && !strcmp(t[0], "#") && !strcmp(t[1], "reset")) g_reload = 1; /* stock's view */
   if (!n || t[0][0] == '#') return 0;
   if (!strcmp(t[0], "@1")) { /* the rest of the line runs on the second program thread */
     char rest[512] = "";
@@ -522,10 +546,13 @@ static int run_op(char *line, long lineno, uint64_t *digest) {
     mgpuStreamSynchronize(stream_of(t[1]));
   } else if (!strcmp(op, "reset") && n == 2) {
     int r = D.PrimaryCtxReset ? D.PrimaryCtxReset(atoi(t[1])) : 9999;
-    note(digest, lineno, r);
+    if (r) note(digest, lineno, r); /* (stock's reference run has no reset: see difftest.py) */
+    if (g_verbose) printf("X %ld %ld reset=%d\n", (long)g_seq, lineno, r);
     g_stop = 1;
+    g_reload = 1;
   } else if (!strcmp(op, "fault") && n == 2) {
     launch1(g_fn_fault, NULL, 1, stream_of(t[1]));
+    mgpuStreamSynchronize(stream_of(t[1])); /* the error shows (on a GPU: asynchronously) */
     g_stop = 1;
   } else {
     return -1;
@@ -556,6 +583,8 @@ int main(int argc, char **argv) {
   static char blob[1 << 22], mg_blob[1 << 20], fault_blob[1 << 20];
   size_t bsize = fread(blob, 1, sizeof blob, mf);
   fclose(mf);
+  g_blob = blob;
+  g_bsize = bsize;
   void *module = mgpuModuleLoad(blob, bsize);
   g_fn_fill = mgpuModuleGetFunction(module, "dt_fill");
   g_fn_add = mgpuModuleGetFunction(module, "dt_add");
@@ -617,6 +646,7 @@ int main(int argc, char **argv) {
       g_cur_dev = 0;
       memset(g_stream, 0, sizeof g_stream); /* handles are per program */
       memset(g_smade, 0, sizeof g_smade);
+      g_reload = 0;
       memset(g_event, 0, sizeof g_event);
       memset(g_buf, 0, sizeof g_buf);
       mgpuSetDefaultDevice(0);
