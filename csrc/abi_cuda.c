@@ -43,12 +43,52 @@ static inline int FAILED_REPORT(const char *where, mc_status st) {
 /* Opt-in chain replay (chain.h): every entry point that could observe a stream's work, or change
  * what a pending launch uses, first submits the launches deferred so far (one atomic load when
  * nothing is pending). The module look-ups do not. */
-#define CHAIN_FLUSH(where) FAILED_REPORT(where, mc_chain_flush())
+#define CHAIN_FLUSH(where) (FAULT_CHECK(), FAILED_REPORT(where, mc_chain_flush()))
+
+/* Faults (issue 19 item 5, context.h): a device whose context a CONTEXT_IS_DESTROYED made suspect
+ * is checked (and recovered if it was reset) before the call uses any cached object of it; one
+ * relaxed load when nothing happened. Entry points whose cached answer would skip the driver call
+ * the stock wrapper makes also verify the context (mc_ctx_verify: one cuCtxGetId) and, while the
+ * device's context is broken by a sticky error, make stock's driver call (the FAULT_* helpers
+ * below), so they report what stock reports. */
+#define FAULT_CHECK() (mc_ctx_trouble() ? mc_ctx_check_suspects() : (void)0)
+
+/* In `device`'s context: run expr (a CUresult expression); report a failure as `call`. 1 when it
+ * failed (reported), 0 when it succeeded. */
+#define FAULT_STOCK_CALL(device, call, expr)                                                      \
+  ({                                                                                              \
+    mc_ctx_scope fs_scope_;                                                                       \
+    mc_status fs_st_ = mc_ctx_enter((device), &fs_scope_);                                        \
+    if (!MC_FAILED(fs_st_)) {                                                                     \
+      CUresult fs_r_ = (expr);                                                                    \
+      mc_ctx_leave(&fs_scope_);                                                                   \
+      if (fs_r_ != 0) fs_st_ = MC_FAIL(call, (int)fs_r_);                                         \
+    }                                                                                             \
+    FAILED_REPORT(call, fs_st_);                                                                  \
+  })
+
+/* mgpuModuleLoad on a broken device: stock's cuModuleLoadData. 1: answered (*out: NULL, or what
+ * the driver wrote, as stock returns); 0: the driver loaded it after all (the context works
+ * again): unloaded, the cached path goes on. */
+static int fault_module_load(int device, void *data, CUmodule *out) {
+  CUmodule m = NULL;
+  if (FAULT_STOCK_CALL(device, "cuModuleLoadData", mc_cu.cuModuleLoadData(&m, data))) {
+    *out = m;
+    return 1;
+  }
+  mc_cu.cuModuleUnload(m);
+  return 0;
+}
 
 MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   MC_TRACE_CALL(mc_trace_ModuleLoad(data, gpuBlobSize));
   (void)gpuBlobSize; /* not passed by LLVM < 18: never read */
   if (mc_disabled()) return mc_stock_module_load(data);
+  FAULT_CHECK();
+  int device = mc_thread_device();
+  mc_ctx_verify(device);
+  CUmodule fm = NULL;
+  if (mc_ctx_broken(device) && fault_module_load(device, data, &fm)) return fm;
   mc_module *m = NULL;
   mc_status st = mc_module_load(data, 0, 0, &m, NULL, 0);
   return FAILED_REPORT("mgpuModuleLoad", st) ? NULL : (CUmodule)m;
@@ -58,6 +98,11 @@ MC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySi
   MC_TRACE_CALL(mc_trace_ModuleLoadJIT(data, optLevel, assemblySize));
   (void)assemblySize; /* LLVM 22 passes two arguments: never read */
   if (mc_disabled()) return mc_stock_module_load_jit(data, optLevel);
+  FAULT_CHECK();
+  int device = mc_thread_device();
+  mc_ctx_verify(device);
+  CUmodule fm = NULL;
+  if (mc_ctx_broken(device) && fault_module_load(device, data, &fm)) return fm;
   mc_module *m = NULL;
   char log[4096];
   log[0] = 0;
@@ -80,6 +125,7 @@ MC_EXPORT void mgpuModuleUnload(CUmodule module) {
 MC_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
   MC_TRACE_CALL(mc_trace_ModuleGetFunction(module, name));
   if (mc_disabled()) return mc_stock_module_get_function(module, name);
+  FAULT_CHECK();
   mc_function *f = NULL;
   mc_status st = mc_module_get_function((mc_module *)module, name, &f);
   return FAILED_REPORT("mgpuModuleGetFunction", st) ? NULL : (CUfunction)f;
@@ -95,6 +141,7 @@ MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gr
   if (mc_disabled())
     return mc_stock_launch_kernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
                                   stream, params, extra);
+  FAULT_CHECK();
   /* chain replay: a launch on another stream than the pending launches' submits them first */
   FAILED_REPORT("mgpuLaunchKernel", mc_chain_flush_other(stream));
   mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ}, {0, 0, 0}, smem, 0};
@@ -106,6 +153,15 @@ MC_EXPORT CUstream mgpuStreamCreate(void) {
   if (mc_disabled()) return mc_stock_stream_create();
   CHAIN_FLUSH("mgpuStreamCreate");
   CUstream s = NULL;
+  int device = mc_thread_device();
+  mc_ctx_verify(device);
+  if (mc_ctx_broken(device)) { /* stock's cuStreamCreate; returns what the driver wrote */
+    if (FAULT_STOCK_CALL(device, "cuStreamCreate",
+                         mc_cu.cuStreamCreate(&s, MC_CU_STREAM_NON_BLOCKING)))
+      return s;
+    mc_cu.cuStreamDestroy(s); /* the context works again: the cached path goes on */
+    s = NULL;
+  }
   return FAILED_REPORT("mgpuStreamCreate", mc_stream_create(&s)) ? NULL : s;
 }
 
@@ -135,6 +191,15 @@ MC_EXPORT CUevent mgpuEventCreate(void) {
   if (mc_disabled()) return mc_stock_event_create();
   CHAIN_FLUSH("mgpuEventCreate");
   CUevent e = NULL;
+  int device = mc_thread_device();
+  mc_ctx_verify(device);
+  if (mc_ctx_broken(device)) { /* stock's cuEventCreate; returns what the driver wrote */
+    if (FAULT_STOCK_CALL(device, "cuEventCreate",
+                         mc_cu.cuEventCreate(&e, MC_CU_EVENT_DISABLE_TIMING)))
+      return e;
+    mc_cu.cuEventDestroy(e);
+    e = NULL;
+  }
   return FAILED_REPORT("mgpuEventCreate", mc_event_create(&e)) ? NULL : e;
 }
 
@@ -171,6 +236,20 @@ MC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostSha
   if (mc_disabled()) return mc_stock_mem_alloc(sizeBytes, stream, host_shared);
   CHAIN_FLUSH("mgpuMemAlloc");
   void *p = NULL;
+  if (sizeBytes) {
+    int device = mc_handle_device(stream);
+    mc_ctx_verify(device);
+    if (mc_ctx_broken(device)) { /* stock's allocation; returns what the driver wrote */
+      CUdeviceptr dp = 0;
+      int failed = host_shared ? FAULT_STOCK_CALL(device, "cuMemAllocManaged",
+                                                  mc_cu.cuMemAllocManaged(
+                                                      &dp, sizeBytes, MC_CU_MEM_ATTACH_GLOBAL))
+                               : FAULT_STOCK_CALL(device, "cuMemAlloc",
+                                                  mc_cu.cuMemAlloc(&dp, sizeBytes));
+      if (failed) return (void *)(uintptr_t)dp;
+      mc_cu.cuMemFree(dp); /* the context works again: the cached path goes on */
+    }
+  }
   return FAILED_REPORT("mgpuMemAlloc", mc_mem_alloc(sizeBytes, stream, host_shared, &p)) ? NULL : p;
 }
 
@@ -178,6 +257,16 @@ MC_EXPORT void mgpuMemFree(void *ptr, CUstream stream) {
   MC_TRACE_CALL(mc_trace_MemFree(ptr, stream));
   if (mc_disabled()) return mc_stock_mem_free(ptr, stream);
   CHAIN_FLUSH("mgpuMemFree");
+  if (ptr && mc_ctx_trouble()) {
+    int device = mc_handle_device(stream);
+    /* stock's cuMemFree. It fails while the context is broken (nothing freed, reported as
+     * stock's); it succeeds only in a context reset since, whose blocks the allocator forgets at
+     * the recovery (context.h): either way the allocator never hands the address out again. */
+    if (mc_ctx_broken(device)) {
+      FAULT_STOCK_CALL(device, "cuMemFree", mc_cu.cuMemFree((CUdeviceptr)(uintptr_t)ptr));
+      return;
+    }
+  }
   FAILED_REPORT("mgpuMemFree", mc_mem_free(ptr, stream));
 }
 

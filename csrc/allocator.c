@@ -761,3 +761,32 @@ void mc_alloc_fork_child(void) {
   __atomic_store_n(&mc_stats_values[MC_STAT_alloc_bytes_cached], 0, __ATOMIC_RELAXED);
   __atomic_store_n(&mc_stats_values[MC_STAT_alloc_bytes_pending], 0, __ATOMIC_RELAXED);
 }
+
+/* ---- faults (issue 19 item 5): a device's primary context was reset (context.h) ----
+ * Every block of the device leaves the block table and its lists: cached and pending ones are
+ * forgotten (never handed out or freed again: the memory died with the context; the records
+ * leak), live ones too, so the program's later mgpuMemFree of one goes to the driver as stock's
+ * does (and reports what stock reports). Blocks a reclaimer round is clearing are left to it (the
+ * clearing fails in the dead context: they are lost, never reused). The device's clearing stream
+ * is forgotten; NULL-stream frees make a new one. No driver call. */
+void mc_alloc_forget_device(int device) {
+  pthread_mutex_lock(&g_alloc.lock);
+  dev_alloc *d = (device >= 0 && device < MC_ALLOC_MAX_DEVICES) ? g_alloc.devs[device] : NULL;
+  if (d && g_alloc.table) {
+    for (size_t i = 0; i < g_alloc.nbuckets; ++i) {
+      for (mc_block *b = g_alloc.table[i], *next; b; b = next) {
+        next = b->hnext;
+        if (b->device != device || b->state == B_CLEARING) continue;
+        if (b->state == B_CACHED) ready_unlink(d, b);
+        if (b->state == B_PENDING) {
+          pending_unlink(d, b);
+          unready_done(d, b);
+        }
+        table_remove(b);
+        b->state = B_FREEING; /* off every list, owned by nobody */
+      }
+    }
+    d->zero_stream = NULL;
+  }
+  pthread_mutex_unlock(&g_alloc.lock);
+}

@@ -64,4 +64,8 @@ void mc_alloc_fork_prepare(void);
 void mc_alloc_fork_parent(void);
 void mc_alloc_fork_child(void);
 
+/* A reset primary context (context.h, mc_ctx_on_reset): forget every block of the device (no
+ * driver call). */
+void mc_alloc_forget_device(int device);
+
 #endif

@@ -215,6 +215,9 @@ static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **vi
   uint64_t sig = seg_sig(g_chain.l, n);
   mc_ctx_scope scope;
   st = mc_ctx_enter(g_chain.use.device, &scope);
+  /* the library's own graph calls (and its deferred launches): relaxed mode (graph_launch.h) */
+  mc_relaxed relaxed;
+  mc_graph_relaxed_enter(&relaxed);
   if (!MC_FAILED(st)) {
     int c = n >= 2 ? find_exec_locked(stream, sig, g_chain.l, n) : -1;
     if (c >= 0 && replay_locked(g_chain.cache[c]) != 0) {
@@ -260,6 +263,7 @@ static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **vi
     }
     mc_ctx_leave(&scope);
   }
+  mc_graph_relaxed_leave(&relaxed);
   MC_STAT_INC(chain_flushes);
   g_chain.last_sig = sig;
   g_chain.last_n = n;
@@ -337,6 +341,9 @@ static void build(build_req *b) {
 }
 
 static void finish(build_req *req, prep_req *prep, chain_exec *victim) {
+  if (!req && !prep && !victim) return;
+  mc_relaxed relaxed; /* the library's own graph calls: relaxed mode (graph_launch.h) */
+  mc_graph_relaxed_enter(&relaxed);
   exec_free(victim);
   if (req) build(req);
   if (prep) {
@@ -347,6 +354,7 @@ static void finish(build_req *req, prep_req *prep, chain_exec *victim) {
     }
     free(prep);
   }
+  mc_graph_relaxed_leave(&relaxed);
 }
 
 /* ---- entry points ---- */
@@ -466,6 +474,25 @@ int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d, vo
   pthread_mutex_unlock(&g_chain.lock);
   if (done) MC_STAT_INC(chain_deferred);
   return done;
+}
+
+/* ---- faults (issue 19 item 5): a primary context was reset (context.h) ----
+ * Pending launches are dropped (their kernels and stream belong to the dead context: submitting
+ * them could only report CONTEXT_IS_DESTROYED; the stream's use is ended), and every chain exec is
+ * forgotten (never launched or destroyed again; leaked). */
+void mc_chain_forget_device(int device) {
+  (void)device;
+  pthread_mutex_lock(&g_chain.lock);
+  if (g_chain.n) mc_stream_use_end(&g_chain.use);
+  g_chain.n = 0;
+  g_chain.argused = 0;
+  g_chain.last_sig = 0;
+  g_chain.last_n = 0;
+  g_chain.last_stream = NULL;
+  __atomic_store_n(&g_chain.handle, NULL, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_chain.pending, 0, __ATOMIC_RELEASE);
+  memset(g_chain.cache, 0, sizeof g_chain.cache);
+  pthread_mutex_unlock(&g_chain.lock);
 }
 
 /* ---- fork ---- */

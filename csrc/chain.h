@@ -55,6 +55,10 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
  * defer it too). */
 int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d, void **params);
 
+/* A reset primary context (context.h, mc_ctx_on_reset): drop the pending launches and forget
+ * every chain exec (no driver call). */
+void mc_chain_forget_device(int device);
+
 /* fork(): the child forgets pending launches and chain graphs of the parent (no driver call). */
 void mc_chain_fork_prepare(void);
 void mc_chain_fork_parent(void);

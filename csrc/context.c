@@ -10,6 +10,7 @@
 #include "config.h"
 #include "driver.h"
 #include "report.h"
+#include "stats.h"
 
 static _Thread_local int tl_device;     /* this thread's default device, once set */
 static _Thread_local int tl_device_set; /* mgpuSetDefaultDevice was called on this thread */
@@ -88,6 +89,8 @@ static pthread_mutex_t g_dev_lock = PTHREAD_MUTEX_INITIALIZER; /* guards g_retai
 static pthread_cond_t g_dev_done = PTHREAD_COND_INITIALIZER;
 static CUcontext g_ctx[MC_MAX_DEVICES];    /* retained primary contexts; published with release */
 static unsigned char g_retaining[MC_MAX_DEVICES]; /* a thread is retaining it; under g_dev_lock */
+static unsigned long long g_ctx_id[MC_MAX_DEVICES]; /* faults: see the end of the file */
+static void faults_fork_child(void);
 static int g_smem_optin[MC_MAX_DEVICES];   /* 0 = not queried yet; no lock: racing queries store
                                               the same value, with release */
 
@@ -173,7 +176,12 @@ mc_status mc_device_context(int device, CUcontext *ctx) {
   }
   pthread_mutex_lock(&g_dev_lock);
   g_retaining[device] = 0;
-  if (r == 0) __atomic_store_n(&g_ctx[device], c, __ATOMIC_RELEASE);
+  if (r == 0) {
+    unsigned long long id = 0; /* faults: the id the caches are filled under (context.h) */
+    if (mc_cu.cuCtxGetId && mc_cu.cuCtxGetId(c, &id) == 0)
+      __atomic_store_n(&g_ctx_id[device], id, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_ctx[device], c, __ATOMIC_RELEASE);
+  }
   pthread_cond_broadcast(&g_dev_done);
   pthread_mutex_unlock(&g_dev_lock);
   if (r != 0) return MC_FAIL(call, r); /* a waiting thread then tries itself */
@@ -198,8 +206,11 @@ mc_status mc_device_max_smem_optin(int device, int *bytes) {
   return MC_OK;
 }
 
+static _Thread_local int tl_last_device; /* the device this thread last entered (faults) */
+
 mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {
   scope->pushed = 0;
+  tl_last_device = device;
   CUcontext want = NULL;
   mc_status st = mc_device_context(device, &want);
   if (MC_FAILED(st)) return st;
@@ -246,4 +257,165 @@ void mc_context_fork_child(void) {
     g_retaining[d] = 0;
     __atomic_store_n(&g_smem_optin[d], 0, __ATOMIC_RELEASE);
   }
+  faults_fork_child();
+}
+
+/* ---- faults: context resets and sticky errors (see context.h) ----
+ * State per device: g_fault[d] (FAULT_* bits, atomic), g_ctx_id[d] (cuCtxGetId of the context the
+ * caches were filled in; 0 unknown; written by the recovering thread under g_fault_lock).
+ * g_trouble counts devices with a nonzero g_fault (atomic). Recovery runs under g_fault_lock (a
+ * driver retain under it: rare, and no other lock of the library is held then). */
+enum { FAULT_SUSPECT = 1, FAULT_BROKEN = 2 };
+#define MC_MAX_RESET_HOOKS 16
+static pthread_mutex_t g_fault_lock = PTHREAD_MUTEX_INITIALIZER; /* recovery, hook registration */
+static void (*g_reset_hooks[MC_MAX_RESET_HOOKS])(int); /* atomic pointers; registered once each */
+static int g_fault[MC_MAX_DEVICES];                    /* atomic FAULT_* bits */
+static int g_trouble;                                  /* atomic: devices with g_fault set */
+
+void mc_ctx_on_reset(void (*fn)(int device)) {
+  pthread_mutex_lock(&g_fault_lock);
+  for (int i = 0; i < MC_MAX_RESET_HOOKS; ++i) {
+    void (*h)(int) = __atomic_load_n(&g_reset_hooks[i], __ATOMIC_ACQUIRE);
+    if (h == fn) break;
+    if (!h) {
+      __atomic_store_n(&g_reset_hooks[i], fn, __ATOMIC_RELEASE);
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_fault_lock);
+}
+
+static void fault_set(int device, int bits) {
+  if (device < 0 || device >= MC_MAX_DEVICES) return;
+  int old = __atomic_fetch_or(&g_fault[device], bits, __ATOMIC_ACQ_REL);
+  if (!old) __atomic_fetch_add(&g_trouble, 1, __ATOMIC_ACQ_REL);
+}
+
+static void fault_clear(int device) { /* g_fault_lock held */
+  int old = __atomic_exchange_n(&g_fault[device], 0, __ATOMIC_ACQ_REL);
+  if (old) __atomic_fetch_sub(&g_trouble, 1, __ATOMIC_ACQ_REL);
+}
+
+/* The results after which every later call in the context fails the same way (the CUDA driver
+ * API's documentation: "the process is left in an inconsistent state"). */
+static int sticky(int r) {
+  switch (r) {
+  case 700: /* CUDA_ERROR_ILLEGAL_ADDRESS */
+  case 702: /* CUDA_ERROR_LAUNCH_TIMEOUT */
+  case 710: /* CUDA_ERROR_ASSERT */
+  case 714: /* CUDA_ERROR_HARDWARE_STACK_ERROR */
+  case 715: /* CUDA_ERROR_ILLEGAL_INSTRUCTION */
+  case 716: /* CUDA_ERROR_MISALIGNED_ADDRESS */
+  case 717: /* CUDA_ERROR_INVALID_ADDRESS_SPACE */
+  case 718: /* CUDA_ERROR_INVALID_PC */
+  case 719: /* CUDA_ERROR_LAUNCH_FAILED */
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+void mc_ctx_note_result(int result) {
+  if (mc_backend() != MC_BACKEND_CUDA) return;
+  if (result == 709) { /* CUDA_ERROR_CONTEXT_IS_DESTROYED: which context, cuCtxGetId tells */
+    int n = mc_device_count();
+    for (int d = 0; d < n; ++d)
+      if (__atomic_load_n(&g_ctx[d], __ATOMIC_ACQUIRE)) fault_set(d, FAULT_SUSPECT);
+  } else if (sticky(result)) {
+    fault_set(tl_last_device, FAULT_BROKEN);
+  }
+}
+
+int mc_ctx_trouble(void) { return __atomic_load_n(&g_trouble, __ATOMIC_RELAXED) != 0; }
+
+int mc_ctx_broken(int device) {
+  if (!__atomic_load_n(&g_trouble, __ATOMIC_RELAXED)) return 0;
+  return device >= 0 && device < MC_MAX_DEVICES &&
+         (__atomic_load_n(&g_fault[device], __ATOMIC_ACQUIRE) & FAULT_BROKEN);
+}
+
+/* The context of `device` is not the one the caches hold objects of: forget them, retain it
+ * again (g_fault_lock held). */
+static void recover_locked(int device) {
+  for (int i = 0; i < MC_MAX_RESET_HOOKS; ++i) {
+    void (*h)(int) = __atomic_load_n(&g_reset_hooks[i], __ATOMIC_ACQUIRE);
+    if (h) h(device);
+  }
+  CUdevice dev = 0;
+  CUcontext c = NULL;
+  if (mc_cu.cuDeviceGet(&dev, device) == 0 && mc_cu.cuDevicePrimaryCtxRetain(&c, dev) == 0)
+    __atomic_store_n(&g_ctx[device], c, __ATOMIC_RELEASE);
+  unsigned long long id = 0;
+  __atomic_store_n(&g_ctx_id[device],
+                   (c && mc_cu.cuCtxGetId && mc_cu.cuCtxGetId(c, &id) == 0) ? id : 0ull,
+                   __ATOMIC_RELEASE);
+  fault_clear(device);
+  mc_stat_add(MC_STAT_context_recoveries, 1);
+  mc_debug("device %d: its primary context was reset: caches dropped, context retained again",
+           device);
+}
+
+/* Check `device` now (g_fault_lock held): 1 when it was recovered. */
+static int check_locked(int device, int suspect) {
+  CUcontext c = __atomic_load_n(&g_ctx[device], __ATOMIC_ACQUIRE);
+  if (!c) return 0;
+  if (!mc_cu.cuCtxGetId) { /* no way to ask: a CONTEXT_IS_DESTROYED seen means a reset */
+    if (suspect) {
+      recover_locked(device);
+      return 1;
+    }
+    return 0;
+  }
+  unsigned long long id = 0;
+  CUresult r = mc_cu.cuCtxGetId(c, &id);
+  if (r == 0 && g_ctx_id[device] == 0) /* first look: the id of record */
+    __atomic_store_n(&g_ctx_id[device], id, __ATOMIC_RELEASE);
+  if (r == 709 || (r == 0 && id != g_ctx_id[device])) {
+    recover_locked(device);
+    return 1;
+  }
+  if (suspect) { /* the CONTEXT_IS_DESTROYED came from elsewhere: this context is fine */
+    int old = __atomic_fetch_and(&g_fault[device], ~FAULT_SUSPECT, __ATOMIC_ACQ_REL);
+    if (old == FAULT_SUSPECT) __atomic_fetch_sub(&g_trouble, 1, __ATOMIC_ACQ_REL);
+  }
+  return 0;
+}
+
+void mc_ctx_verify(int device) {
+  if (device < 0 || device >= MC_MAX_DEVICES || mc_backend() != MC_BACKEND_CUDA) return;
+  CUcontext c = __atomic_load_n(&g_ctx[device], __ATOMIC_ACQUIRE);
+  if (!c) return; /* not retained yet: nothing cached for it */
+  int f = __atomic_load_n(&g_fault[device], __ATOMIC_ACQUIRE);
+  if (!f && mc_cu.cuCtxGetId) { /* the common case: one cuCtxGetId, no lock */
+    unsigned long long id = 0;
+    unsigned long long want = __atomic_load_n(&g_ctx_id[device], __ATOMIC_ACQUIRE);
+    if (mc_cu.cuCtxGetId(c, &id) == 0 && want && id == want) return;
+  } else if (!f) {
+    return;
+  }
+  pthread_mutex_lock(&g_fault_lock);
+  check_locked(device, (f & FAULT_SUSPECT) != 0);
+  pthread_mutex_unlock(&g_fault_lock);
+}
+
+void mc_ctx_check_suspects(void) {
+  if (!__atomic_load_n(&g_trouble, __ATOMIC_RELAXED)) return;
+  int n = mc_device_count();
+  for (int d = 0; d < n; ++d) {
+    int f = __atomic_load_n(&g_fault[d], __ATOMIC_ACQUIRE);
+    if (!(f & FAULT_SUSPECT)) continue;
+    pthread_mutex_lock(&g_fault_lock);
+    f = __atomic_load_n(&g_fault[d], __ATOMIC_ACQUIRE);
+    if (f & FAULT_SUSPECT) check_locked(d, 1);
+    pthread_mutex_unlock(&g_fault_lock);
+  }
+}
+
+static void faults_fork_child(void) {
+  pthread_mutex_init(&g_fault_lock, NULL);
+  for (int d = 0; d < MC_MAX_DEVICES; ++d) {
+    __atomic_store_n(&g_fault[d], 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_ctx_id[d], 0ull, __ATOMIC_RELEASE);
+  }
+  __atomic_store_n(&g_trouble, 0, __ATOMIC_RELEASE);
 }

@@ -55,4 +55,44 @@ mc_status mc_ctx_enter(int device, mc_ctx_scope *scope);
 /* Restore the caller's current context. */
 void mc_ctx_leave(mc_ctx_scope *scope);
 
+/* ---- faults (issue 19 item 5): context resets and sticky errors ----
+ *
+ * A device's primary context can die under the library: the program (or another library) calls
+ * cuDevicePrimaryCtxReset / cudaDeviceReset (the CUcontext pointer stays, every object made in it
+ * reports CUDA_ERROR_CONTEXT_IS_DESTROYED, and the pointer works again with a new id once it is
+ * retained again), or a kernel faults (a sticky error: CUDA_ERROR_ASSERT, ILLEGAL_ADDRESS,
+ * LAUNCH_FAILED, ...: every later call in the context reports it until the context is reset).
+ *
+ * Detection costs nothing on the hot path: mc_report (the ABI edge's error path) calls
+ * mc_ctx_note_result with every driver result it reports; a CONTEXT_IS_DESTROYED marks every
+ * retained device suspect, a sticky error marks the device the reporting thread last entered
+ * broken. The entry points whose cached answer would skip a driver call that stock makes (module
+ * load, stream and event create, allocation) call mc_ctx_verify first: one cuCtxGetId (63 ns on the
+ * H100) tells whether the context is still the one the caches were filled in. A context found
+ * reset (a new id, or CONTEXT_IS_DESTROYED) is recovered: the hooks registered with
+ * mc_ctx_on_reset forget everything of the old context (no driver call on it, never reused), the
+ * primary context is retained again, its new id recorded; the call then goes on in the new
+ * context. While a device is broken (mc_ctx_broken) every entry point makes the driver call the
+ * stock wrapper makes, so it reports the sticky error as stock does. */
+
+/* Register `fn` (called with the device, no lock of this file held, from an ABI entry point:
+ * the caller holds no lock of the library) to forget what belonged to a dead context. */
+void mc_ctx_on_reset(void (*fn)(int device));
+
+/* A driver result the ABI edge reports (cheap unless it is a context fault). */
+void mc_ctx_note_result(int result);
+
+/* Nonzero while some device is suspect or broken (one relaxed load). */
+int mc_ctx_trouble(void);
+
+/* Is `device`'s context broken by a sticky error (take the stock path)? */
+int mc_ctx_broken(int device);
+
+/* The device's context is still the one the caches were filled in, or recover (see above).
+ * Safe in every capture mode; no lock of the library may be held by the caller. */
+void mc_ctx_verify(int device);
+
+/* Recover every suspect device (mc_ctx_trouble() set; called from ABI entry points). */
+void mc_ctx_check_suspects(void);
+
 #endif

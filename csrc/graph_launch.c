@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "capture.h"
 #include "config.h"
 #include "driver.h"
 #include "stats.h"
@@ -438,9 +439,8 @@ static int room(const g_stream *e) {
 
 static void remove_exec(g_stream *e, int i) { e->execs[i] = e->execs[--e->n]; }
 
-void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
-                      void **params) {
-  if (!stream || !mc_graph_enabled() || is_disabled(cf)) return;
+static void graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                          void **params) {
   g_stream *e = stream_entry(stream);
   if (!e) return;
   take_busy(e);
@@ -460,10 +460,8 @@ void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_
   exec_free(victim);
 }
 
-int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
-                    void **params, int build, int *missing) {
-  if (missing) *missing = 0;
-  if (!stream || !mc_graph_enabled() || is_disabled(cf)) return 0;
+static int graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                        void **params, int build, int *missing) {
   g_stream *e = stream_entry(stream);
   if (!e || !try_busy(e)) return 0;
   int same = 0, count = 0;
@@ -541,6 +539,60 @@ fail_inflight: /* nothing was enqueued: drop the exec, send the function down th
   exec_free(victim);
   disable(cf);
   return 0;
+}
+
+/* ---- capture safety (issue 19 item 2) ----
+ * Every graph call here is the library's own (the stock wrapper launches with cuLaunchKernel):
+ * cuGraphCreate / AddKernelNode / Instantiate / ExecDestroy / ExecKernelNodeSetParams and even
+ * cuGraphLaunch on an unrelated stream invalidate another thread's global-mode stream capture
+ * (H100, driver_probe.cu), and all are harmless in relaxed mode. So each launch or preparation
+ * runs in relaxed mode, one mc_relaxed_enter/leave for all its calls (~62 ns the pair on the H100);
+ * tl_relaxed marks a thread already inside such a bracket (chain.c's submissions), which then
+ * costs nothing more. */
+static _Thread_local int tl_relaxed;
+
+void mc_graph_relaxed_enter(mc_relaxed *r) {
+  r->swapped = 0;
+  if (tl_relaxed++) return;
+  mc_relaxed_enter(r);
+}
+
+void mc_graph_relaxed_leave(mc_relaxed *r) {
+  if (--tl_relaxed) return;
+  mc_relaxed_leave(r);
+}
+
+void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                      void **params) {
+  if (!stream || !mc_graph_enabled() || is_disabled(cf)) return;
+  mc_relaxed r;
+  mc_graph_relaxed_enter(&r);
+  graph_prepare(key, cf, stream, d, params);
+  mc_graph_relaxed_leave(&r);
+}
+
+int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                    void **params, int build, int *missing) {
+  if (missing) *missing = 0;
+  if (!stream || !mc_graph_enabled() || is_disabled(cf)) return 0;
+  mc_relaxed r;
+  mc_graph_relaxed_enter(&r);
+  int done = graph_launch(key, cf, stream, d, params, build, missing);
+  mc_graph_relaxed_leave(&r);
+  return done;
+}
+
+/* ---- faults (issue 19 item 5): a primary context was reset (context.h) ----
+ * Every stream entry is forgotten (entries have no device: all of them go; other devices' execs
+ * are made again once): never launched or destroyed again (their execs belong to the dead
+ * context or are merely leaked), and a new driver stream that takes an old one's value starts
+ * with no exec. Entries are never freed (a launch may hold one now). Functions sent down the
+ * stream path stay there. */
+void mc_graph_forget_device(int device) {
+  (void)device;
+  pthread_mutex_lock(&g_graph.lock);
+  for (size_t i = 0; i < STREAM_SLOTS; ++i) __atomic_store_n(&g_graph.streams[i], NULL, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_graph.lock);
 }
 
 /* ---- fork ---- */

@@ -3,6 +3,7 @@
 #include "launch.h"
 
 #include "backend.h"
+#include "capture.h"
 #include "chain.h"
 #include "context.h"
 #include "driver.h"
@@ -18,7 +19,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
                       {(unsigned)d->block[0], (unsigned)d->block[1], (unsigned)d->block[2]},
                       (unsigned)d->smem};
   /* chain replay's fast path: one more launch of a function already pending on this stream */
-  if (!has_cluster && !d->cooperative && !extra && !MC_TRACE_ON() &&
+  if (!has_cluster && !d->cooperative && !extra && !MC_TRACE_ON() && !mc_ctx_trouble() &&
       mc_chain_append(stream, f, &gd, params)) {
     MC_STAT_INC(launches);
     return MC_OK;
@@ -38,7 +39,8 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     return st;
   }
   CUfunction cf = NULL;
-  st = mc_function_prepare(f, device, d->smem, &cf);
+  int transient = 0; /* f's module is not cached: no graph exec or chain for it */
+  st = mc_function_prepare(f, device, d->smem, &cf, &transient);
   if (MC_FAILED(st)) {
     mc_ctx_leave(&scope);
     mc_stream_use_end(&use);
@@ -52,12 +54,19 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     /* The library's own streams (not pinned: the program never enqueues on them behind our
      * back), arguments as an array: through the stream's graph exec where it can
      * (graph_launch.h); otherwise, or if it declines, as the stock wrapper launches. */
-    int ours = use.rec && !use.pinned && !extra;
+    /* Faults (context.h): while a device's context is suspect or broken, every launch takes
+     * stock's path (cuLaunchKernel), so it reports what stock reports. */
+    int ours = use.rec && !use.pinned && !extra && !transient && !mc_ctx_trouble();
     int chain = mc_chain_enabled();
+    /* A stream being captured (by the program, through the driver handle) gets stock's
+     * cuLaunchKernel, captured into its graph: never a graph launch or a deferred launch. Asked
+     * (cuStreamIsCapturing, ~67 ns on the H100) only where one of those paths would be taken. */
+    int capturing = -1; /* not asked yet */
+#define CAPTURING() (capturing < 0 ? (capturing = mc_stream_capturing(stream)) : capturing)
     /* cst: a failure of earlier deferred launches submitted meanwhile (chain.h), reported as
      * this launch's, as the driver would have reported it at theirs */
     mc_status cst = MC_OK;
-    if (chain && ours && mc_chain_defer(handle, &use, f, cf, &gd, params, &cst)) {
+    if (chain && ours && !CAPTURING() && mc_chain_defer(handle, &use, f, cf, &gd, params, &cst)) {
       r = 0; /* deferred */
     } else {
       if (chain && !MC_FAILED(cst)) cst = mc_chain_flush(); /* anything pending goes first */
@@ -66,12 +75,13 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
       int graph = mc_graph_enabled();
       int alone = graph && mc_graph_launch_enter();
       if (ours && graph && !alone) MC_STAT_INC(graph_contended);
-      if (ours && alone && mc_graph_launch(f, cf, stream, &gd, params, 1, NULL))
+      if (ours && alone && !CAPTURING() && mc_graph_launch(f, cf, stream, &gd, params, 1, NULL))
         r = 0;
       else
         r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
                                  gd.block[1], gd.block[2], gd.smem, stream, params, extra);
     }
+#undef CAPTURING
     if (MC_FAILED(cst)) st = cst;
   } else if (has_cluster && mc_backend() == MC_BACKEND_HIP) { /* HIP has no clusters */
     call = d->cooperative ? "mgpuLaunchKernelCooperative" : "mgpuLaunchClusterKernel";

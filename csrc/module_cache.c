@@ -22,6 +22,17 @@
  * reclamation (reclaim.h), because mgpuModuleGetFunction scans a record's kernel names without a
  * lock: the record is freed once no such scan can still be reading it.
  *
+ * Module state (issue 19): a module is handed out again only if it starts from its image's
+ * initial state, as a driver load would. A blob whose image has module-scope state (device
+ * globals, host-writable constants: blob_state.h decides, once per driver load, from the image,
+ * outside the lock) is never put in the table: each load of it is a driver load with its own
+ * record and handles, its last release retires it (its library unloaded at once, after chain
+ * replay's unload hook has submitted pending launches, as for any retired module), and loads
+ * while another is held get separate modules, as with the stock library. mgpuModuleGetGlobal
+ * (the program may write the module's state through the address) takes a module out of the table
+ * under the lock, so no later load gets it and its last release unloads it. Modules without state
+ * are cached as before: a hit makes no driver call and classifies nothing.
+ *
  * Hits: the table is searched under the lock, the blob checked outside it on a held record
  * (hit_is_same): without a lock of this file, the record's ro_generation read and written with
  * atomic loads and stores only (rodata.c's queries take the loader's own lock, never while a lock
@@ -45,6 +56,7 @@
 #include <string.h>
 
 #include "blob.h"
+#include "blob_state.h"
 #include "config.h"
 #include "context.h"
 #include "driver.h"
@@ -121,11 +133,14 @@ static pthread_mutex_t g_smem_lock = PTHREAD_MUTEX_INITIALIZER; /* raises of sme
 static int g_ndev;
 
 /* Module slots hold the record pointer; function slots hold the module handle, then per device
- * the CUfunction (0 until resolved) and the smem word (generation << 32 | limit set so far). */
+ * the CUfunction (0 until resolved) and the smem word (generation << 32 | limit set so far), then
+ * a flags word (FN_TRANSIENT). */
 static mc_slot_table g_modules = MC_SLOT_TABLE_INIT(0xC3);
 static mc_slot_table g_functions = MC_SLOT_TABLE_INIT(0xF5);
 #define FN_WORD(d) (1 + (size_t)(d))
 #define SMEM_WORD(ndev, d) (1 + (size_t)(ndev) + (size_t)(d))
+#define FLAGS_WORD(ndev) (1 + 2 * (size_t)(ndev)) /* FN_TRANSIENT; written before publication */
+#define FN_TRANSIENT 1u /* the module is not cached: its next load gives new function handles */
 
 static size_t bucket_of(const void *p) {
   uint64_t x = (uint64_t)(uintptr_t)p;
@@ -148,7 +163,7 @@ static void setup_locked(void) {
   int n = mc_device_count();
   if (n < 1) n = 1;
   mc_slot_table_set_payload(&g_modules, sizeof(uint64_t));
-  mc_slot_table_set_payload(&g_functions, (1 + 2 * (size_t)n) * sizeof(uint64_t));
+  mc_slot_table_set_payload(&g_functions, (2 + 2 * (size_t)n) * sizeof(uint64_t));
   __atomic_store_n(&g_ndev, n, __ATOMIC_RELEASE);
 }
 
@@ -189,7 +204,7 @@ static kernel_entry *find_entry(module_rec *m, const char *name, uint64_t h) {
 static uint64_t *fslot(uint32_t slot) { return mc_slot_payload(&g_functions, slot); }
 
 /* A function slot for entry e of module handle mh: allocated, filled, published. Lock held. */
-static int publish_entry_locked(kernel_entry *e, uint64_t mh) {
+static int publish_entry_locked(kernel_entry *e, uint64_t mh, int transient) {
   uint32_t slot;
   uint64_t h;
   uint64_t *w = mc_slot_alloc(&g_functions, &slot, &h);
@@ -197,6 +212,7 @@ static int publish_entry_locked(kernel_entry *e, uint64_t mh) {
   int n = ndev();
   uint64_t gen = mc_slot_gen(h);
   __atomic_store_n(&w[0], mh, __ATOMIC_RELEASE);
+  __atomic_store_n(&w[FLAGS_WORD(n)], transient ? FN_TRANSIENT : 0u, __ATOMIC_RELEASE);
   for (int d = 0; d < n; ++d) __atomic_store_n(&w[SMEM_WORD(n, d)], gen << 32, __ATOMIC_RELEASE);
   e->handle = mc_slot_publish(&g_functions, slot);
   return 0;
@@ -212,7 +228,7 @@ static int publish_locked(module_rec *m) {
   /* Function slots first (their handles need mh), the module slot last. */
   size_t i = 0;
   for (; i < m->nkernels; ++i)
-    if (publish_entry_locked(&m->kernels[i], mh) != 0) break;
+    if (publish_entry_locked(&m->kernels[i], mh, m->kind == MC_BLOB_UNKNOWN) != 0) break;
   if (i < m->nkernels) {
     while (i--) mc_slot_retire(&g_functions, mc_slot_index(m->kernels[i].handle));
     mc_slot_unalloc(&g_modules, ms);
@@ -490,6 +506,16 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   }
   MC_STAT_INC(driver_module_loads);
   *out = m;
+  /* A module with module-scope state is never cached (blob_state.h): every load of it is a
+   * driver load, as with the stock library. Decided from the image (all len bytes readable, as
+   * mc_blob_identify checked), once per driver load. */
+  if (kind != MC_BLOB_UNKNOWN && kind != MC_BLOB_CORRUPT && len &&
+      mc_blob_stateful(blob, len, kind)) {
+    MC_STAT_INC(module_stateful_loads);
+    mc_debug("%s blob %p (%zu bytes) has module-scope state: not cached", mc_blob_kind_name(kind),
+             blob, len);
+    kind = MC_BLOB_UNKNOWN;
+  }
   /* Copied once the driver accepted the bytes (their extent was checked by mc_blob_identify).
    * Without a copy the module is simply not cached. */
   if (kind != MC_BLOB_UNKNOWN && len && (m->copy = malloc(len)) != NULL) {
@@ -702,7 +728,7 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
     st = MC_FAIL("cuLibraryGetKernel", r);
   } else if ((e = find_entry(m, name, nh)) == NULL) { /* not added by a racing thread */
     e = calloc(1, sizeof *e);
-    if (!e || entry_init(e, k, name) != 0 || publish_entry_locked(e, m->handle) != 0) {
+    if (!e || entry_init(e, k, name) != 0 || publish_entry_locked(e, m->handle, m->kind == MC_BLOB_UNKNOWN) != 0) {
       if (e) free(e->name);
       free(e);
       e = NULL;
@@ -768,7 +794,8 @@ int mc_function_live(const mc_function *f) {
   return h && mc_slot_still(&g_functions, h);
 }
 
-mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out) {
+mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out,
+                               int *transient) {
   uint64_t h = (uint64_t)(uintptr_t)f;
   if (!h) return MC_FAIL("mgpuLaunchKernel", MC_E_NULL_ARGUMENT);
   uint64_t *w = NULL;
@@ -778,6 +805,7 @@ mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *
   if (device < 0 || device >= n) return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
   CUfunction cf = (CUfunction)(uintptr_t)__atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE);
   uint64_t sm = __atomic_load_n(&w[SMEM_WORD(n, device)], __ATOMIC_ACQUIRE);
+  *transient = (int)(__atomic_load_n(&w[FLAGS_WORD(n)], __ATOMIC_ACQUIRE) & FN_TRANSIENT);
   if (!mc_slot_still(&g_functions, h)) return MC_FAIL("mgpuLaunchKernel", MC_E_STALE_HANDLE);
   if (!cf) { /* first launch on this device: resolve every kernel of the module here */
     mc_status st = resolve_for_launch(h, device);
@@ -848,10 +876,40 @@ mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, 
     r = mc_cu_extra.cuLibraryGetGlobal(&d, &n, m->lib, name);
     mc_ctx_leave(&scope);
   }
+  if (!MC_FAILED(st) && r == 0) {
+    /* The program may write the module's state through this address: the module is no longer
+     * handed out to a later load (it leaves the table; its last release unloads it). */
+    pthread_mutex_lock(&g_cache.lock);
+    if (m->in_table) {
+      unlink_locked(m);
+      MC_STAT_INC(module_global_uncached);
+      mc_debug("global %s of blob %p handed out: its module is no longer cached", name, m->key);
+    }
+    pthread_mutex_unlock(&g_cache.lock);
+  }
   unpin(m);
   if (MC_FAILED(st)) return st;
   if (r != 0) return MC_FAIL("cuLibraryGetGlobal", r);
   if (ptr) *ptr = (void *)(uintptr_t)d;
   if (bytes) *bytes = n;
   return MC_OK;
+}
+
+/* ---- faults (issue 19 item 5): a device's primary context was reset (context.h) ----
+ * Every record leaves the hash table, so no later load hits a module resolved in the dead
+ * context (records span devices: all of them go; other devices load theirs once more). Cached
+ * modules nobody holds are forgotten: never unloaded (their driver objects belong to the dead
+ * context), their memory leaked. Records the program still holds stay valid handles whose kernels
+ * report the driver's CONTEXT_IS_DESTROYED, as stock's do; their unload retires them as usual. */
+void mc_module_cache_forget_device(int device) {
+  (void)device;
+  pthread_mutex_lock(&g_cache.lock);
+  for (size_t b = 0; b < MC_BUCKETS; ++b) {
+    while (g_cache.buckets[b]) {
+      module_rec *m = g_cache.buckets[b];
+      idle_remove_locked(m);
+      unlink_locked(m);
+    }
+  }
+  pthread_mutex_unlock(&g_cache.lock);
 }

@@ -15,6 +15,10 @@
  * unloaded when a different blob replaces it at its address, or when more than
  * MGPU_CACHED_MODULE_CACHE (default 256) unreferenced modules are kept (the least recently
  * released first), so a JIT process that makes many modules does not keep them all loaded.
+ * Only modules without module-scope state are cached (blob_state.h): a blob with device globals
+ * or host-writable constants is loaded from the driver at every load and unloaded at its last
+ * unload, as with the stock library, so every load starts from the image's initial values; a
+ * module whose global was handed out by mgpuModuleGetGlobal is not handed out again.
  *
  * Handles: an mc_module* / mc_function* is not a pointer but a generation-tagged handle
  * (slot_table.h): a slot index and the slot's generation. When a module is unloaded from the
@@ -54,8 +58,11 @@ mc_status mc_module_unload(mc_module *module);
 mc_status mc_module_get_function(mc_module *module, const char *name, mc_function **out);
 
 /* For a launch on `device`, whose context is current: validate `f`, give its CUfunction in that
- * context and make sure its dynamic shared memory limit admits `smem` bytes. */
-mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out);
+ * context and make sure its dynamic shared memory limit admits `smem` bytes. *transient is set to
+ * 1 when f's module is not cached (module-scope state: blob_state.h): the next load of the blob
+ * gives new handles, so nothing per function (graph execs, chains) is worth keeping for it. */
+mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out,
+                               int *transient);
 
 /* A function the cache calls (no lock held) before it unloads modules from the driver: chain
  * replay (chain.c) submits its pending launches, which may use their kernels, first. Set once,
@@ -73,6 +80,10 @@ int mc_function_live(const mc_function *f);
 void mc_module_cache_fork_prepare(void);
 void mc_module_cache_fork_parent(void);
 void mc_module_cache_fork_child(void);
+
+/* A reset primary context (context.h, mc_ctx_on_reset): forget every cached module (no driver
+ * call), so the next load of a blob loads it in the new context. */
+void mc_module_cache_forget_device(int device);
 
 /* ---- ROCm-only export (abi_rocm.c) ---- */
 /* The device address and size of the global `name` of `module` on the calling thread's default

@@ -822,3 +822,33 @@ void mc_pool_fork_child(void) {
   memset(g_pool.devs, 0, sizeof g_pool.devs);
   pthread_mutex_init(&g_pool.lock, NULL);
 }
+
+/* ---- faults (issue 19 item 5): a device's primary context was reset (context.h) ----
+ * The device's pooled driver objects (idle and draining) are forgotten: never handed out, queried
+ * or destroyed again (they belong to the dead context; leaked). Live handles of the device give
+ * up their driver object where no use holds them now (LOCK tried, never waited for; pinned ones
+ * keep theirs: the program has it), so their next use binds one of the new context; a handle in
+ * use at this moment keeps its dead object, and its destroy pools it (a later use of that object
+ * reports CONTEXT_IS_DESTROYED, nothing worse). */
+void mc_pool_forget_device(int device) {
+  if (device < 0 || device >= MC_MAX_DEVICES) return;
+  pthread_mutex_lock(&g_pool.lock);
+  dev_pool *p = &g_pool.devs[device];
+  for (int k = 0; k < 2; ++k) {
+    stat_pooled((mc_obj_kind)(k + 1), -(int)(p->idle[k].n + p->draining[k].n));
+    p->idle[k].n = 0;
+    p->draining[k].n = 0;
+  }
+  for (uint32_t slot = 0; slot < g_pool.nslots; ++slot) {
+    obj_rec *r = slot_rec(slot);
+    if (!r || r->kind == MC_OBJ_NONE || r->device != device ||
+        __atomic_load_n(&r->pinned, __ATOMIC_ACQUIRE) || !__atomic_load_n(&r->bound, __ATOMIC_ACQUIRE) ||
+        !try_lock_record(r))
+      continue;
+    __atomic_store_n(&r->bound, NULL, __ATOMIC_RELEASE);
+    if (r->kind == MC_OBJ_STREAM) bound_remove(p, r);
+    r->idle_seq = UINT64_MAX;
+    unlock_record(r);
+  }
+  pthread_mutex_unlock(&g_pool.lock);
+}

@@ -87,4 +87,8 @@ void mc_pool_fork_prepare(void);
 void mc_pool_fork_parent(void);
 void mc_pool_fork_child(void);
 
+/* A reset primary context (context.h, mc_ctx_on_reset): forget the device's pooled driver objects
+ * and unbind its live handles' (no driver call on them). */
+void mc_pool_forget_device(int device);
+
 #endif

@@ -6,6 +6,7 @@
 
 #include "backend.h"
 #include "config.h"
+#include "context.h"
 #include "driver.h"
 #include "stats.h"
 
@@ -42,6 +43,7 @@ void mc_report(const char *where, mc_status st, const char *detail) {
   char hip_name[128]; /* on HIP, the core's CUDA call names become the HIP calls made */
   if (mc_backend() == MC_BACKEND_HIP) st.call = mc_hip_call_name(st.call, hip_name, sizeof hip_name);
   mc_stat_add(MC_STAT_errors, 1);
+  if (st.result > 0) mc_ctx_note_result(st.result); /* faults: a reset or sticky error (context.h) */
   if (st.result < 0) {
     if (st.result == MC_E_NO_DRIVER) { /* once: every later call would say the same */
       if (__atomic_exchange_n(&no_driver_reported, 1, __ATOMIC_RELAXED)) return;
@@ -56,6 +58,7 @@ void mc_report(const char *where, mc_status st, const char *detail) {
 
 void mc_report_cu(const char *expr, int result) {
   if (result == 0) return;
+  mc_ctx_note_result(result); /* faults (context.h) */
   fprintf(stderr, "'%s' failed with '%s'\n", expr, mc_result_name(result));
 }
 

@@ -15,6 +15,8 @@
   X(module_misses, "loads that loaded a blob into the driver")                               \
   X(module_stale, "cache entries found to hold a different blob at a reused address")        \
   X(module_unloads, "mgpuModuleUnload calls")                                                 \
+  X(module_stateful_loads, "driver loads of blobs with module-scope state (never cached)")    \
+  X(module_global_uncached, "cached modules taken out of the cache by mgpuModuleGetGlobal")    \
   X(driver_module_loads, "driver library loads (cuLibraryLoadData)")                         \
   X(driver_module_unloads, "driver library unloads (cuLibraryUnload)")                       \
   X(verify_bytes, "bytes compared to verify cache hits")                                     \
@@ -23,6 +25,7 @@
   X(function_lookups, "mgpuModuleGetFunction calls")                                          \
   X(function_resolves, "kernels resolved in a device context (cuKernelGetFunction)")         \
   X(launches, "kernel launches")                                                              \
+  X(context_recoveries, "primary contexts found reset and retained again, caches dropped")   \
   X(smem_attribute_sets, "dynamic shared memory limits raised (cuFuncSetAttribute)")         \
   X(stream_creates, "mgpuStreamCreate calls")                                                 \
   X(stream_pool_hits, "streams handed out from the pool")                                    \

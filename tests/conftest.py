@@ -58,25 +58,33 @@ def ptx(*names: str, pad: str = "") -> bytes:
 
 
 def fatbin(*names: str) -> bytes:
+    """A fatbin container holding one uncompressed PTX entry (64-byte entry header: kind 1, the
+    entry header's size, the payload's size, no compressed size, flags 0x11)."""
     payload = ptx(*names)
     payload += b"\0" * (-len(payload) % 8)
-    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(payload)) + payload
+    entry = struct.pack("<HHIQIIHHIIIQQQ", 1, 0x101, 64, len(payload), 0, 64, 0, 8, 90, 0, 0,
+                        0x11, 0, 0)
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entry) + len(payload)) + entry + payload
 
 
 def elf(*names: str) -> bytes:
-    """A minimal 64-bit ELF: header, one PROGBITS section holding the entry names, one NOBITS
-    section (no bytes in the file), then the section header table (the end of the file)."""
+    """A minimal 64-bit ELF (EM_CUDA): header, one PROGBITS section holding the entry names, one
+    NOBITS section (no bytes in the file), the section name table, then the section header table
+    (the end of the file). No data section or symbol: no module-scope state (blob_state.h)."""
     text = ptx(*names)
     text += b"\0" * (-len(text) % 8)
-    shoff = 64 + len(text)
+    names_tab = b"\0.text\0.nv.shared.k\0.shstrtab\0"
+    names_tab += b"\0" * (-len(names_tab) % 8)
+    shoff = 64 + len(text) + len(names_tab)
     ehdr = bytearray(64)
     ehdr[0:4] = b"\x7fELF"
     ehdr[4], ehdr[5], ehdr[6] = 2, 1, 1
-    struct.pack_into("<HHIQQQIHHHHHH", ehdr, 16, 2, 190, 1, 0, 0, shoff, 0, 64, 0, 0, 64, 3, 0)
+    struct.pack_into("<HHIQQQIHHHHHH", ehdr, 16, 2, 190, 1, 0, 0, shoff, 0, 64, 0, 0, 64, 4, 3)
     null = bytes(64)
     progbits = struct.pack("<IIQQQQIIQQ", 1, 1, 0, 0, 64, len(text), 0, 0, 8, 0)
-    nobits = struct.pack("<IIQQQQIIQQ", 1, 8, 0, 0, 1 << 20, 4096, 0, 0, 8, 0)
-    return bytes(ehdr) + text + null + progbits + nobits
+    nobits = struct.pack("<IIQQQQIIQQ", 7, 8, 0, 0, 1 << 20, 4096, 0, 0, 8, 0)
+    strtab = struct.pack("<IIQQQQIIQQ", 20, 3, 0, 0, 64 + len(text), len(names_tab), 0, 0, 1, 0)
+    return bytes(ehdr) + text + names_tab + null + progbits + nobits + strtab
 
 
 # ---- the runtime under test ---------------------------------------------------------------------

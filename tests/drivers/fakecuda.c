@@ -12,6 +12,8 @@
  *
  * With FAKECUDA_EXEC=1 it also executes the work it is given (fake_exec.h: deferred per-stream
  * queues, a seeded random interleaving, the difftest kernels); the differential tester uses that.
+ * Stream capture and capture modes (cuStreamBeginCapture, cuThreadExchangeStreamCaptureMode, calls
+ * refused during another thread's global-mode capture): fake_capture.h.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -22,6 +24,8 @@
 
 #include "../../csrc/cuda_api.h"
 #include "symbol_index.h"
+#define FAKE_CALL_HOOK fake_capture_hook /* fake_capture.h */
+static int fake_capture_hook(int idx);
 #include "fake_recording.h"
 
 #define MAXDEV 8
@@ -40,6 +44,7 @@ struct fake_lib {
   int magic;      /* 0x11B for a library, 0x30D for a module */
   int nk;
   int any_name; /* a real GPU binary (no ".entry" text): every name asked for is a kernel */
+  int has_counter; unsigned counter; /* module-scope variable `counter` (fake_globals.h) */
   char names[MAXK][64];
   int unloaded;
   CUcontext ctx; /* a module: the context it was loaded in (its functions belong to it) */
@@ -53,6 +58,7 @@ struct fake_func {
   int smem_limit;
   struct fake_func *next;
 };
+#include "fake_globals.h"
 struct CUstream_st {
   int magic; CUcontext ctx; unsigned flags; int pending; int destroyed;
   struct x_queue *xq; /* executing mode: its queue of deferred work (fake_exec.h) */
@@ -111,6 +117,8 @@ __attribute__((destructor)) static void conc_report_after_exit(void) {
 static CUcontext current(void) { return tl_depth ? tl_stack[tl_depth - 1] : NULL; }
 
 #include "fake_exec.h"
+#include "fake_capture.h" /* stream capture and capture modes */
+#include "fake_reset.h" /* reset: context resets, sticky errors (G7, G12) */
 
 static int fake_before_call(void) { /* lock held */
   if (g_conc_torn_down) return ++g_conc_calls_after, 4; /* conc: CUDA_ERROR_DEINITIALIZED */
@@ -267,6 +275,7 @@ static int context_pending(CUcontext c) { /* lock held */
 EXPORT CUresult cuCtxSynchronize(void) {
   BEGIN(cuCtxSynchronize);
   if (!current()) RETURN(INVALID_CONTEXT);
+  RS_CHECK(fake_ctx_error(current())); /* reset */
   if (exec_on()) x_drain_ctx(current());
   wait_for_work(context_pending(current()));
   for (int i = 0; i < g_nobjs; ++i) {
@@ -382,6 +391,9 @@ EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr) {
   case 500: *pStr = "CUDA_ERROR_NOT_FOUND"; break;
   case 600: *pStr = "CUDA_ERROR_NOT_READY"; break;
   case 700: *pStr = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
+  case 709: *pStr = "CUDA_ERROR_CONTEXT_IS_DESTROYED"; break; /* reset */
+  case 710: *pStr = "CUDA_ERROR_ASSERT"; break;               /* reset */
+  case 719: *pStr = "CUDA_ERROR_LAUNCH_FAILED"; break;        /* reset */
   default: *pStr = NULL; return INVALID_VALUE;
   }
   return 0;
@@ -423,6 +435,7 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
   gate("cuDevicePrimaryCtxRetain"); /* modcache */
   BEGIN(cuDevicePrimaryCtxRetain);
   if (dev < 0 || dev >= ndevices()) RETURN(INVALID_DEVICE);
+  g_rs_dead[dev] = 0; /* reset: retained again, the same pointer works (a new id) */
   *pctx = &g_ctx[dev];
   RETURN(0);
 }
@@ -477,6 +490,7 @@ static int parse_blob(const void *data, struct fake_lib *lib, int magic) {
     lib->nk++;
   }
   if (!lib->nk && (p[0] == 0x7f || p[0] == 0x50)) lib->any_name = 1; /* ELF or fatbin */
+  fake_globals_parse(lib, p, n);
   return (lib->nk || lib->any_name) ? 0 : INVALID_IMAGE;
 }
 
@@ -564,13 +578,16 @@ EXPORT CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
   struct fake_kernel *k = (struct fake_kernel *)kernel;
   if (!k || k->magic != 0x7E || k->lib->unloaded) RETURN(INVALID_HANDLE);
   if (!current()) RETURN(INVALID_CONTEXT);
+  RS_CHECK(fake_ctx_error(current())); /* reset */
   *pFunc = (CUfunction)function_for(k->lib, k->index, current());
+  fake_born(*pFunc, current()); /* reset */
   RETURN(0);
 }
 
 /* cuModuleLoadData and cuModuleLoadDataEx: a module of the blob's kernels. Lock held. */
 static int load_module(CUmodule *module, const void *image) {
   if (!current()) return INVALID_CONTEXT;
+  if (fake_ctx_error(current())) return fake_ctx_error(current()); /* reset */
   struct fake_lib *lib = malloc(sizeof *lib);
   int r = parse_blob(image, lib, 0x30D);
   if (r) {
@@ -578,6 +595,7 @@ static int load_module(CUmodule *module, const void *image) {
     return r;
   }
   lib->ctx = current();
+  fake_born(lib, current()); /* reset */
   *module = (CUmodule)lib;
   return 0;
 }
@@ -595,6 +613,8 @@ EXPORT CUresult cuModuleUnload(CUmodule hmod) {
   BEGIN(cuModuleUnload);
   struct fake_lib *lib = (struct fake_lib *)hmod;
   if (!lib || lib->magic != 0x30D || lib->unloaded) RETURN(INVALID_HANDLE);
+  if (fake_obj_error(lib) == CONTEXT_IS_DESTROYED) RETURN(INVALID_HANDLE); /* reset (H100) */
+  RS_CHECK(fake_obj_error(lib)); /* reset: sticky */
   lib->unloaded = 1;
   RETURN(0);
 }
@@ -602,15 +622,18 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char
   BEGIN(cuModuleGetFunction);
   struct fake_lib *lib = (struct fake_lib *)hmod;
   if (!lib || lib->magic != 0x30D || lib->unloaded) RETURN(INVALID_HANDLE);
+  RS_CHECK(fake_obj_error(lib)); /* reset */
   int i = kernel_index(lib, name);
   if (i < 0) RETURN(NOT_FOUND);
   *hfunc = (CUfunction)function_for(lib, i, lib->ctx ? lib->ctx : &g_ctx[0]);
+  fake_born(*hfunc, lib->ctx ? lib->ctx : &g_ctx[0]); /* reset */
   RETURN(0);
 }
 EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
   BEGIN(cuFuncSetAttribute);
   struct fake_func *f = (struct fake_func *)hfunc;
   if (!f || f->magic != 0xF0) RETURN(INVALID_HANDLE);
+  RS_CHECK(fake_obj_error(f)); /* reset */
   if (attrib == 8) f->smem_limit = value;
   pthread_mutex_unlock(&g_lock);
   gate("cuFuncSetAttribute"); /* modcache: returns late, the value applied */
@@ -680,6 +703,10 @@ static int launch_common(struct fake_func *f, CUstream s) {
   /* as the real driver (seen on two H200s): a function of one device's context on a stream of
    * another's is rejected */
   if (s && (uintptr_t)s > 2 && f->ctx && s->ctx != f->ctx) return INVALID_HANDLE;
+  if (fake_ctx_error(current())) return fake_ctx_error(current()); /* reset */
+  if (fake_obj_error(f)) return fake_obj_error(f);                 /* reset */
+  if (fake_obj_error(s)) return fake_obj_error(s);                 /* reset */
+  fake_launched(f);                                                /* reset: k_assert */
   g_last_stream = s;
   g_last_function = f;
   if (s && g_busy_launches) s->pending++;
@@ -690,6 +717,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
                                unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
                                void **extra) {
   BEGIN(cuLaunchKernel);
+  if (cap_absorb(s)) RETURN(0); /* fake_capture.h */
   (void)extra;
   int r = launch_common((struct fake_func *)f, s);
   if (r) RETURN(r);
@@ -701,11 +729,13 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
   unsigned char vals[GRAPH_MAXARGBYTES];
   pack_args((struct fake_func *)f, vals, params);
   record_args(vals);
+  fake_globals_launch((struct fake_func *)f, params, NULL);
   RETURN(0);
 }
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params,
                                  void **extra) {
   BEGIN(cuLaunchKernelEx);
+  if (cap_absorb(c->hStream)) RETURN(0); /* fake_capture.h */
   (void)params, (void)extra;
   int r = launch_common((struct fake_func *)f, c->hStream);
   if (r) RETURN(r);
@@ -726,11 +756,13 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p
 EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned int flags) {
   BEGIN(cuStreamCreate);
   if (!current()) RETURN(INVALID_CONTEXT);
+  RS_CHECK(fake_ctx_error(current())); /* reset */
   CUstream s = calloc(1, sizeof *s);
   s->magic = 0x57;
   s->ctx = current();
   s->flags = flags;
   remember(s);
+  fake_born(s, current()); /* reset */
   *ps = s;
   RETURN(0);
 }
@@ -739,13 +771,16 @@ static int valid_stream(CUstream s) { return known(s) && s->magic == 0x57 && !s-
 EXPORT CUresult cuStreamDestroy_v2(CUstream s) {
   BEGIN(cuStreamDestroy);
   if (!valid_stream(s)) RETURN(INVALID_HANDLE);
+  RS_CHECK(fake_obj_error(s)); /* reset */
   s->destroyed = 1; /* never freed: stale use is detected */
   RETURN(0);
 }
 EXPORT CUresult cuStreamSynchronize(CUstream s) {
   BEGIN(cuStreamSynchronize);
+  if (cap_refuse_wait(s)) RETURN(CAP_UNSUPPORTED); /* fake_capture.h */
   if (!s && !current()) RETURN(INVALID_CONTEXT);
   if (s && !valid_stream(s)) RETURN(INVALID_HANDLE);
+  RS_CHECK(s ? fake_obj_error(s) : fake_ctx_error(current())); /* reset */
   if (exec_on()) x_drain(x_queue_of(s, current()));
   if (!s) RETURN(0);
   wait_for_work(stream_pending(s)); /* alloc section */
@@ -754,14 +789,18 @@ EXPORT CUresult cuStreamSynchronize(CUstream s) {
 }
 EXPORT CUresult cuStreamQuery(CUstream s) {
   BEGIN(cuStreamQuery);
+  if (cap_refuse_wait(s)) RETURN(CAP_UNSUPPORTED); /* fake_capture.h */
   if (!valid_stream(s)) RETURN(INVALID_HANDLE);
+  RS_CHECK(fake_obj_error(s)); /* reset */
   if (exec_on()) RETURN(x_stream_query(s, current()));
   RETURN(s->pending ? NOT_READY : 0);
 }
 EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
   BEGIN(cuStreamWaitEvent);
+  if (cap_absorb(s)) RETURN(0); /* fake_capture.h */
   (void)flags;
   if ((s && !valid_stream(s)) || !valid_event(e)) RETURN(INVALID_HANDLE);
+  RS_CHECK(fake_obj_error(e) ? fake_obj_error(e) : fake_obj_error(s)); /* reset */
   if (exec_on()) x_wait(s, e, current());
   if (s && e->waits_on && e->waits_on->pending) s->pending++;
   RETURN(0);
@@ -770,22 +809,27 @@ EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags) {
   BEGIN(cuEventCreate);
   (void)flags;
   if (!current()) RETURN(INVALID_CONTEXT);
+  RS_CHECK(fake_ctx_error(current())); /* reset */
   CUevent e = calloc(1, sizeof *e);
   e->magic = 0xE7;
   e->ctx = current();
   remember(e);
+  fake_born(e, current()); /* reset */
   *pe = e;
   RETURN(0);
 }
 EXPORT CUresult cuEventDestroy_v2(CUevent e) {
   BEGIN(cuEventDestroy);
   if (!valid_event(e)) RETURN(INVALID_HANDLE);
+  RS_CHECK(fake_obj_error(e)); /* reset */
   e->destroyed = 1;
   RETURN(0);
 }
 EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
   BEGIN(cuEventRecord);
+  if (cap_absorb(s)) RETURN(0); /* fake_capture.h */
   if (!valid_event(e) || (s && !valid_stream(s))) RETURN(INVALID_HANDLE);
+  RS_CHECK(fake_obj_error(e) ? fake_obj_error(e) : fake_obj_error(s)); /* reset */
   if (exec_on()) x_record(e, s, current());
   e->waits_on = s;
   e->t_ns = fake_event_clock(); /* trace section */
@@ -794,6 +838,7 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
 EXPORT CUresult cuEventSynchronize(CUevent e) {
   BEGIN(cuEventSynchronize);
   if (!valid_event(e)) RETURN(INVALID_HANDLE);
+  RS_CHECK(fake_obj_error(e)); /* reset */
   if (exec_on() && e->xrec) x_run_until(e->xrec);
   wait_for_work(stream_pending(e->waits_on)); /* alloc section */
   if (e->waits_on) e->waits_on->pending = 0;
@@ -802,6 +847,7 @@ EXPORT CUresult cuEventSynchronize(CUevent e) {
 EXPORT CUresult cuEventQuery(CUevent e) {
   BEGIN(cuEventQuery);
   if (!valid_event(e)) RETURN(INVALID_HANDLE);
+  RS_CHECK(fake_obj_error(e)); /* reset */
   if (exec_on()) RETURN(x_event_query(e));
   RETURN(e->waits_on && e->waits_on->pending ? NOT_READY : 0);
 }
@@ -809,7 +855,9 @@ EXPORT CUresult cuEventQuery(CUevent e) {
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   BEGIN(cuMemAlloc);
   if (!current()) RETURN(INVALID_CONTEXT);
+  RS_CHECK(fake_ctx_error(current())); /* reset */
   int r = mem_take(p, n);
+  if (!r) fake_born((void *)(uintptr_t)*p, current()); /* reset */
   if (!r && exec_on()) x_note_alloc(*p, current());
   RETURN(r);
 }
@@ -817,39 +865,55 @@ EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags) 
   BEGIN(cuMemAllocManaged);
   (void)flags;
   if (!current()) RETURN(INVALID_CONTEXT);
+  RS_CHECK(fake_ctx_error(current())); /* reset */
   int r = mem_take(p, n);
+  if (!r) fake_born((void *)(uintptr_t)*p, current()); /* reset */
   if (!r && exec_on()) x_note_alloc(*p, current());
   RETURN(r);
 }
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
   BEGIN(cuMemFree);
+  RS_CHECK(fake_obj_error((void *)(uintptr_t)p)); /* reset */
+  RS_CHECK(fake_ctx_error(current()));            /* reset */
   if (exec_on()) x_before_free(p);
   wait_for_work(any_pending()); /* alloc section: the real cuMemFree waits for the device */
   RETURN(mem_give(p));
 }
 EXPORT CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) {
   BEGIN(cuMemcpy);
+  RS_CHECK(fake_ctx_error(current())); /* reset */
+  RS_CHECK(fake_obj_error((void *)(uintptr_t)d) ? fake_obj_error((void *)(uintptr_t)d)
+                                                : fake_obj_error((void *)(uintptr_t)s));
   if (exec_on()) x_drain(x_queue_of(NULL, current()));
   memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
   RETURN(0);
 }
 EXPORT CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
   BEGIN(cuMemcpyAsync);
+  if (cap_absorb(st)) RETURN(0); /* fake_capture.h */
   if (!st && !current()) RETURN(INVALID_CONTEXT);
+  RS_CHECK(st ? fake_obj_error(st) : fake_ctx_error(current())); /* reset */
+  RS_CHECK(fake_obj_error((void *)(uintptr_t)d));                 /* reset */
   if (exec_on()) RETURN((x_enqueue(st, current(), X_COPY, d, s, n), 0));
   memcpy((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
   RETURN(0);
 }
 EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream st) {
   BEGIN(cuMemsetD32Async);
+  if (cap_absorb(st)) RETURN(0); /* fake_capture.h */
   if (!st && !current()) RETURN(INVALID_CONTEXT);
+  RS_CHECK(st ? fake_obj_error(st) : fake_ctx_error(current())); /* reset */
+  RS_CHECK(fake_obj_error((void *)(uintptr_t)d));                 /* reset */
   if (exec_on()) RETURN((x_enqueue(st, current(), X_SET32, d, v, n), 0));
   for (size_t i = 0; i < n; ++i) ((uint32_t *)(uintptr_t)d)[i] = v;
   RETURN(0);
 }
 EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream st) {
   BEGIN(cuMemsetD16Async);
+  if (cap_absorb(st)) RETURN(0); /* fake_capture.h */
   if (!st && !current()) RETURN(INVALID_CONTEXT);
+  RS_CHECK(st ? fake_obj_error(st) : fake_ctx_error(current())); /* reset */
+  RS_CHECK(fake_obj_error((void *)(uintptr_t)d));                 /* reset */
   if (exec_on()) RETURN((x_enqueue(st, current(), X_SET16, d, v, n), 0));
   for (size_t i = 0; i < n; ++i) ((uint16_t *)(uintptr_t)d)[i] = v;
   RETURN(0);
@@ -932,6 +996,7 @@ EXPORT CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *
 EXPORT CUresult cuGraphCreate(CUgraph *pg, unsigned int flags) {
   BEGIN(cuGraphCreate);
   if (flags) RETURN(INVALID_VALUE);
+  RS_CHECK(fake_ctx_error(current())); /* reset */
   CUgraph g = calloc(1, sizeof *g);
   g->magic = 0x6A;
   remember(g);
@@ -967,6 +1032,7 @@ EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned
   x->n = g->n;
   memcpy(x->nodes, g->nodes, sizeof x->nodes);
   remember(x);
+  fake_born(x, current()); /* reset */
   g_live_execs++;
   *px = x;
   RETURN(0);
@@ -1007,12 +1073,15 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
   }
   __atomic_fetch_sub(&g_in_graph_launch, 1, __ATOMIC_ACQ_REL);
   BEGIN(cuGraphLaunch);
+  if (cap_absorb(s)) RETURN(0); /* fake_capture.h */
   if (!valid_exec(x)) RETURN(INVALID_HANDLE);
+  RS_CHECK(fake_obj_error(x)); /* reset */
   for (int i = 0; i < x->n; ++i) {
     int r = launch_common(x->nodes[i].func, s);
     if (r) RETURN(r);
     memset(g_last_launch, 0, sizeof g_last_launch);
     for (int k = 0; k < 7; ++k) g_last_launch[k] = x->nodes[i].dims[k];
+    fake_globals_launch(x->nodes[i].func, NULL, x->nodes[i].vals);
     record_args(x->nodes[i].vals);
     if (exec_on()) { /* the node's copied argument values, laid out by pack_args */
       const unsigned char *v = x->nodes[i].vals;
