@@ -147,7 +147,6 @@ _NEEDS = {
 }
 # classes whose library fix had not landed on this branch: the tester finds their defects
 _PENDING = {
-    "modglobal": "issue 19 item 1 (module state as fresh as a load: review G1/R21), helper A",
     "pressure": "issue 19 item 3 (memory goes back when someone needs it: review G9/R23), helper C",
     "capture": "issue 19 item 2 (with nb-A+B+D merged: mgpuEventDestroy during another "
                "library's global capture invalidates it), helpers B/C/D",
