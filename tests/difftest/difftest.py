@@ -13,6 +13,18 @@ behaviour still runs identically under several interleavings and the cached one 
 differently) and written to DIR/differences.txt; counts go to stdout and DIR/summary.json.
 With --fake the CUDA driver is tests/drivers/fakecuda.c in its executing mode (FAKECUDA_EXEC=1),
 built here, with --devices devices; without it, the machine's libcuda.so.1.
+
+--classes adds issue 19's classes (generator.py: modglobal, pressure, capture, threads, reset,
+sticky) to the programs; a class the library and driver cannot run (`runner MODULE --caps`) is an
+error. Programs with a reset or a sticky error compare, besides the digest, which operations
+reported which CUDA errors (the runner marks each operation on stderr); the stock errors are
+expected there. Messages the library prints at exit are not compared for them.
+A reset program is compared with the stock run of the same program *without* the reset (the line
+made a comment): the stock library never works again after a reset (its frozen context is not
+retained again, every later call reports CUDA_ERROR_CONTEXT_IS_DESTROYED: review G7 on the H100),
+while the library must work again on the new context (issue 19 item 5); the program names no
+handle made before the reset after it, so without the reset stock computes what a working
+library must.
 """
 
 from __future__ import annotations
@@ -33,7 +45,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
-from generator import FEATURES, PROFILES, SIZES, Checker, generate  # noqa: E402
+from generator import CLASSES, FEATURES, PROFILES, SIZES, Checker, generate  # noqa: E402
 
 MODULE = HERE / "kernels.fatbin"
 CC = shutil.which("cc") or shutil.which("gcc")
@@ -45,6 +57,8 @@ class Result:
     status: str  # done, hang, crash
     digest: str = ""
     errors: List[str] = field(default_factory=list)  # the library's messages on stderr
+    # with line marks: (line, CUDA error name) of each message during an operation
+    signature: List[Tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -74,9 +88,9 @@ def build_runner(out_dir: Path, lib: Optional[Path] = None) -> Path:
     """Compile runner.c against the library; returns the executable."""
     lib = lib or library_path()
     exe = out_dir / "difftest_runner"
-    subprocess.run([CC or "cc", "-std=c11", "-O1", "-g", "-o", str(exe), str(HERE / "runner.c"),
-                    f"-I{ROOT / 'csrc' / 'include'}", f"-L{lib.parent}", "-lmgpu_cached",
-                    f"-Wl,-rpath,{lib.parent}", "-ldl"], check=True)
+    subprocess.run([CC or "cc", "-std=c11", "-O1", "-g", "-pthread", "-o", str(exe),
+                    str(HERE / "runner.c"), f"-I{ROOT / 'csrc' / 'include'}", f"-L{lib.parent}",
+                    "-lmgpu_cached", f"-Wl,-rpath,{lib.parent}", "-ldl"], check=True)
     return exe
 
 
@@ -108,8 +122,45 @@ class Setup:
                        FAKECUDA_DEVICES=str(devices))
         return Setup(build_runner(work, lib), module, env, timeout)
 
+    def caps(self) -> List[str]:
+        """The classes this library and driver can run (the runner's --caps)."""
+        env = dict(os.environ, **self.env, MGPU_CACHED_DISABLE="1")
+        out = subprocess.run([str(self.runner), str(self.module), "--caps"], env=env,
+                             capture_output=True, text=True, timeout=120).stdout
+        for line in out.splitlines():
+            if line.startswith("caps"):
+                return line.split()[1:]
+        return []
+
+    def for_classes(self, classes: Sequence[str]) -> "Setup":
+        """This setup with what the classes need from the runner (a memory limit, line marks)."""
+        env = dict(self.env)
+        if "pressure" in classes:
+            env["DIFFTEST_PRESSURE"] = "1"
+        if set(classes) & {"reset", "sticky"}:
+            env["DIFFTEST_LINEMARK"] = "1"
+        return Setup(self.runner, self.module, env, self.timeout, self.batch)
+
 
 _SEQ = re.compile(r"^seq (\d+) (done|hang)(?: ([0-9a-f]+))?$")
+_CUERR = re.compile(r"failed with '(\w+)'")
+
+
+def _signature(lines: List[str]) -> Tuple[List[str], List[Tuple[int, str]]]:
+    """A program's stderr lines with line marks: the messages (those after the program's end
+    marked "[exit] ") and the (line, error name) of each message during an operation."""
+    msgs, sig, line, after = [], set(), 0, False
+    for x in lines:
+        if x.startswith("@@line "):
+            line = int(x.split()[1])
+        elif x.startswith("@@end "):
+            after = True
+        else:
+            msgs.append(("[exit] " if after else "") + x)
+            m = _CUERR.search(x)
+            if m and not after:
+                sig.add((line, m.group(1)))
+    return msgs, sorted(sig)
 
 
 def run_mode(setup: Setup, programs: Sequence[List[str]], stock: bool, work: Path,
@@ -117,7 +168,7 @@ def run_mode(setup: Setup, programs: Sequence[List[str]], stock: bool, work: Pat
     """Run the programs in one mode, at most setup.batch per runner process; every program gets
     a Result (the next process resumes after a program that hung or crashed)."""
     results: Dict[int, Result] = {}
-    todo = list(programs)
+    todo = [stock_view(p) for p in programs] if stock else list(programs)
     tag = "stock" if stock else "cached"
     while todo:
         path = work / f"programs_{tag}.txt"
@@ -145,25 +196,50 @@ def run_mode(setup: Setup, programs: Sequence[List[str]], stock: bool, work: Pat
             elif cur is not None and line.strip():
                 errors[cur].append(line)
         seen = set()
+        stopped = False
         for line in out.splitlines():
             m = _SEQ.match(line)
             if m:
                 seq = int(m.group(1))
                 seen.add(seq)
-                results[seq] = Result(m.group(2), m.group(3) or "", errors.get(seq, []))
+                msgs, sig = _signature(errors.get(seq, []))
+                results[seq] = Result(m.group(2), m.group(3) or "", msgs, sig)
+            stopped = line == "stop"  # the runner ended after a reset / sticky error: resume
         ids = [int(p[0].split()[1]) for p in batch]
         # the first program without a result crashed the runner (or the runner stopped there)
         rest = [p for p, i in zip(batch, ids) if i not in seen]
-        if rest:
+        if rest and not stopped:
             first = int(rest[0][0].split()[1])
             if first not in results:
-                results[first] = Result("crash", "", errors.get(first, []))
+                results[first] = Result("crash", "", _signature(errors.get(first, []))[0])
             rest = rest[1:]
         todo = rest + later
     return results
 
 
-def compare(stock: Result, cached: Result) -> Optional[str]:
+def stock_view(program: List[str]) -> List[str]:
+    """The program the stock mode runs: a reset is a comment (see the module's docstring)."""
+    if not any(line.startswith("reset ") for line in program):
+        return program
+    return ["# " + line if line.startswith("reset ") else line for line in program]
+
+
+def faults(program: Sequence[str]) -> bool:
+    """Whether the program resets a context or causes a sticky error (errors expected)."""
+    return any(line.startswith(("reset ", "fault ")) for line in program)
+
+
+def compare(stock: Result, cached: Result, fault: bool = False) -> Optional[str]:
+    if fault:  # errors expected: which operation reported which error must match
+        if stock.status != "done":
+            return "stock-" + stock.status
+        if cached.status != "done":
+            return cached.status
+        if cached.digest != stock.digest:
+            return "digest"
+        if cached.signature != stock.signature:
+            return "errors"
+        return None
     if stock.status != "done" or stock.errors:
         return "stock-" + (stock.status if stock.status != "done" else "errors")
     if cached.status != "done":
@@ -187,12 +263,15 @@ def reproduces(setup: Setup, program: List[str], work: Path, seed: int,
     digests = set()
     for k in range(stock_seeds):
         r = run_mode(setup, [program], True, work, seed + 7919 * k, extra_env)[seq]
-        if r.status != "done" or r.errors:
+        if r.status != "done" or (r.errors and not faults(program)):
             return False
-        digests.add(r.digest)
+        digests.add((r.digest, tuple(r.signature)))
     if len(digests) != 1:
         return False
     c = run_mode(setup, [program], False, work, seed, extra_env)[seq]
+    if faults(program):
+        return compare(r, c, True) is not None
+    digests = {d for d, _ in digests}
     return compare(Result("done", digests.pop()), c) is not None
 
 
@@ -236,7 +315,7 @@ def run(programs: Sequence[List[str]], setup: Setup, work: Path, checker: Checke
     diffs = []
     for p in programs:
         seq = int(p[0].split()[1])
-        kind = compare(stock[seq], cached[seq])
+        kind = compare(stock[seq], cached[seq], faults(p))
         if kind:
             diffs.append(Difference(seq, kind, stock[seq], cached[seq], p))
     for d in diffs[:minimise_limit]:
@@ -263,7 +342,7 @@ def load_case(path: Path) -> Tuple[Dict[str, str], List[str]]:
     for line in path.read_text().splitlines():
         if line.startswith("#"):
             key, _, value = line[1:].partition(":")
-            if key.strip() in ("features", "known"):
+            if key.strip() in ("features", "known", "classes"):
                 meta[key.strip()] = value.strip()
         elif line.strip():
             program.append(line.strip())
@@ -278,7 +357,7 @@ def case_differences(setup: Setup, program: List[str], work: Path, seeds: Sequen
     for seed in seeds:
         st = run_mode(setup, [program], True, work, seed, extra_env)[seq]
         ca = run_mode(setup, [program], False, work, seed, extra_env)[seq]
-        kind = compare(st, ca)
+        kind = compare(st, ca, faults(program))
         if kind:
             out.append(f"seed {seed}: {kind} (stock {st.status} {st.digest}, cached {ca.status} "
                        f"{ca.digest}) {' '.join(st.errors + ca.errors)[:300]}")
@@ -292,6 +371,9 @@ def format_differences(diffs: Sequence[Difference]) -> str:
                    f"cached={d.cached.status} {d.cached.digest}")
         for e in (d.stock.errors[:5] + d.cached.errors[:5]):
             out.append(f"   message: {e}")
+        if d.stock.signature != d.cached.signature:
+            out.append(f"   errors by line: stock {d.stock.signature[:12]} cached "
+                       f"{d.cached.signature[:12]}")
         if d.note:
             out.append(f"   note: {d.note}")
         if d.minimised:
@@ -311,6 +393,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--allow", default=None,
                     help=f"comma-separated features instead of the profile's ({', '.join(FEATURES)})")
     ap.add_argument("--devices", type=int, default=1)
+    ap.add_argument("--classes", default="",
+                    help=f"comma-separated classes of issue 19 ({', '.join(CLASSES)})")
     ap.add_argument("--max-ops", type=int, default=50)
     ap.add_argument("--spins", default="0,20,200,1000",
                     help="microseconds the slow kernel waits on the GPU, chosen at random")
@@ -334,13 +418,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a.out.mkdir(parents=True, exist_ok=True)
     spins = [int(x) for x in a.spins.split(",")]
     sizes = [int(x) for x in a.sizes.split(",")]
-    programs = generate(a.seed, a.programs, a.devices, allow, spins, a.max_ops, a.first, sizes)
+    classes = [x for x in a.classes.split(",") if x]
+    programs = generate(a.seed, a.programs, a.devices, allow, spins, a.max_ops, a.first, sizes,
+                        classes)
     if a.save_programs:
         (a.out / "programs.txt").write_text("".join(line + "\n" for p in programs for line in p))
     extra = {"DIFFTEST_PLANT": a.plant} if a.plant else None
     with tempfile.TemporaryDirectory(prefix="difftest") as tmp:
         work = Path(tmp)
         setup = Setup.make(work, a.fake, a.devices, lib=a.lib, timeout=a.timeout)
+        missing = sorted(set(classes) - set(setup.caps()))
+        if missing:
+            print(f"difftest: this library and driver cannot run the classes {missing}",
+                  file=sys.stderr)
+            return 2
+        setup = setup.for_classes(classes)
         if a.dump_stock:
             path = work / "programs.txt"
             path.write_text("".join(line + "\n" for p in programs for line in p))
@@ -350,9 +442,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                  capture_output=True, text=True, errors="replace").stdout
             a.dump_stock.write_text(out)
             return 0
-        diffs, summary = run(programs, setup, work, Checker(a.devices, allow), a.seed, a.minimise,
+        diffs, summary = run(programs, setup, work, Checker(a.devices, allow, classes), a.seed,
+                             a.minimise,
                              a.minimise_budget, extra)
-    summary.update(library=str(a.lib or library_path()), seed=a.seed, sizes=sizes, first=a.first, features=sorted(allow), devices=a.devices,
+    summary.update(library=str(a.lib or library_path()), seed=a.seed, sizes=sizes, first=a.first, features=sorted(allow), classes=classes, devices=a.devices,
                    fake=a.fake, plant=a.plant,
                    command="python3 tests/difftest/difftest.py " + " ".join(argv or sys.argv[1:]))
     (a.out / "differences.txt").write_text(format_differences(diffs))

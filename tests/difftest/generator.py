@@ -58,6 +58,31 @@ cross_alloc):
 
 Every program ends with a drain of each device used, a read of every live, fully written buffer,
 frees on the NULL stream, and the destruction of every live stream and event.
+
+Classes (issue 19, "the good neighbour"; `classes`, each adds its operations to the random ones;
+runner.c says what each operation does):
+
+ - ``modglobal``: ``modg B S`` loads modglobal.fatbin, launches dt_bump (writes B from a
+   module-scope counter, then increments it) and unloads, as LLVM <= 20 code does per launch;
+   a fresh load starts the counter at 0, so stock always writes counter 0.
+ - ``pressure``: buffers of memory units (``ualloc B K S``, at most 8 units held; only memset and
+   freed, never read) and another user's ``foreign K`` cuMemAlloc; a unit counts as held from its
+   allocation until the host knows its free finished (the free on the NULL stream, or a sync of
+   the free's stream and of every stream that used it), so under stock every allocation succeeds.
+ - ``capture``: another library's thread begins a GLOBAL-mode capture (``capbegin``), the program
+   goes on with what stock does without breaking it (launches, memsets, stream and event
+   creation and destruction, host accesses, a second thread's launches; no allocation, free,
+   copy, synchronisation, record or wait) and the library ends the capture (``capend``); both
+   results are compared.
+ - ``threads``: ``par S`` .. ``join``: a second program thread runs the ``@1`` lines (stream
+   operations on S, on buffers the main thread leaves alone meanwhile) while the main thread goes
+   on with other streams and buffers and ``tsync S`` races the launches (review R27).
+ - ``reset`` / ``sticky``: once per program (one device; stock freezes device 0's context): a
+   drain, then ``reset 0`` (cuDevicePrimaryCtxReset) or ``fault S`` (a device-side assert on S,
+   then mgpuStreamSynchronize(S)); every handle of the device is dead from then on (no operation
+   names it again), and the program goes on with new ones. What is compared: the digest (reads,
+   NULL handles, the reset's result) and which operations reported which errors.
+Two devices (``devices=2``) combine with every class but reset and sticky.
 """
 
 from __future__ import annotations
@@ -67,6 +92,13 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence
 
 FEATURES = ("cross_free", "cross_alloc", "fresh_zero")
+CLASSES = ("modglobal", "pressure", "capture", "threads", "reset", "sticky")
+UNITS = 8  # memory units a program may hold (class pressure)
+# in a capture window: what the stock calls do without breaking another thread's GLOBAL capture
+_CAPTURE_SAFE = {"fill", "add", "scale", "slow", "memset32", "memset16", "stream", "event",
+                 "edestroy", "sdestroy", "hread", "hwrite", "par", "@1", "join", "dev", "capend"}
+# operations that may name a buffer of memory units
+_BIG_OK = {"memset32", "memset16", "free"}
 PROFILES: Dict[str, Sequence[str]] = {"ordered": (), "stock": ("cross_free", "cross_alloc")}
 # Sizes in words: pairs that share one size class of the caching allocator (4000 B and 4096 B,
 # 400 B and 512 B), so freed blocks are handed out again.
@@ -113,6 +145,7 @@ class _Buffer:
     init: int  # words [0, init) hold written data (or known zeros)
     accesses: List[_Access] = field(default_factory=list)  # not yet known ordered before all
     alive: bool = True
+    units: int = 0  # class pressure: memory units (words unknown to the model), else 0
 
 
 class Model:
@@ -120,12 +153,17 @@ class Model:
     host's clock, and `_apply`, which checks one operation against the rules above (with the
     features `allow`) and performs it. The generator and the checker share it."""
 
-    def __init__(self, devices: int = 1, allow: Iterable[str] = ()) -> None:
+    def __init__(self, devices: int = 1, allow: Iterable[str] = (),
+                 classes: Iterable[str] = ()) -> None:
         self.devices = devices
         self.allow = frozenset(allow)
+        self.classes = frozenset(classes)
         unknown = self.allow - set(FEATURES)
         if unknown:
             raise ValueError(f"unknown features {sorted(unknown)} (known: {FEATURES})")
+        if self.classes - set(CLASSES):
+            raise ValueError(f"unknown classes {sorted(self.classes - set(CLASSES))} "
+                             f"(known: {CLASSES})")
         self._reset()
 
     def _reset(self) -> None:
@@ -135,6 +173,46 @@ class Model:
         self.streams: Dict[str, _Stream] = {}
         self.events: Dict[str, _Event] = {}
         self.bufs: Dict[str, _Buffer] = {}
+        self.capturing = False  # between capbegin and capend
+        self.par: Optional[str] = None  # the second thread's stream, between par and join
+        self.par_bufs: set = set()  # buffers the second thread's lines named (this block)
+        self.par_main: set = set()  # buffers the main thread's lines named (this block)
+        self.pending_units: List = []  # [(units, [(stream, pos), ...])]: freed, maybe in use
+        self.dead_devs: set = set()  # a reset or a sticky error happened there
+
+    def held_units(self) -> int:
+        """Units of live buffers, and of freed ones the host does not know finished."""
+        self.pending_units = [(u, w) for u, w in self.pending_units
+                              if any(self.H.get(st, 0) < pos for st, pos in w)]
+        return sum(b.units for b in self.bufs.values() if b.alive) + \
+            sum(u for u, _ in self.pending_units)
+
+    def _allowed(self, t: List[str]) -> bool:
+        """The class rules that restrict which operation may come where (no change made)."""
+        op = t[0]
+        if self.capturing and op not in _CAPTURE_SAFE:
+            return False
+        names = [x for x in t[1:] if x[:1] == "b" and x[1:].isdigit()]
+        if op not in _BIG_OK and any(self.bufs[x].units for x in names if x in self.bufs):
+            return False
+        if op in ("par", "capbegin", "reset", "fault") and self.par is not None:
+            return False
+        if op in ("@1", "join") and self.par is None:
+            return False
+        if op == "@1":
+            inner = t[1:]
+            if inner[0] not in ("memset32", "memset16", "fill", "slow", "scale", "add", "copy",
+                                "upload", "modg") or inner[-1] != self.par:
+                return False
+            return not (set(names) & self.par_main)
+        if self.par is not None:
+            if op in ("drain", "join", "tsync"):
+                return op != "drain"
+            if op == "free" and t[2] == "-":
+                return False
+            if self.par in t[1:] or set(names) & self.par_bufs:
+                return False
+        return True
 
     def _view(self, s: str) -> Clock:
         st = self.streams[s]
@@ -194,7 +272,34 @@ class Model:
             self._touch(b, True, s, pos)
         return True
 
-    def _apply(self, t: List[str]) -> bool:  # noqa: C901 (one branch per operation)
+    def _apply(self, t: List[str]) -> bool:
+        """Check one operation against the rules (with the features and classes) and perform
+        it; False (nothing done) if it breaks one."""
+        if not self._allowed(t):
+            return False
+        if t[0] == "@1":  # on the second thread: on its stream's device
+            cur = self.cur
+            self.cur = self.streams[self.par].dev
+            ok = self._apply_op(t[1:])
+            self.cur = cur
+            if ok:
+                self.par_bufs |= {x for x in t[2:] if x[:1] == "b" and x[1:].isdigit()}
+            return ok
+        ok = self._apply_op(t)
+        if ok and self.par is not None:
+            self.par_main |= {x for x in t[1:] if x[:1] == "b" and x[1:].isdigit()}
+        return ok
+
+    def _kill_device(self, dev: int) -> None:
+        """A reset or a sticky error: no handle of `dev` is usable (or named) any more."""
+        for table in (self.streams, self.events, self.bufs):
+            for x in table.values():
+                if x.dev == dev:
+                    x.alive = False
+        self.pending_units = []
+        self.dead_devs.add(dev)
+
+    def _apply_op(self, t: List[str]) -> bool:  # noqa: C901 (one branch per operation)
         op = t[0]
         if op == "dev":
             self.cur = int(t[1])
@@ -254,6 +359,11 @@ class Model:
             b = self.bufs.get(t[1])
             if not b or not b.alive:
                 return False
+            pend = None
+            if b.units and t[2] != "-" and t[2] in self.streams:
+                # held until the host knows that its users and its free finished
+                pend = (b.units, [(a.stream, a.pos) for a in b.accesses if a.stream] +
+                        [(t[2], self.streams[t[2]].length + 1)])
             if t[2] == "-":
                 self._barrier(b.dev)
             elif b.dev != self.cur or not self._stream(t[2]):
@@ -262,6 +372,8 @@ class Model:
                 if not self._ok_on(t[2], [], [b]):
                     return False
                 self._enqueue(t[2])
+            if pend:
+                self.pending_units.append(pend)
             b.alive = False
             return True
         if op in ("memset32", "memset16", "upload", "fill", "slow"):
@@ -301,6 +413,57 @@ class Model:
             if write:
                 b.init = b.words
             return True
+        if op == "modg":
+            b = self._buf(t[1])
+            if not b or not self._access(t[2], [], [b]):
+                return False
+            b.init = b.words
+            return True
+        if op == "ualloc":
+            k, s = int(t[2]), t[3]
+            if k < 1 or self.held_units() + k > UNITS or (s != "-" and not self._stream(s)):
+                return False
+            buf = _Buffer(self.cur, 0, False, 0, units=k)
+            if s != "-" and "cross_alloc" not in self.allow:
+                buf.accesses = [_Access(True, s, self._enqueue(s))]
+            else:
+                buf.accesses = [_Access(True, None)]
+            self.bufs[t[1]] = buf
+            return True
+        if op == "foreign":
+            k = int(t[1])
+            return 1 <= k and self.held_units() + k <= UNITS
+        if op == "capbegin":
+            if self.capturing:
+                return False
+            self.capturing = True
+            return True
+        if op == "capend":
+            if not self.capturing:
+                return False
+            self.capturing = False
+            return True
+        if op == "par":
+            if not self._stream(t[1], any_dev=True):
+                return False
+            self.par, self.par_bufs, self.par_main = t[1], set(), set()
+            return True
+        if op == "join":
+            self.par = None
+            return True
+        if op == "tsync":
+            return bool(self._stream(t[1], any_dev=True))
+        if op == "reset":
+            d = int(t[1])
+            if not 0 <= d < self.devices:
+                return False
+            self._kill_device(d)
+            return True
+        if op == "fault":
+            if not self._stream(t[1]):
+                return False
+            self._kill_device(self.cur)
+            return True
         return False
 
 
@@ -310,12 +473,15 @@ class Generator(Model):
 
     def __init__(self, seed: int, devices: int = 1, allow: Iterable[str] = (),
                  spins: Sequence[int] = (0,), max_ops: int = 50,
-                 sizes: Sequence[int] = SIZES) -> None:
+                 sizes: Sequence[int] = SIZES, classes: Iterable[str] = ()) -> None:
         self.rng = random.Random(seed)
         self.sizes = tuple(sizes)
         self.spins = tuple(spins)
         self.max_ops = max_ops
-        super().__init__(devices, allow)
+        classes = frozenset(classes)
+        if classes & {"reset", "sticky"}:
+            devices = 1  # the stock library works on device 0 only (its frozen context)
+        super().__init__(devices, allow, classes)
 
     def _reset(self) -> None:
         super()._reset()
@@ -333,21 +499,30 @@ class Generator(Model):
         self.out.append(line)
 
     def _do(self, line: str) -> bool:
-        """Perform and emit an operation the generator chose as allowed."""
+        """Perform and emit an operation the generator chose as allowed; False (nothing emitted)
+        if a class rule forbids it here (capture window, second thread)."""
+        if not self._allowed(line.split()):
+            return False
         ok = self._apply(line.split())
         assert ok, f"the generator chose an operation its model rejects: {line}"
         self._emit(line)
         return True
 
     # ---- choices ----
+    def _main_streams(self) -> List[str]:
+        """Live streams of the current device that the main thread may use now."""
+        return [x for x in self._live(self.streams, self.cur) if x != self.par]
+
     def _pick_stream(self) -> Optional[str]:
-        live = self._live(self.streams, self.cur)
+        live = self._main_streams()
         return self.rng.choice(live) if live else None
 
     def _join(self, c: str, reads: Sequence[_Buffer], writes: Sequence[_Buffer]) -> None:
         """Order stream c after the accesses that the operation conflicts with, as MLIR's async
         lowering does: an event recorded on their stream and waited for on c (or the host
         synchronising that stream, or a drain when it was destroyed)."""
+        if self.capturing:
+            return  # no record, wait or synchronisation during another library's capture
         v = self._view(c)
         todo = {a.stream for b in reads for a in b.accesses if a.write and not self._known(v, a)}
         todo |= {a.stream for b in writes for a in b.accesses if not self._known(v, a)}
@@ -370,7 +545,7 @@ class Generator(Model):
                 line_fn, on: Optional[str] = None) -> bool:
         """Emit a stream operation reading `reads` and writing `writes` (rule 1): on a stream on
         which it is ordered already, or on another one (`on`) after joining it."""
-        streams = self._live(self.streams, self.cur)
+        streams = self._main_streams()
         if not streams:
             return False
         self.rng.shuffle(streams)
@@ -479,11 +654,11 @@ class Generator(Model):
 
     def _writable(self, host: bool = False) -> List[str]:
         return [k for k, b in self.bufs.items() if b.alive and b.dev == self.cur and
-                (b.host_shared or not host)]
+                (b.host_shared or not host) and not b.units and k not in self.par_bufs]
 
     def _readable(self, words: int = 0) -> List[str]:
         return [k for k, b in self.bufs.items() if b.alive and b.dev == self.cur and
-                b.init >= (words or b.words)]
+                b.init >= (words or b.words) and not b.units and k not in self.par_bufs]
 
     def _full_write(self, line_fn) -> bool:
         cands = self._writable()
@@ -521,7 +696,8 @@ class Generator(Model):
 
     def _pair(self, kernel: bool) -> bool:
         dsts = self._writable()
-        srcs = self._live(self.bufs, self.cur)
+        srcs = [k for k in self._live(self.bufs, self.cur)
+                if not self.bufs[k].units and k not in self.par_bufs]
         if not dsts or len(srcs) < 2:
             return False
         d = self.rng.choice(dsts)
@@ -601,6 +777,162 @@ class Generator(Model):
                 self.op_read(nb)
         return True
 
+    # ---- the classes' operations ----
+    def op_modg(self) -> bool:
+        return self._full_write(lambda b, s: f"modg {b} {s}")
+
+    def op_ualloc(self, s: Optional[str] = None) -> bool:
+        free = UNITS - self.held_units()
+        if free < 1 or len(self._live(self.bufs)) >= 7 or self.cur != 0:
+            return False
+        k = self.rng.randint(1, free)
+        if s is None:
+            s = self._pick_stream() if self.rng.random() < 0.6 else "-"
+        b = self._new("b")
+        if not self._do(f"ualloc {b} {k} {s or '-'}"):
+            return False
+        if self.rng.random() < 0.7:  # the memory is used (stock: it exists)
+            self._gpu_op("w", [], [self.bufs[b]],
+                         lambda c: f"memset32 {b} {self._value()} {c}", on=s if s != "-" else None)
+        return True
+
+    def _settle_units(self) -> None:
+        """Make the host know that freed units are no longer in use (a sync of their streams)."""
+        for _, waits in list(self.pending_units):
+            for st, pos in waits:
+                if self.H.get(st, 0) < pos and self.streams[st].alive:
+                    self.op_ssync(st)
+                elif self.H.get(st, 0) < pos:
+                    self.op_drain(self.streams[st].dev)
+
+    def op_foreign(self) -> bool:
+        if self.capturing or self.par is not None:
+            return False
+        if self.rng.random() < 0.7:
+            self._settle_units()
+        free = UNITS - self.held_units()
+        if free < 1:
+            return False
+        k = free if self.rng.random() < 0.6 else self.rng.randint(1, free)
+        return self._do(f"foreign {k}")
+
+    def op_pressure(self) -> bool:
+        """Review G9 / G4: units allocated, used and freed (on a stream or NULL), then another
+        user's allocation or the program's own of another size, as large as stock allows."""
+        if self.cur != 0 or self.capturing or self.par is not None:
+            return False
+        bufs = []
+        for _ in range(self.rng.randint(1, 2)):
+            n = self.n["b"]
+            if self.op_ualloc():
+                bufs.append(f"b{n}")
+        for b in bufs:
+            s = self._pick_stream() if self.rng.random() < 0.6 else None
+            self.op_free(b, on=s)
+        self._settle_units()
+        if self.rng.random() < 0.5:
+            return self.op_foreign()
+        return self.op_ualloc()
+
+    def op_capture(self) -> bool:
+        """Another library captures (GLOBAL mode) while the program goes on (review G2, G3)."""
+        if self.capturing or self.par is not None or self.dead_devs:
+            return False
+        if not self._do("capbegin"):
+            return False
+        names = [o for o in ("fill", "add", "scale", "slow", "memset32", "memset16", "stream",
+                             "event", "edestroy", "sdestroy", "hread", "hwrite", "dev")
+                 if o in self._WEIGHTS]
+        if "modglobal" in self.classes:
+            names.append("fill")
+        for _ in range(self.rng.randint(1, 8)):
+            if "threads" in self.classes and self.rng.random() < 0.15:
+                self.op_par(launches_only=True)
+            else:
+                getattr(self, f"op_{self.rng.choice(names)}")()
+        return self._do("capend")
+
+    def op_par(self, launches_only: bool = False) -> bool:
+        """A second program thread launches on stream S while the main thread goes on (R27)."""
+        if self.par is not None:
+            return False
+        streams = self._main_streams()
+        cands = self._writable()
+        if not streams or not cands:
+            return False
+        s = self.rng.choice(streams)
+        mine = self.rng.sample(cands, min(len(cands), self.rng.randint(1, 2)))
+        for b in mine:  # order S after the buffers' earlier users, before the block
+            self._join(s, [self.bufs[b]], [self.bufs[b]])
+            if not self._ok_on(s, [self.bufs[b]], [self.bufs[b]]):
+                return False
+        if not self._do(f"par {s}"):
+            return False
+        kinds = ["fill", "memset32", "memset16", "slow", "scale", "add", "copy"]
+        if not launches_only:
+            kinds += ["upload"] + (["modg"] if "modglobal" in self.classes else [])
+        main_ops = ["fill", "memset32", "scale", "add", "read", "hread", "hwrite", "alloc",
+                    "stream", "event", "record", "wait", "esync"]
+        if launches_only:
+            main_ops = ["fill", "memset32", "scale", "hread", "hwrite"]
+        for _ in range(self.rng.randint(2, 10)):
+            if self.rng.random() < 0.55:
+                self._second(self.rng.choice(kinds), s, mine)
+            elif self.rng.random() < 0.4:
+                self._do(f"tsync {s}")
+            else:
+                getattr(self, f"op_{self.rng.choice(main_ops)}")()
+        return self._do("join")
+
+    def _second(self, kind: str, s: str, mine: List[str]) -> bool:
+        b = self.rng.choice(mine)
+        buf = self.bufs[b]
+        v = self._value()
+        if kind in ("scale",) and buf.init < buf.words:
+            kind = "fill"
+        if kind in ("add", "copy"):
+            if len(mine) < 2:
+                kind = "fill"
+            else:
+                src = [x for x in mine if x != b][0]
+                m = min(buf.words, self.bufs[src].words)
+                if self.bufs[src].init < m or (kind == "add" and buf.init < m):
+                    kind = "fill"
+                else:
+                    return self._do(f"@1 {kind} {b} {src} {m} {s}")
+        line = {"fill": f"fill {b} {v} {s}", "memset32": f"memset32 {b} {v} {s}",
+                "memset16": f"memset16 {b} {v & 0xFFFF} {s}", "upload": f"upload {b} {v} {s}",
+                "slow": f"slow {b} {v} {self.rng.choice(self.spins)} {s}",
+                "scale": f"scale {b} {self.rng.randrange(2, 1000)} {s}",
+                "modg": f"modg {b} {s}"}[kind]
+        return self._do("@1 " + line)
+
+    def op_reset(self) -> bool:
+        """cuDevicePrimaryCtxReset between complete calls (review G7)."""
+        if self.dead_devs or self.capturing or self.par is not None:
+            return False
+        self.op_drain(0)
+        return self._do("reset 0")
+
+    def op_fault(self) -> bool:
+        """A device-side assert, then the later calls' errors (review G12)."""
+        if self.dead_devs or self.capturing or self.par is not None:
+            return False
+        streams = self._live(self.streams, 0)
+        if not streams or self.cur != 0:
+            return False
+        self.op_drain(0)
+        return self._do(f"fault {self.rng.choice(streams)}")
+
+    _CLASS_WEIGHTS = {
+        "modglobal": {"modg": 6},
+        "pressure": {"ualloc": 2, "foreign": 2, "pressure": 4},
+        "capture": {"capture": 4},
+        "threads": {"par": 5},
+        "reset": {},
+        "sticky": {},
+    }
+
     _WEIGHTS = {
         "dev": 2, "stream": 4, "sdestroy": 1, "ssync": 3, "event": 3, "edestroy": 1, "record": 5,
         "wait": 5, "esync": 2, "drain": 1, "alloc": 6, "free": 5, "memset32": 3, "memset16": 1,
@@ -612,14 +944,25 @@ class Generator(Model):
         """The lines of program `seq` (from `seq ID` to `end`)."""
         self._reset()
         self._emit(f"seq {seq}")
-        ops = list(self._WEIGHTS)
-        weights = [self._WEIGHTS[o] for o in ops]
+        table = dict(self._WEIGHTS)
+        for c in sorted(self.classes):
+            table.update(self._CLASS_WEIGHTS[c])
+        ops = list(table)
+        weights = [table[o] for o in ops]
         for _ in range(2):
             self.op_stream()
         target = self.rng.randrange(self.max_ops // 4, self.max_ops + 1)
+        # reset / sticky: once, somewhere in the middle
+        ends = [c for c in ("reset", "sticky") if c in self.classes]
+        end_at = self.rng.randrange(target // 3, 2 * target // 3 + 1) if ends else -1
+        end_op = self.rng.choice(ends) if ends else None
         tries = 0
         while len(self.out) < target and tries < 20 * self.max_ops:
             tries += 1
+            if end_op and len(self.out) >= end_at and not self.dead_devs:
+                if (self.op_reset() if end_op == "reset" else self.op_fault()):
+                    target = len(self.out) + self.rng.randrange(3, 15)
+                continue
             if self.realloc is not None and self.rng.random() < 0.7:
                 # the freed block's size and kind again: the allocator hands the block out
                 r, self.realloc = self.realloc, None
@@ -633,6 +976,7 @@ class Generator(Model):
         return self.out
 
     def _epilogue(self) -> None:
+        assert not self.capturing and self.par is None
         for d in sorted(self.used_devs):
             self._do(f"drain {d}")
         for d in sorted(self.used_devs):
@@ -644,7 +988,7 @@ class Generator(Model):
             if not self._live(self.streams, d):
                 self.op_stream()
             for b in bufs:
-                if self.bufs[b].init >= self.bufs[b].words:
+                if self.bufs[b].init >= self.bufs[b].words and not self.bufs[b].units:
                     self.op_read(b)
             for b in bufs:
                 self._do(f"free {b} -")
@@ -656,16 +1000,16 @@ class Generator(Model):
 
 def generate(seed: int, count: int, devices: int = 1, allow: Iterable[str] = (),
              spins: Sequence[int] = (0,), max_ops: int = 50, first: int = 0,
-             sizes: Sequence[int] = SIZES) -> List[List[str]]:
+             sizes: Sequence[int] = SIZES, classes: Iterable[str] = ()) -> List[List[str]]:
     """`count` programs, numbered from `first`; program i depends only on (seed, i, options)."""
     out = []
     for i in range(first, first + count):
-        g = Generator(seed * 1_000_003 + i, devices, allow, spins, max_ops, sizes)
+        g = Generator(seed * 1_000_003 + i, devices, allow, spins, max_ops, sizes, classes)
         out.append(g.program(i))
     return out
 
 
-_CREATES = {"stream": "s", "event": "e", "alloc": "b"}
+_CREATES = {"stream": "s", "event": "e", "alloc": "b", "ualloc": "b"}
 _DESTROYS = {"sdestroy", "edestroy", "free"}
 
 
@@ -675,6 +1019,8 @@ def well_formed(program: Sequence[str]) -> bool:
     live = set()
     for line in program[1:-1]:
         t = line.split()
+        if t[:1] == ["@1"]:
+            t = t[1:]
         if not t:
             continue
         if t[0] in _CREATES:

@@ -22,6 +22,8 @@
  * fake_exec_seed()), of the ticks and of the queries; ticks and queries draw from separate random
  * streams, so the library's own driver calls (which differ between its modes and with its cache
  * state) do not shift the background schedule of a program.
+ * dt_bump (tests/difftest/modglobal.cu) reads and increments a module-scope counter: one per
+ * loaded module instance (fake_lib), 0 at load, kept in g_xglob (x_module_counter).
  * Exposes exactly the races a real GPU can show, at operation granularity (an operation runs
  * atomically). All of it runs under the fake's one lock (g_lock), like everything in fakecuda.c.
  *
@@ -105,6 +107,21 @@ static void x_push(x_queue *q, x_op *op) {
   q->tail = op;
 }
 
+/* The module-scope counter of dt_bump in module instance `lib` (0 when first asked for). */
+static struct { const void *lib; uint32_t v; } *g_xglob;
+static size_t g_nxglob, g_capxglob;
+static uint32_t *x_module_counter(const void *lib) {
+  for (size_t i = 0; i < g_nxglob; ++i)
+    if (g_xglob[i].lib == lib) return &g_xglob[i].v;
+  if (g_nxglob == g_capxglob) {
+    g_capxglob = g_capxglob ? 2 * g_capxglob : 64;
+    g_xglob = realloc(g_xglob, g_capxglob * sizeof *g_xglob);
+  }
+  g_xglob[g_nxglob].lib = lib;
+  g_xglob[g_nxglob].v = 0;
+  return &g_xglob[g_nxglob++].v;
+}
+
 /* ---- the kernels (same arithmetic as tests/difftest/kernels.cu, 32-bit wrapping) ---- */
 static void x_kernel(const x_op *op) {
   uint32_t *p = (uint32_t *)(uintptr_t)op->a[0];
@@ -118,6 +135,10 @@ static void x_kernel(const x_op *op) {
     for (int i = 0; i < n; ++i) p[i] = p[i] * (uint32_t)op->a[2] + 1u;
   } else if (strcmp(op->name, "dt_slow") == 0) { /* (p, n, v, spins): no time here */
     for (int i = 0; i < n; ++i) p[i] = (uint32_t)op->a[2] + (uint32_t)i;
+  } else if (strcmp(op->name, "dt_bump") == 0 && op->a[3]) { /* (p, n); a[3]: its module */
+    uint32_t *g = x_module_counter((const void *)(uintptr_t)op->a[3]), c = *g;
+    for (int i = 0; i < n && p; ++i) p[i] = (c * 0x01000193u) ^ (uint32_t)i;
+    *g = c + 1;
   }
 }
 
@@ -211,8 +232,11 @@ static void x_launch(const char *name, void **params, CUstream s, CUcontext cur)
     op->a[0] = (uint64_t)(uintptr_t) * (void **)params[0];
     op->a[1] = (uint64_t) * (int *)params[1];
     if (strcmp(name, "dt_add") == 0) op->a[2] = (uint64_t)(uintptr_t) * (void **)params[2];
-    else op->a[2] = *(uint32_t *)params[2];
+    else if (strcmp(name, "dt_bump") != 0) op->a[2] = *(uint32_t *)params[2];
   }
+  /* dt_bump: the module instance of the function being launched (launch_common set it) */
+  if (strcmp(name, "dt_bump") == 0 && g_last_function)
+    op->a[3] = (uint64_t)(uintptr_t)((struct fake_func *)g_last_function)->lib;
   x_push(x_queue_of(s, cur), op);
 }
 
