@@ -1114,6 +1114,23 @@ fail:
   return NULL;
 }
 
+/* A FREEING block (still in the table) given back as stock gives it back: after a device-wide wait
+ * in the caller's thread and mode (stock's cuMemFree waits so); a pool block without a further
+ * wait, any other with cuMemFree. */
+static mc_status lean_free(int device, mc_block *b) {
+  MC_STAT_INC(alloc_lean_frees);
+  mc_ctx_scope scope;
+  if (MC_FAILED(mc_ctx_enter(device, &scope))) return drop_block(b);
+  CUresult r = mc_cu.cuCtxSynchronize();
+  mc_ctx_leave(&scope);
+  if (r != 0) return drop_block(b); /* stock's cuMemFree reports what the device says */
+  pthread_mutex_lock(&g_alloc.lock);
+  table_remove(b);
+  pthread_mutex_unlock(&g_alloc.lock);
+  b->lnext = NULL;
+  return release_list(b);
+}
+
 mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
@@ -1137,9 +1154,17 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   }
   int bdev = b->device;
   if (stream_key) {
+    pthread_mutex_unlock(&g_alloc.lock);
+    /* Near capacity (the headroom, checked first when due), a stream free is stock's: it waits
+     * for the device in the caller's mode, as stock's cuMemFree does, and the block goes back at
+     * once, so another CUDA user allocating right after finds the memory (review G9/R23). */
+    free_headroom(bdev, d, 0);
+    pthread_mutex_lock(&g_alloc.lock);
+    int lean = d->lean;
+    pthread_mutex_unlock(&g_alloc.lock);
+    if (lean) return lean_free(bdev, b);
     /* Freed on a stream: no driver call for the library's streams (the reclaimer's fence covers
      * them); an event on a foreign one. The reclaimer makes the block ready once proven idle. */
-    pthread_mutex_unlock(&g_alloc.lock);
     CUevent ev = NULL;
     if (foreign) {
       ev = foreign_event(bdev, d, foreign);
@@ -1151,7 +1176,6 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
     int start = poke_reclaimer(d);
     pthread_mutex_unlock(&g_alloc.lock);
     if (start && start_reclaimer(bdev) != 0) round_here(bdev, d); /* no thread: a round here */
-    free_headroom(bdev, d, 0);
     return MC_OK;
   }
   pthread_mutex_unlock(&g_alloc.lock);
