@@ -356,6 +356,7 @@ def test_chain_replay_matches_the_stream_path(make_gpu_runtime, gpu, monkeypatch
     arguments changing between chains: the same result as launch by launch."""
     monkeypatch.setenv("MGPU_CACHED_GRAPH", "1")
     monkeypatch.setenv("MGPU_CACHED_CHAIN", "1")
+    monkeypatch.setenv("MGPU_CACHED_STREAM_HANDLES", "tagged")  # chains defer on tagged handles only
     rt = make_gpu_runtime()
     buf = blob_buffer(blob("kernels.fatbin"))
     m = rt.mgpuModuleLoad(buf, len(buf))
