@@ -190,6 +190,12 @@ MC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
   MC_TRACE_CALL(mc_trace_StreamSynchronize(stream));
   if (mc_disabled()) return mc_stock_stream_synchronize(stream);
   CHAIN_FLUSH("mgpuStreamSynchronize");
+  /* the NULL stream on a broken device: stock's cuStreamSynchronize(NULL) in the caller's
+   * context (what stock reports: the sticky error, or INVALID_CONTEXT where none is current) */
+  if (!stream && mc_ctx_trouble() && mc_ctx_broken(mc_thread_device())) {
+    mc_report_cu("cuStreamSynchronize(stream)", mc_cu.cuStreamSynchronize(NULL));
+    return;
+  }
   FAILED_REPORT("mgpuStreamSynchronize", mc_stream_synchronize(stream));
 }
 
