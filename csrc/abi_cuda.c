@@ -80,6 +80,17 @@ static int fault_module_load(int device, void *data, CUmodule *out) {
   return 0;
 }
 
+/* mgpuStreamDestroy / mgpuEventDestroy of a live handle of ours on a broken device: stock's
+ * cuStreamDestroy / cuEventDestroy (mc_pool_stock_destroy), its failure reported as stock's. 1:
+ * answered; 0: the usual path goes on. */
+static int fault_destroy(mc_obj_kind kind, void *handle, const char *call) {
+  if (!mc_ctx_broken(mc_handle_device(handle))) return 0;
+  CUresult r = 0;
+  if (!mc_pool_stock_destroy(kind, handle, &r)) return 0;
+  if (r) mc_report_cu(call, (int)r);
+  return 1;
+}
+
 MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   MC_TRACE_CALL(mc_trace_ModuleLoad(data, gpuBlobSize));
   (void)gpuBlobSize; /* not passed by LLVM < 18: never read */
@@ -171,6 +182,7 @@ MC_EXPORT void mgpuStreamDestroy(CUstream stream) {
   MC_TRACE_CALL(mc_trace_StreamDestroy(stream));
   if (mc_disabled()) return mc_stock_stream_destroy(stream);
   CHAIN_FLUSH("mgpuStreamDestroy");
+  if (mc_ctx_trouble() && fault_destroy(MC_OBJ_STREAM, stream, "cuStreamDestroy(stream)")) return;
   FAILED_REPORT("mgpuStreamDestroy", mc_stream_destroy(stream));
 }
 
@@ -178,6 +190,12 @@ MC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
   MC_TRACE_CALL(mc_trace_StreamSynchronize(stream));
   if (mc_disabled()) return mc_stock_stream_synchronize(stream);
   CHAIN_FLUSH("mgpuStreamSynchronize");
+  /* the NULL stream on a broken device: stock's cuStreamSynchronize(NULL) in the caller's
+   * context (what stock reports: the sticky error, or INVALID_CONTEXT where none is current) */
+  if (!stream && mc_ctx_trouble() && mc_ctx_broken(mc_thread_device())) {
+    mc_report_cu("cuStreamSynchronize(stream)", mc_cu.cuStreamSynchronize(NULL));
+    return;
+  }
   FAILED_REPORT("mgpuStreamSynchronize", mc_stream_synchronize(stream));
 }
 
@@ -209,6 +227,7 @@ MC_EXPORT void mgpuEventDestroy(CUevent event) {
   MC_TRACE_CALL(mc_trace_EventDestroy(event));
   if (mc_disabled()) return mc_stock_event_destroy(event);
   CHAIN_FLUSH("mgpuEventDestroy");
+  if (mc_ctx_trouble() && fault_destroy(MC_OBJ_EVENT, event, "cuEventDestroy(event)")) return;
   FAILED_REPORT("mgpuEventDestroy", mc_event_destroy_any(event));
 }
 
@@ -259,6 +278,10 @@ MC_EXPORT void mgpuMemFree(void *ptr, CUstream stream) {
   MC_TRACE_CALL(mc_trace_MemFree(ptr, stream));
   if (mc_disabled()) return mc_stock_mem_free(ptr, stream);
   CHAIN_FLUSH("mgpuMemFree");
+  if (!ptr && mc_ctx_trouble()) { /* stock's cuMemFree(0), in the caller's context as stock's */
+    mc_report_cu("cuMemFree(ptr)", mc_cu.cuMemFree(0));
+    return;
+  }
   if (ptr && mc_ctx_trouble()) {
     int device = mc_handle_device(stream);
     /* stock's cuMemFree. It fails while the context is broken (nothing freed, reported as

@@ -992,6 +992,25 @@ static mc_status d_destroy(mc_obj_kind want, void *h, const char *call) {
   return MC_OK;
 }
 
+int mc_pool_stock_destroy(mc_obj_kind want, void *h, CUresult *result) {
+  if (!direct_mode()) return 0;
+  drv_obj *r = d_find(h);
+  if (!r || r->kind != want || !d_live(r)) return 0;
+  CUresult res = want == MC_OBJ_STREAM ? mc_cu.cuStreamDestroy((CUstream)h)
+                                       : mc_cu.cuEventDestroy((CUevent)h);
+  *result = res;
+  if (res != 0) { /* still the driver's object: pooled as any destroyed one */
+    (void)d_destroy(want, h, "");
+    return 1;
+  }
+  uint32_t one = 1; /* destroyed by the driver: never pooled, the record forgets it */
+  if (__atomic_compare_exchange_n(&r->live, &one, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    if (want == MC_OBJ_STREAM) MC_STAT_DEC(live_streams);
+    else MC_STAT_DEC(live_events);
+  }
+  return 1;
+}
+
 static mc_status d_use_begin(CUstream handle, const char *call, mc_stream_use *use) {
   drv_obj *r = d_find(handle);
   if (!r) {

@@ -124,6 +124,14 @@ void mc_pool_fork_prepare(void);
 void mc_pool_fork_parent(void);
 void mc_pool_fork_child(void);
 
+/* A device broken by a sticky error (context.h): stock's cuStreamDestroy / cuEventDestroy of a
+ * live driver handle of ours (driver handles only), so the program sees the driver's answer as
+ * with stock. 1: done, *result the driver's answer (failed: the object stays the pool's, given back
+ * as a destroy does, forgotten when the context is recovered; succeeded: the driver destroyed it,
+ * the record forgets it, never pooled); 0: not a live handle of ours of `want` (the usual path
+ * answers as stock: the driver's call for a foreign one, INVALID_HANDLE for a dead one). */
+int mc_pool_stock_destroy(mc_obj_kind want, void *handle, CUresult *result);
+
 /* A reset primary context (context.h, mc_ctx_on_reset): forget the device's pooled driver objects
  * and unbind its live handles' (no driver call on them). */
 void mc_pool_forget_device(int device);

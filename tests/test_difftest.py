@@ -148,8 +148,6 @@ _NEEDS = {
 # classes whose library fix had not landed on this branch: the tester finds their defects
 _PENDING = {
     "pressure": "issue 19 item 3 (memory goes back when someone needs it: review G9/R23), helper C",
-    "sticky": "issue 19 item 5 (with nb-D merged: after a sticky error mgpuMemFree(NULL) and "
-              "stream/event destroys report differently from stock), helper D",
 }
 
 
