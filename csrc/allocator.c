@@ -671,8 +671,9 @@ static int capture_blocks(CUstream s) {
 
 /* The fence of a round (device's context current, relaxed mode, round_lock held): 0 when every
  * piece of work enqueued before the call on the library's streams of the device and on its legacy
- * stream has completed; 1 to try again later (a stream is being captured); -1 on failure. */
-static int fence(int device, dev_alloc *d) {
+ * stream has completed; 1 to try again later (a stream is being captured, or, with wait = 0, some
+ * of that work has not completed yet: cuEventQuery instead of cuEventSynchronize); -1 on failure. */
+static int fence(int device, dev_alloc *d, int wait) {
   fence_set f = {NULL, 0, 0};
   mc_pool_for_each_stream(device, fence_add, &f);
   if (f.cap == (size_t)-1) {
@@ -703,8 +704,12 @@ static int fence(int device, dev_alloc *d) {
     if (capture_blocks(f.s[i])) rc = 1;
   for (size_t i = 0; rc == 0 && i < f.n; ++i)
     if (exiting() || mc_cu.cuEventRecord(d->fev[i], f.s[i]) != 0) rc = -1;
-  for (size_t i = 0; rc == 0 && i < f.n; ++i)
-    if (exiting() || mc_cu.cuEventSynchronize(d->fev[i]) != 0) rc = -1;
+  for (size_t i = 0; rc == 0 && i < f.n; ++i) {
+    CUresult r = exiting() ? 1 : wait ? mc_cu.cuEventSynchronize(d->fev[i])
+                                      : mc_cu.cuEventQuery(d->fev[i]);
+    if (r == MC_CUDA_ERROR_NOT_READY && !wait) rc = 1;
+    else if (r != 0) rc = -1;
+  }
   free(f.s);
   return rc;
 }
@@ -733,7 +738,7 @@ static int reclaim_round_(int device, CUstream zs) {
   pthread_mutex_unlock(&g_alloc.lock);
   int fr = 0;
   pthread_mutex_lock(&d->round_lock);
-  if (pend) fr = fence(device, d);
+  if (pend) fr = fence(device, d, 1);
   pthread_mutex_unlock(&d->round_lock);
   if (fr == 1) return 1;
   MC_STAT_INC(alloc_reclaims);
@@ -822,7 +827,6 @@ static void *reclaimer_main(void *arg) {
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = g_alloc.devs[device];
   pthread_mutex_unlock(&g_alloc.lock);
-  CUstream zs = zero_stream(d); /* made by start_reclaimer; NULL: the legacy stream */
   pthread_mutex_lock(&g_alloc.lock);
   for (;;) {
     while (!exiting() && !d->pend_head && d->release_req == d->release_done)
@@ -835,6 +839,8 @@ static void *reclaimer_main(void *arg) {
       struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000L};
       nanosleep(&t, NULL);
     }
+    /* the clearing stream, read each round: a context reset (context.h) forgets it */
+    CUstream zs = zero_stream(d); /* made by start_reclaimer; NULL: the legacy stream */
     if (reclaim_round(device, zs)) { /* a capture in progress: later */
       MC_STAT_INC(alloc_rounds_deferred);
       struct timespec t = {0, 1000000L};
@@ -1114,21 +1120,32 @@ fail:
   return NULL;
 }
 
-/* A FREEING block (still in the table) given back as stock gives it back: after a device-wide wait
- * in the caller's thread and mode (stock's cuMemFree waits so); a pool block without a further
- * wait, any other with cuMemFree. */
-static mc_status lean_free(int device, mc_block *b) {
-  MC_STAT_INC(alloc_lean_frees);
+/* Near capacity: a FREEING block (still in the table) freed on one of the library's streams goes
+ * back to the driver now when the fence, asked without waiting, shows every library stream and
+ * the legacy stream idle (the program synchronised before freeing: the usual case). 1: given back
+ * (*st the result); 0: the device is busy, the caller queues the block for the reclaimer (never a
+ * wait here: a kernel may wait for this thread). */
+static int lean_free(int device, dev_alloc *d, mc_block *b, mc_status *st) {
   mc_ctx_scope scope;
-  if (MC_FAILED(mc_ctx_enter(device, &scope))) return drop_block(b);
-  CUresult r = mc_cu.cuCtxSynchronize();
+  if (MC_FAILED(mc_ctx_enter(device, &scope))) return 0;
+  if (pthread_mutex_trylock(&d->round_lock) != 0) { /* a round (maybe waiting on the device) */
+    mc_ctx_leave(&scope);
+    return 0;
+  }
+  mc_relaxed rx;
+  mc_relaxed_enter(&rx);
+  int rc = fence(device, d, 0);
+  mc_relaxed_leave(&rx);
+  pthread_mutex_unlock(&d->round_lock);
   mc_ctx_leave(&scope);
-  if (r != 0) return drop_block(b); /* stock's cuMemFree reports what the device says */
+  if (rc != 0) return 0;
+  MC_STAT_INC(alloc_lean_frees);
   pthread_mutex_lock(&g_alloc.lock);
   table_remove(b);
   pthread_mutex_unlock(&g_alloc.lock);
   b->lnext = NULL;
-  return release_list(b);
+  *st = release_list(b);
+  return 1;
 }
 
 mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
@@ -1155,14 +1172,15 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   int bdev = b->device;
   if (stream_key) {
     pthread_mutex_unlock(&g_alloc.lock);
-    /* Near capacity (the headroom, checked first when due), a stream free is stock's: it waits
-     * for the device in the caller's mode, as stock's cuMemFree does, and the block goes back at
-     * once, so another CUDA user allocating right after finds the memory (review G9/R23). */
+    /* Near capacity (the headroom, checked first when due), a block freed on a library stream
+     * goes back at once when the device has nothing left of the work before the free, so another
+     * CUDA user allocating right after finds the memory, as with stock (review G9/R23). */
     free_headroom(bdev, d, 0);
     pthread_mutex_lock(&g_alloc.lock);
     int lean = d->lean;
     pthread_mutex_unlock(&g_alloc.lock);
-    if (lean) return lean_free(bdev, b);
+    mc_status lst = MC_OK;
+    if (lean && !foreign && lean_free(bdev, d, b, &lst)) return lst;
     /* Freed on a stream: no driver call for the library's streams (the reclaimer's fence covers
      * them); an event on a foreign one. The reclaimer makes the block ready once proven idle. */
     CUevent ev = NULL;
@@ -1231,6 +1249,14 @@ void mc_alloc_fork_child(void) {
 void mc_alloc_forget_device(int device) {
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = (device >= 0 && device < MC_ALLOC_MAX_DEVICES) ? g_alloc.devs[device] : NULL;
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (d) { /* the fence events of the dead context: forgotten (order: round_lock, then lock) */
+    pthread_mutex_lock(&d->round_lock);
+    d->fev = NULL;
+    d->nfev = 0;
+    pthread_mutex_unlock(&d->round_lock);
+  }
+  pthread_mutex_lock(&g_alloc.lock);
   if (d && g_alloc.table) {
     for (size_t i = 0; i < g_alloc.nbuckets; ++i) {
       for (mc_block *b = g_alloc.table[i], *next; b; b = next) {
@@ -1245,7 +1271,12 @@ void mc_alloc_forget_device(int device) {
         b->state = B_FREEING; /* off every list, owned by nobody */
       }
     }
+    /* driver objects of the dead context: forgotten (leaked), made again in the new one */
     d->zero_stream = NULL;
+    d->mempool = NULL;
+    d->mempool_state = 0;
+    d->spare_ev = NULL;
+    d->nspare = d->capspare = 0;
   }
   pthread_mutex_unlock(&g_alloc.lock);
 }

@@ -78,7 +78,10 @@ def test_llvm19_loop_results_and_driver_counts(make_gpu_runtime, gpu, kind):
     handles = [llvm19_step(rt, buf, data.params, jit=kind == "ptx-jit") for _ in range(1000)]
     np.testing.assert_array_equal(data.result(), data.expected(1000))
     assert len({(m, f) for m, f, _ in handles}) == 1  # same module and function handle every time
-    assert len({s for _, _, s in handles}) == 1000  # a destroyed stream handle is never reused...
+    # driver handles (the default): the destroyed stream goes back to the pool and is handed out
+    # again (it is idle); tagged handles: a destroyed handle is never reused...
+    tagged = os.environ.get("MGPU_CACHED_STREAM_HANDLES") == "tagged"
+    assert len({s for _, _, s in handles}) == (1000 if tagged else 1)
     c = {k: rt.count(k) for k in ["cuLibraryLoadData", "cuModuleLoadData", "cuLibraryUnload",
                                    "cuKernelGetFunction", "cuLaunchKernel", "cuStreamCreate",
                                    "cuStreamDestroy", "cuDeviceGetAttribute"]}
@@ -280,7 +283,8 @@ def test_mlir_compiled_programs(gpu, tmp_path, program, llvm, disable):
         import json
         st = json.loads((tmp_path / "stats.json").read_text())["stats"]
         assert st["driver_module_loads"] == 1 and st["launches"] == 500
-        assert st["driver_stream_creates"] == 1  # handles give it back when synchronized
+        # driver handles: a synchronised stream is pooled after a query; the next may overlap it
+        assert 1 <= st["driver_stream_creates"] <= 2
 
 
 def saxpy_on_a_stream(make_gpu_runtime, gpu):

@@ -11,7 +11,7 @@ import pytest
 
 import mgpu_cached
 from conftest import CC, DATA, blob_buffer
-from gpu_support import cu, gpu, make_gpu_runtime  # noqa: F401 (fixtures)
+from gpu_support import countcuda_build, cu, gpu, make_gpu_runtime  # noqa: F401 (fixtures)
 
 if cu is None:
     pytest.skip("GPU tests need cuda-python (pip install cuda-python) and an NVIDIA GPU",
