@@ -1140,9 +1140,19 @@ void mc_pool_fork_child(void) {
  * keep theirs: the program has it), so their next use binds one of the new context; a handle in
  * use at this moment keeps its dead object, and its destroy pools it (a later use of that object
  * reports CONTEXT_IS_DESTROYED, nothing worse). */
+/* A context reset: every driver object of `device` handed out to the program died with the
+ * context; marked not live, so nothing of the library (the allocator's fence above all) hands a
+ * dead object to the driver again (the H100 driver may crash on one). Lock held. */
+static void forget_live(const void *key, void *rec, void *c) {
+  (void)key;
+  drv_obj *r = rec;
+  if (r->device == *(const int *)c) __atomic_store_n(&r->live, 0, __ATOMIC_RELEASE);
+}
+
 void mc_pool_forget_device(int device) {
   if (device < 0 || device >= MC_MAX_DEVICES) return;
   pthread_mutex_lock(&g_pool.lock);
+  mc_hmap_for_each(forget_live, &device);
   dev_pool *p = &g_pool.devs[device];
   for (int k = 0; k < 2; ++k) {
     stat_pooled((mc_obj_kind)(k + 1), -(int)(p->idle[k].n + p->draining[k].n));
