@@ -1,6 +1,6 @@
-/* fake_neighbour.h - included by fakecuda.c: what the allocator's good-neighbour behaviour (issue 19,
- * helper C) needs from the fake driver: cuMemGetInfo, driver memory pools, and a minimal model of
- * stream capture modes.
+/* fake_neighbour.h - included by fakecuda.c: what the allocator's good-neighbour behaviour (issue 19)
+ * needs from the fake driver: cuMemGetInfo, driver memory pools, and test controls over
+ * fake_capture.h's model of stream capture.
  *
  * cuMemGetInfo: total = the memory limit (fake_set_memory_limit), or 80 GiB without one; free =
  * total - the bytes the fake has handed out (pool memory included, until trimmed).
@@ -12,15 +12,10 @@
  * cuMemPoolTrimTo(pool, 0) gives the reserve back to the device. fake_pool_reserved() says how many
  * bytes pools hold in reserve. Neither waits for any work (the real ones are stream ordered).
  *
- * Capture modes (unless FAKECUDA_HAS_CAPTURE is defined: a fuller model included instead).
- * cuThreadExchangeStreamCaptureMode keeps a per-thread mode (0 global, 2 relaxed).
- * fake_capture_begin(stream) starts "another library's" global-mode capture of `stream` (a
- * stream the test made); until fake_capture_end() (which returns 0, or 901
- * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED), cuCtxSynchronize from any thread in any mode, and the
- * potentially unsafe calls (synchronisations, queries, allocations, frees, pool calls) from a
- * thread in global mode, fail with 900 (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and invalidate the
- * capture, as measured on the H100. cuStreamIsCapturing reports ACTIVE for the captured stream.
- * Hooked into every call through fake_recording.h's FAKE_CALL_HOOK. */
+ * Capture: fake_capture_begin(stream) starts "another library's" global-mode capture of `stream`
+ * (a stream the test made, owned by no thread of the process) in fake_capture.h's model, which
+ * refuses and counts the unsafe calls; fake_capture_end() ends it (0, or 901
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED); fake_capture_refusals() counts the refused calls. */
 #ifndef MGPU_CACHED_TEST_FAKE_NEIGHBOUR_H
 #define MGPU_CACHED_TEST_FAKE_NEIGHBOUR_H
 
@@ -125,62 +120,6 @@ EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
 }
 
 /* ---- capture modes (minimal) ---- */
-#ifndef FAKECUDA_HAS_CAPTURE
-static _Thread_local int tl_capture_mode; /* 0 global, 1 thread local, 2 relaxed */
-static CUstream g_cap_stream;             /* under g_lock */
-static int g_cap_active, g_cap_invalidated;
-static long g_cap_global_unsafe;          /* unsafe calls refused during a capture */
-EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
-  BEGIN(cuThreadExchangeStreamCaptureMode);
-  int old = tl_capture_mode;
-  tl_capture_mode = (int)*mode;
-  *mode = (CUstreamCaptureMode)old;
-  RETURN(0);
-}
-EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) {
-  BEGIN(cuStreamIsCapturing);
-  *st = (CUstreamCaptureStatus)(g_cap_active && s && s == g_cap_stream
-                                    ? (g_cap_invalidated ? 2 : 1) : 0);
-  RETURN(0);
-}
-EXPORT void fake_capture_begin(void *stream) {
-  pthread_mutex_lock(&g_lock);
-  g_cap_stream = stream;
-  g_cap_active = 1;
-  g_cap_invalidated = 0;
-  pthread_mutex_unlock(&g_lock);
-}
-EXPORT int fake_capture_end(void) {
-  pthread_mutex_lock(&g_lock);
-  int r = g_cap_invalidated ? 901 : 0;
-  g_cap_active = 0;
-  g_cap_stream = NULL;
-  pthread_mutex_unlock(&g_lock);
-  return r;
-}
-EXPORT long fake_capture_refusals(void) {
-  pthread_mutex_lock(&g_lock);
-  long n = g_cap_global_unsafe;
-  pthread_mutex_unlock(&g_lock);
-  return n;
-}
-/* Lock held, from enter_call: a nonzero result fails the call. */
-static int capture_hook(int idx) {
-  if (!g_cap_active) return 0;
-  int unsafe = idx == IDX_cuCtxSynchronize;
-  if (!unsafe && tl_capture_mode == 0)
-    unsafe = idx == IDX_cuStreamSynchronize || idx == IDX_cuStreamQuery ||
-             idx == IDX_cuEventQuery || idx == IDX_cuEventSynchronize || idx == IDX_cuMemAlloc ||
-             idx == IDX_cuMemFree || idx == IDX_cuMemAllocManaged ||
-             idx == IDX_cuMemAllocFromPoolAsync || idx == IDX_cuMemFreeAsync ||
-             idx == IDX_cuMemPoolTrimTo || idx == IDX_cuGraphInstantiate ||
-             idx == IDX_cuGraphLaunch || idx == IDX_cuGraphExecDestroy;
-  if (!unsafe) return 0;
-  g_cap_invalidated = 1;
-  g_cap_global_unsafe++;
-  return 900;
-}
-#else
 /* The same test controls over fake_capture.h's model: "another library's" global-mode capture of
  * `stream`, owned by no thread of the process under test (thread id -1). */
 EXPORT void fake_capture_begin(void *stream) {
@@ -209,6 +148,5 @@ EXPORT long fake_capture_refusals(void) {
   pthread_mutex_unlock(&g_lock);
   return n;
 }
-#endif
 
 #endif

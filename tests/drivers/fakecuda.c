@@ -26,7 +26,6 @@
 #include "symbol_index.h"
 #define FAKE_CALL_HOOK fake_capture_hook /* fake_capture.h */
 static int fake_capture_hook(int idx);
-#define FAKECUDA_HAS_CAPTURE /* fake_neighbour.h's test controls use fake_capture.h's model */
 #include "fake_recording.h"
 
 #define MAXDEV 8
