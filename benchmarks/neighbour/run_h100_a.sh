@@ -9,14 +9,8 @@
 #   - the PyTorch-in-the-same-process proof (benchmarks/neighbour/torch_neighbour.py)
 #   - the differential tester's issue 19 classes on one GPU (tests/difftest/gpu_validate.sh neighbour)
 set -u
-O=${OUT:-/tmp/out}
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-python3 -m pip install -q --no-deps --no-build-isolation . > /tmp/install.log 2>&1 || { tail -20 /tmp/install.log; exit 1; }
-CF="-O2 -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -shared -pthread -Wl,-z,nodelete"
-cc $CF -Icsrc csrc/*.c -o /tmp/libmc.so -ldl || exit 1
-mkdir -p .gpu/base && cc $CF -I.gpu/base-src/csrc .gpu/base-src/csrc/*.c -o .gpu/base/libmgpu_cached.so -ldl || exit 1
+. benchmarks/neighbour/setup_h100.sh
 cc -O1 -std=c11 -D_GNU_SOURCE -o /tmp/gx .gpu/review2/gpu_exp.c -ldl -pthread || exit 1
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > $O/device.txt
 {
   echo "== this tree $(git rev-parse --short HEAD 2>/dev/null) (stock column: the same library with MGPU_CACHED_DISABLE=1)"
   GX_STOCK_DISABLE=1 timeout 200 /tmp/gx /tmp/libmc.so /tmp/libmc.so

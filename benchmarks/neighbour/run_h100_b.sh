@@ -4,12 +4,7 @@
 # keeps that variable: the original clears every MGPU_CACHED_* variable), the fatbin
 # decompressors present, and the benchmark suite with the tree before the issue side by side.
 set -u
-O=${OUT:-/tmp/out}
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-python3 -m pip install -q --no-deps --no-build-isolation . > /tmp/install.log 2>&1 || { tail -20 /tmp/install.log; exit 1; }
-R=$(pwd)
-CF="-O2 -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -shared -pthread -Wl,-z,nodelete"
-mkdir -p .gpu/base && cc $CF -I.gpu/base-src/csrc .gpu/base-src/csrc/*.c -o .gpu/base/libmgpu_cached.so -ldl || exit 1
+. benchmarks/neighbour/setup_h100.sh
 cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -shared -pthread -Wl,-z,nodelete -Icsrc csrc/*.c -o /tmp/libmcg.so -ldl 2>/dev/null || exit 1
 cc -shared -fPIC -o /tmp/segv.so benchmarks/neighbour/segv_trace.c
 sed 's/if (!strncmp(\*e, "MGPU_CACHED_", 12)) {/if (!strncmp(*e, "MGPU_CACHED_", 12) \&\& !getenv("GX_KEEP")) {/' .gpu/review2/gpu_exp.c > /tmp/gxk.c

@@ -3,11 +3,7 @@
 # test with the graph path on and off, review2's gpu_exp.c (all, then G7 under the -g build with
 # the SIGSEGV tracer preloaded), and the differential tester's fault classes (reset, sticky).
 set -u
-O=${OUT:-/tmp/out}
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-python3 -m pip install -q --no-deps --no-build-isolation . > /tmp/install.log 2>&1 || { tail -20 /tmp/install.log; exit 1; }
-CF="-O2 -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -shared -pthread -Wl,-z,nodelete"
-cc $CF -Icsrc csrc/*.c -o /tmp/libmc.so -ldl || exit 1
+. benchmarks/neighbour/setup_h100.sh
 cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -shared -pthread -Wl,-z,nodelete -Icsrc csrc/*.c -o /tmp/libmcg.so -ldl 2>/dev/null || exit 1
 cc -shared -fPIC -o /tmp/segv.so benchmarks/neighbour/segv_trace.c
 cc -O1 -std=c11 -D_GNU_SOURCE -o /tmp/gx .gpu/review2/gpu_exp.c -ldl -pthread || exit 1
