@@ -80,6 +80,30 @@ static int fault_module_load(int device, void *data, CUmodule *out) {
   return 0;
 }
 
+/* mgpuStreamCreate / mgpuEventCreate: the thread's device checked for a reset (context.h); on a
+ * broken device stock's cuStreamCreate / cuEventCreate. 1: answered (*out: what the driver wrote,
+ * as stock returns); 0: the cached path goes on (the driver made one after all: the context works
+ * again, so it is destroyed). */
+static int fault_create(mc_obj_kind kind, void **out) {
+  int device = mc_thread_device();
+  mc_ctx_verify(device);
+  if (!mc_ctx_broken(device)) return 0;
+  int stream = kind == MC_OBJ_STREAM;
+  CUstream s = NULL;
+  CUevent e = NULL;
+  int failed = stream ? FAULT_STOCK_CALL(device, "cuStreamCreate",
+                                         mc_cu.cuStreamCreate(&s, MC_CU_STREAM_NON_BLOCKING))
+                      : FAULT_STOCK_CALL(device, "cuEventCreate",
+                                         mc_cu.cuEventCreate(&e, MC_CU_EVENT_DISABLE_TIMING));
+  if (failed) {
+    *out = stream ? (void *)s : (void *)e;
+    return 1;
+  }
+  if (stream) mc_cu.cuStreamDestroy(s);
+  else mc_cu.cuEventDestroy(e);
+  return 0;
+}
+
 /* mgpuStreamDestroy / mgpuEventDestroy of a live handle of ours on a broken device: stock's
  * cuStreamDestroy / cuEventDestroy (mc_pool_stock_destroy), its failure reported as stock's. 1:
  * answered; 0: the usual path goes on. */
@@ -166,15 +190,7 @@ MC_EXPORT CUstream mgpuStreamCreate(void) {
   if (mc_disabled()) return mc_stock_stream_create();
   CHAIN_FLUSH("mgpuStreamCreate");
   CUstream s = NULL;
-  int device = mc_thread_device();
-  mc_ctx_verify(device);
-  if (mc_ctx_broken(device)) { /* stock's cuStreamCreate; returns what the driver wrote */
-    if (FAULT_STOCK_CALL(device, "cuStreamCreate",
-                         mc_cu.cuStreamCreate(&s, MC_CU_STREAM_NON_BLOCKING)))
-      return s;
-    mc_cu.cuStreamDestroy(s); /* the context works again: the cached path goes on */
-    s = NULL;
-  }
+  if (fault_create(MC_OBJ_STREAM, (void **)&s)) return s;
   return FAILED_REPORT("mgpuStreamCreate", mc_stream_create(&s)) ? NULL : s;
 }
 
@@ -211,15 +227,7 @@ MC_EXPORT CUevent mgpuEventCreate(void) {
   if (mc_disabled()) return mc_stock_event_create();
   CHAIN_FLUSH("mgpuEventCreate");
   CUevent e = NULL;
-  int device = mc_thread_device();
-  mc_ctx_verify(device);
-  if (mc_ctx_broken(device)) { /* stock's cuEventCreate; returns what the driver wrote */
-    if (FAULT_STOCK_CALL(device, "cuEventCreate",
-                         mc_cu.cuEventCreate(&e, MC_CU_EVENT_DISABLE_TIMING)))
-      return e;
-    mc_cu.cuEventDestroy(e);
-    e = NULL;
-  }
+  if (fault_create(MC_OBJ_EVENT, (void **)&e)) return e;
   return FAILED_REPORT("mgpuEventCreate", mc_event_create(&e)) ? NULL : e;
 }
 
