@@ -201,7 +201,7 @@ def build(out_dir: os.PathLike | str, extra_cflags: Sequence[str] = (),
     ver = version()
     cflags = CFLAGS + [f'-DMGPU_CACHED_VERSION="{ver}"', f"-I{CSRC}"] + list(extra_cflags) + \
         shlex.split(os.environ.get("CFLAGS", ""))
-    sources = sorted(CSRC.glob("*.c"))
+    sources = sorted(CSRC.rglob("*.c"))
     objects = [temp / (s.stem + ".o") for s in sources]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         list(pool.map(lambda so: _run(cc + cflags + ["-c", str(so[0]), "-o", str(so[1])]),

@@ -1,9 +1,9 @@
-/* rodata_cost.c - what the loader queries of the hit check cost (csrc/rodata.c): ns per
+/* rodata_cost.c - what the loader queries of the hit check cost (csrc/support/rodata.c): ns per
  * mc_rodata_generation() (dl_iterate_phdr stopped at the first object: the loader's list lock and
  * one callback), also with two threads checking at once (the lock is shared), and per
  * mc_rodata_find() of a blob in the last object loaded (a walk of every object's program headers),
  * with the number of objects loaded. Built and run by verify_cost.py:
- *   cc -O2 -D_GNU_SOURCE -pthread -Icsrc benchmarks/rodata_cost.c csrc/rodata.c -ldl -o rodata_cost
+ *   cc -O2 -D_GNU_SOURCE -pthread -Icsrc benchmarks/rodata_cost.c csrc/support/rodata.c -ldl -o rodata_cost
  *   ./rodata_cost LIBRARY_WITH_mc_bench_blob BLOB_BYTES
  */
 #include <dlfcn.h>

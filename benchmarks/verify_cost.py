@@ -91,7 +91,7 @@ def main() -> None:
         exe = d / "rodata_cost"
         subprocess.run(["cc", "-O2", "-std=c11", "-D_GNU_SOURCE", "-pthread", "-I", str(ROOT / "csrc"),
                         "-o", str(exe), str(ROOT / "benchmarks/rodata_cost.c"),
-                        str(ROOT / "csrc/rodata.c"), "-ldl"], check=True)
+                        str(ROOT / "csrc/support/rodata.c"), "-ldl"], check=True)
         size = 1 << 20
         print(subprocess.run([str(exe), str(libs[size]), str(size)], check=True,
                              capture_output=True, text=True).stdout.strip())

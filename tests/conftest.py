@@ -39,7 +39,7 @@ def compile_shared(source: Path, out: Path, extra: Iterable[str] = ()) -> Path:
     if CC is None:
         pytest.skip("no C compiler (cc/gcc) to build the test drivers")
     cmd = [CC, "-std=c11", "-D_GNU_SOURCE", "-O1", "-g", "-fPIC", "-shared", "-pthread",
-           "-o", str(out), str(source), "-ldl", *extra]
+           f"-I{ROOT / 'csrc'}", "-o", str(out), str(source), "-ldl", *extra]
     subprocess.run(cmd, check=True)
     return out
 

@@ -1,4 +1,4 @@
-"""Configuration: every environment variable is read in one place (csrc/config.c, from the table
+"""Configuration: every environment variable is read in one place (csrc/support/config.c, from the table
 MC_CONFIG_VARS), an invalid value is reported in one line and its default used, and the README,
 `mgpu-cached --help` and the library's own table list the same variables."""
 
@@ -129,7 +129,7 @@ def test_stats_file_per_process(tmp_path):
 
 def test_no_getenv_outside_config_c():
     """One place parses the environment: no other C file calls getenv."""
-    offenders = [p.name for p in (ROOT / "csrc").glob("*.c")
+    offenders = [p.name for p in (ROOT / "csrc").rglob("*.c")
                  if p.name != "config.c" and re.search(r"\bgetenv\s*\(", p.read_text())]
     assert offenders == []
 

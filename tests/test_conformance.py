@@ -1,5 +1,5 @@
-"""Our own declarations of CUDA driver and HIP runtime entry points (csrc/cuda_api.h,
-csrc/cuda_api_extra.h, csrc/hip_api.h) against the real headers, where those are installed: the
+"""Our own declarations of CUDA driver and HIP runtime entry points (csrc/platform/cuda_api.h,
+csrc/platform/cuda_api_extra.h, csrc/platform/hip_api.h) against the real headers, where those are installed: the
 CUDA toolkit's cuda.h and hip/hip_runtime_api.h (Debian: libamdhip64-dev). The generated C file
 (tests/conformance/generate.py) only compiles if every prototype, type size/alignment, struct
 member offset and constant matches; the planted-mismatch tests show that it fails otherwise."""
@@ -72,19 +72,19 @@ def test_hip_declarations_match_hip_runtime_api_h(tmp_path):
 
 
 PLANTS = [
-    ("hip", "hip_api.h", "(hipStream_t * stream, unsigned int flags), (stream,",
+    ("hip", "platform/hip_api.h", "(hipStream_t * stream, unsigned int flags), (stream,",
      "(hipStream_t * stream, int flags), (stream,", "prototype of hipStreamCreateWithFlags"),
-    ("hip", "hip_api.h", "#define MC_HIP_hipErrorNotReady 600", "#define MC_HIP_hipErrorNotReady 601",
+    ("hip", "platform/hip_api.h", "#define MC_HIP_hipErrorNotReady 600", "#define MC_HIP_hipErrorNotReady 601",
      "constant MC_HIP_hipErrorNotReady"),
-    ("hip", "hip_api.h", "typedef void *hipDeviceptr_t;", "typedef unsigned hipDeviceptr_t;",
+    ("hip", "platform/hip_api.h", "typedef void *hipDeviceptr_t;", "typedef unsigned hipDeviceptr_t;",
      "type hipDeviceptr_t"),
-    ("cuda", "cuda_api.h", "(CUdeviceptr dstDevice, unsigned short us,",
+    ("cuda", "platform/cuda_api.h", "(CUdeviceptr dstDevice, unsigned short us,",
      "(CUdeviceptr dstDevice, unsigned int us,", "prototype of cuMemsetD16Async"),
-    ("cuda", "cuda_api.h", "#define MC_CUDA_ERROR_NOT_READY 600",
+    ("cuda", "platform/cuda_api.h", "#define MC_CUDA_ERROR_NOT_READY 600",
      "#define MC_CUDA_ERROR_NOT_READY 601", "constant MC_CUDA_ERROR_NOT_READY"),
-    ("cuda", "cuda_api.h", "  unsigned int sharedMemBytes;\n  CUstream hStream;",
+    ("cuda", "platform/cuda_api.h", "  unsigned int sharedMemBytes;\n  CUstream hStream;",
      "  CUstream hStream;\n  unsigned int sharedMemBytes;", "member CUlaunchConfig.hStream"),
-    ("cuda", "cuda_api_extra.h", "(CUdeviceptr * pdptr, void", "(CUdeviceptr * pdptr, const void",
+    ("cuda", "platform/cuda_api_extra.h", "(CUdeviceptr * pdptr, void", "(CUdeviceptr * pdptr, const void",
      "prototype of cuMemHostGetDevicePointer_v2"),
 ]
 

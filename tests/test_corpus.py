@@ -62,7 +62,7 @@ def test_corpus_covers_the_features():
 
 # Programs whose kernels have module-scope state (issue 19, item 1): device printf and assert
 # keep their format strings and messages in `.global` arrays, which a program could write, so
-# their modules are never cached (csrc/blob_state.h).
+# their modules are never cached (csrc/support/blob_state.h).
 STATEFUL = {"assert_fail", "assert_pass", "printf"}
 
 

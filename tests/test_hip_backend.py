@@ -454,7 +454,7 @@ def test_fork_child_forgets_the_parents_libraries(tmp_path, fake_hip_build):
     src = DATA.parent.parent / "csrc"
     exe = tmp_path / "hip_fork_child"
     subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-pthread", f"-I{src}", "-o", str(exe),
-                    *sorted(str(p) for p in src.glob("*.c")), str(DATA / "hip_fork_child.c"),
+                    *sorted(str(p) for p in src.rglob("*.c")), str(DATA / "hip_fork_child.c"),
                     "-ldl"], check=True)
     env = dict(os.environ, MGPU_CACHED_BACKEND="hip", MGPU_CACHED_HIP_RUNTIME=str(fake_hip_build))
     env.pop("MGPU_CACHED_DISABLE", None)

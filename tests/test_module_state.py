@@ -4,7 +4,7 @@ driver load, as with the stock library. Modules without state keep one driver lo
 
 The fake driver gives a module whose text declares `.global ... counter` its own variable (0 at
 load) that the kernel `count_up(out)` stores through `out` and increments
-(tests/drivers/fake_globals.h). The classification itself (csrc/blob_state.c) is tested on built
+(tests/drivers/fake_globals.h). The classification itself (csrc/support/blob_state.c) is tested on built
 and on real images (nvcc's, MLIR's)."""
 
 import ctypes
@@ -155,7 +155,7 @@ def test_get_global_takes_the_module_out_of_the_cache(make_runtime):
     assert rt.stats()["module_global_uncached"] == 1
 
 
-# ---- classification (csrc/blob_state.c) ---------------------------------------------------------
+# ---- classification (csrc/support/blob_state.c) ---------------------------------------------------------
 
 CUBIN, FATBIN, PTX = 1, 2, 3
 
@@ -166,7 +166,7 @@ def classify(tmp_path_factory):
         pytest.skip("no C compiler")
     lib = tmp_path_factory.mktemp("blob_state") / "libblob_state.so"
     subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", "-fPIC", "-shared", "-pthread",
-                    f"-I{ROOT / 'csrc'}", "-o", str(lib), str(ROOT / "csrc" / "blob_state.c"),
+                    f"-I{ROOT / 'csrc'}", "-o", str(lib), str(ROOT / "csrc" / "support" / "blob_state.c"),
                     "-ldl"], check=True)
     fn = ctypes.CDLL(str(lib)).mc_blob_stateful
     fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]

@@ -1,7 +1,7 @@
 """Generate the C checks of our own driver/runtime declarations against the real headers.
 
-``generate(api, csrc)`` writes one C file that (1) includes our declarations (csrc/cuda_api.h +
-cuda_api_extra.h, or csrc/hip_api.h) with every type name renamed so they can live beside the real
+``generate(api, csrc)`` writes one C file that (1) includes our declarations (csrc/platform/cuda_api.h +
+cuda_api_extra.h, or csrc/platform/hip_api.h) with every type name renamed so they can live beside the real
 header, (2) includes the real header (``cuda.h`` / ``hip/hip_runtime_api.h``), then asserts at
 compile time that every type of ours has the real type's size and alignment, every symbol-table
 entry (expanded again, now with the real type names) has exactly the real prototype
@@ -88,7 +88,7 @@ def generate(api: str, csrc: Path, out_dir: Path, cc: str, flags: List[str]) -> 
     if api == "cuda":
         renames = CUDA_TYPES + CUDA_TAGS
         lines += [f"#define {t} own_{t}" for t in renames]
-        lines += ['#include "cuda_api.h"', '#include "cuda_api_extra.h"']
+        lines += ['#include "platform/cuda_api.h"', '#include "platform/cuda_api_extra.h"']
         lines += [f"#undef {t}" for t in renames]
         lines += ["#include <cuda.h>"]
         lines += [f'_Static_assert(sizeof(own_{t}) == sizeof({t}) && _Alignof(own_{t}) == '
@@ -99,16 +99,16 @@ def generate(api: str, csrc: Path, out_dir: Path, cc: str, flags: List[str]) -> 
                   "__builtin_types_compatible_p(__typeof__(&name), ret(*) params), "
                   "\"prototype of \" #name \" differs from the real header\");",
                   "MC_CUDA_SYMBOLS(SAME)", "MC_CUDA_EXTRA_SYMBOLS(SAME)"]
-        consts = constants((csrc / "cuda_api.h").read_text(), "MC_")
+        consts = constants((csrc / "platform" / "cuda_api.h").read_text(), "MC_")
     else:
         lines += [f"#define {t} own_{t}" for t in HIP_TYPES]
-        lines += ['#include "hip_api.h"', '#include "cuda_api.h"']
+        lines += ['#include "platform/hip_api.h"', '#include "platform/cuda_api.h"']
         lines += [f"#undef {t}" for t in HIP_TYPES]
         lines += ["#include <hip/hip_runtime_api.h>"]
         lines += [f'_Static_assert(sizeof(own_{t}) == sizeof({t}) && _Alignof(own_{t}) == '
                   f'_Alignof({t}), "type {t} differs from the real header");' for t in HIP_TYPES]
         version = hip_version(cc, flags)
-        entries = table_entries(cc, csrc, "hip_api.h", "MC_HIP_SYMBOLS", 6, flags)
+        entries = table_entries(cc, csrc, "platform/hip_api.h", "MC_HIP_SYMBOLS", 6, flags)
         assert entries, "no entries found in MC_HIP_SYMBOLS"
         lines += ["#define SAME(name, ret, params, args, req, since) _Static_assert("
                   "__builtin_types_compatible_p(__typeof__(&name), ret(*) params), "
@@ -122,7 +122,7 @@ def generate(api: str, csrc: Path, out_dir: Path, cc: str, flags: List[str]) -> 
         lines += ["MC_HIP_SYMBOLS(PICK)"]
         lines += [f'_Static_assert(MC_HIP_{h} == MC_{c}, "MC_HIP_{h} is not CUDA\'s {c}");'
                   for h, c in HIP_SAME_AS_CUDA]
-        consts = constants((csrc / "hip_api.h").read_text(), "MC_HIP_")
+        consts = constants((csrc / "platform" / "hip_api.h").read_text(), "MC_HIP_")
     lines += [f'_Static_assert(({ours}) == ({real}), "constant {ours} differs from {real} in the '
               f'real header");' for ours, real in consts.items()]
     path = out_dir / f"check_{api}.c"

@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "driver.h"
+#include "platform/backend.h"
+#include "platform/driver.h"
 
 static const char k_blob[] = ".visible .entry k(\n)\n{\n ret;\n}\n";
 static int g_failed;

@@ -1,14 +1,14 @@
 /* countcuda.c - a counting CUDA driver for the GPU tests: exports every entry point of
  * mgpu-cached's symbol table, counts each call and forwards it to the real driver
  * (COUNTCUDA_REAL, default libcuda.so.1). Point MGPU_CACHED_CUDA_DRIVER at it.
- * Generated from csrc/cuda_api.h, so it always matches what the library resolves. */
+ * Generated from csrc/platform/cuda_api.h, so it always matches what the library resolves. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../csrc/cuda_api.h"
+#include "../../csrc/platform/cuda_api.h"
 #include "symbol_index.h"
 
 #define EXPORT __attribute__((visibility("default")))

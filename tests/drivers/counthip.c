@@ -1,6 +1,6 @@
 /* counthip.c - a counting shim in front of the real HIP runtime, for the AMD GPU tests.
  *
- * It exports every entry point of mgpu-cached's HIP table (csrc/hip_api.h), counts each call and
+ * It exports every entry point of mgpu-cached's HIP table (csrc/platform/hip_api.h), counts each call and
  * forwards it to the real runtime (COUNTHIP_REAL, default libamdhip64.so). Point
  * MGPU_CACHED_HIP_RUNTIME at it to see which HIP calls the library makes on a real GPU.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../csrc/hip_api.h"
+#include "../../csrc/platform/hip_api.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -1,6 +1,6 @@
 /* fakecusparse.c - a recording fake of libcusparse and libcusparseLt for the CPU tests.
  *
- * One library exports both symbol tables (csrc/sparse_api.h); tests point MGPU_CACHED_CUSPARSE and
+ * One library exports both symbol tables (csrc/sparse/sparse_api.h); tests point MGPU_CACHED_CUSPARSE and
  * MGPU_CACHED_CUSPARSELT at copies of it. It counts and logs every call by name (fake_count,
  * fake_log, fake_fail as the fake driver), records what the sparse entry points must pass on
  * (the stream set on the handle used, the CUDA context current when a handle was made, alpha,
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../csrc/sparse_api.h"
+#include "../../csrc/sparse/sparse_api.h"
 
 enum {
 #define IDX(field, name, ret, params, args, req) IDX_##field,

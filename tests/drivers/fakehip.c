@@ -1,6 +1,6 @@
 /* fakehip.c - a recording fake HIP runtime for the CPU tests (no AMD GPU needed).
  *
- * It exports every entry point of mgpu-cached's HIP table (csrc/hip_api.h, same names as
+ * It exports every entry point of mgpu-cached's HIP table (csrc/platform/hip_api.h, same names as
  * libamdhip64.so) with a small, strict model: devices (FAKEHIP_DEVICES, default 1), a per-thread
  * current device, modules parsed from blobs (as fakecuda.c: kernel names follow ".entry "; a real
  * ELF code object with none accepts any name; "BAD..." fails with hipErrorInvalidImage; clang
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../csrc/hip_api.h"
+#include "../../csrc/platform/hip_api.h"
 
 #define MAXDEV 8
 #define MAXK 16

@@ -3,7 +3,7 @@
 #ifndef MGPU_CACHED_TEST_SYMBOL_INDEX_H
 #define MGPU_CACHED_TEST_SYMBOL_INDEX_H
 
-#include "../../csrc/cuda_api.h"
+#include "../../csrc/platform/cuda_api.h"
 
 enum {
 #define IDX(field, name, ret, params, args, req) IDX_##field,

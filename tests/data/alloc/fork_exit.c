@@ -19,9 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "allocator.h"
+#include "memory/allocator.h"
 #include "include/mgpu_abi.h"
-#include "stats.h"
+#include "support/stats.h"
 
 static void (*fake_hold)(int);
 static int (*fake_blocked)(void);

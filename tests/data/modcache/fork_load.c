@@ -20,9 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "context.h"
+#include "platform/context.h"
 #include "mgpu_abi.h"
-#include "module_cache.h"
+#include "modules/module_cache.h"
 
 static const char A[] = "//\n.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry ka(\n)\n{\n ret;\n}\n";
 static const char B[] = "//\n.version 8.0\n.target sm_90\n.address_size 64\n.visible .entry kb(\n)\n{\n ret;\n}\n";

@@ -1,0 +1,517 @@
+/* chain.c - opt-in chain replay (see chain.h).
+ *
+ * State: one pending segment (launches deferred on one stream handle, their dimensions and
+ * argument values copied into `args`), the signature of the last segment submitted, a small cache
+ * of chain execs (per driver stream and sequence of functions, least recently used evicted), and
+ * the argument sizes of each function seen (cuFuncGetParamInfo; keyed by the library's function
+ * handle and the CUfunction, never reused for another kernel).
+ *
+ * Locking rule. g_chain.lock guards everything here. Under it the only driver calls are the
+ * submission of a segment (context push/pop, cuGraphExecKernelNodeSetParams, cuGraphLaunch,
+ * cuLaunchKernel, through graph_launch.c, which makes no exec under it) and cuFuncGetParamInfo:
+ * non-blocking. A chain graph is built and instantiated with no lock held, after its segment was
+ * submitted one launch at a time; so is a one-node exec a submission found missing (the launch
+ * went through cuLaunchKernel); evicted execs are destroyed after the lock is released. Order: g_chain.lock, then graph_launch.c's
+ * locks and the pool's record uses (never the other way round).
+ */
+#include "launch/chain.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/config.h"
+#include "platform/context.h"
+#include "platform/driver.h"
+#include "modules/module_cache.h"
+#include "support/stats.h"
+
+#define MAX_SEG 128          /* launches per pending segment (more: submitted, a new one starts) */
+#define ARG_BYTES 16384      /* argument bytes per pending segment */
+#define MAX_ARGS 256         /* arguments per kernel the chain copies */
+#define CACHE 8              /* chain execs kept */
+#define PINFO_SLOTS 1024     /* functions whose argument sizes are known */
+#define LOOKBACK 16          /* launches of the pending segment mc_chain_append searches */
+
+typedef struct pinfo {
+  const void *key;   /* function handle; NULL = free slot */
+  CUfunction cf;
+  int n;             /* arguments; -1 unknown */
+  size_t bytes;      /* total */
+  size_t *size;      /* [n], owned */
+} pinfo;
+
+typedef struct seg_launch {
+  const void *key;
+  CUfunction cf;
+  mc_graph_dims d;
+  const pinfo *pi;
+  size_t argoff; /* in args */
+} seg_launch;
+
+typedef struct chain_exec {
+  CUstream stream;       /* driver stream it is launched on */
+  uint64_t sig;          /* hash of the function sequence */
+  int n;
+  const void **keys;     /* [n] */
+  CUfunction *cfs;       /* [n] */
+  CUgraph graph;
+  CUgraphExec exec;
+  CUgraphNode *nodes;    /* [n] */
+  mc_graph_dims *dims;   /* [n] what each node holds */
+  unsigned char *values; /* argument values the nodes hold, laid out as the segment's args */
+  size_t bytes;
+  uint64_t last_use;
+} chain_exec;
+
+typedef struct prep_req { /* a one-node exec to make after a submission (no lock held) */
+  const void *key;
+  CUfunction cf;
+  CUstream stream;
+  int device;
+  mc_graph_dims d;
+  void *params[MAX_ARGS];
+  unsigned char args[]; /* the launch's argument values */
+} prep_req;
+
+typedef struct build_req { /* a submitted segment to make a chain exec of (no lock held) */
+  CUstream stream;
+  int device;
+  uint64_t sig;
+  int n;
+  seg_launch l[MAX_SEG];
+  unsigned char args[ARG_BYTES];
+  size_t bytes;
+} build_req;
+
+static struct {
+  pthread_mutex_t lock;      /* everything below (rule above) */
+  int pending;               /* atomic mirror of n > 0, for the fast path */
+  CUstream handle;           /* library handle of the pending segment; atomic (read unlocked) */
+  mc_stream_use use;         /* held while launches are pending */
+  int n;
+  seg_launch l[MAX_SEG];
+  unsigned char args[ARG_BYTES];
+  size_t argused;
+  uint64_t last_sig;         /* signature and stream of the last segment submitted */
+  CUstream last_stream;
+  int last_n;
+  chain_exec *cache[CACHE];
+  uint64_t tick;
+  pinfo pinfos[PINFO_SLOTS];
+  int exit_registered;
+  mc_status unreported;      /* a failure of a submission before a module unload (no caller to
+                                report it): the next flush returns it */
+  int has_unreported;        /* atomic mirror of "unreported holds a failure" */
+} g_chain = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+int mc_chain_enabled(void) { return mc_config()->chain && mc_graph_enabled(); }
+
+/* ---- argument sizes ---- */
+
+static const pinfo *param_info_locked(const void *key, CUfunction cf) {
+  uint64_t h = ((uint64_t)(uintptr_t)key ^ ((uint64_t)(uintptr_t)cf >> 3)) * 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; i < PINFO_SLOTS; ++i) {
+    pinfo *p = &g_chain.pinfos[(h + i) & (PINFO_SLOTS - 1)];
+    if (p->key == key && p->cf == cf) return p;
+    if (p->key) continue;
+    if (i > PINFO_SLOTS / 2) return NULL; /* too full: not deferred */
+    p->key = key;
+    p->cf = cf;
+    p->n = -1;
+    size_t *sizes = NULL, total = 0;
+    int n = mc_graph_param_sizes(cf, &sizes, &total);
+    if (n < 0 || n > MAX_ARGS) { /* unknown, or more than a launch's params array holds */
+      free(sizes);
+      return p;
+    }
+    p->size = sizes;
+    p->bytes = total;
+    p->n = n;
+    return p;
+  }
+  return NULL;
+}
+
+/* ---- signatures, execs ---- */
+
+static uint64_t seg_sig(const seg_launch *l, int n) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < n; ++i) {
+    h = (h ^ (uint64_t)(uintptr_t)l[i].key) * 1099511628211ull;
+    h = (h ^ (uint64_t)(uintptr_t)l[i].cf) * 1099511628211ull;
+  }
+  return h;
+}
+
+static void exec_free(chain_exec *x) {
+  if (!x) return;
+  if (x->exec) mc_cu.cuGraphExecDestroy(x->exec);
+  if (x->graph) mc_cu.cuGraphDestroy(x->graph);
+  free(x->keys);
+  free(x->cfs);
+  free(x->nodes);
+  free(x->dims);
+  free(x->values);
+  free(x);
+}
+
+static int find_exec_locked(CUstream stream, uint64_t sig, const seg_launch *l, int n) {
+  for (int c = 0; c < CACHE; ++c) {
+    chain_exec *x = g_chain.cache[c];
+    if (!x || x->stream != stream || x->sig != sig || x->n != n) continue;
+    int same = 1;
+    for (int i = 0; i < n && same; ++i) same = x->keys[i] == l[i].key && x->cfs[i] == l[i].cf;
+    if (same) return c;
+  }
+  return -1;
+}
+
+/* The kernelParams array of launch i of a segment whose values lie in `args`. */
+static void params_of(const seg_launch *s, unsigned char *args, void **out) {
+  size_t off = s->argoff;
+  for (int a = 0; a < s->pi->n; ++a) {
+    out[a] = args + off;
+    off += s->pi->size[a];
+  }
+}
+
+static void node_params(CUDA_KERNEL_NODE_PARAMS *p, const seg_launch *s, void **params) {
+  mc_graph_node_params(p, s->cf, &s->d, params);
+}
+
+/* Replay the pending segment through exec x: update changed nodes, one cuGraphLaunch. 0 or -1
+ * (nothing launched: the caller drops x and submits launch by launch). */
+static int replay_locked(chain_exec *x) {
+  void *params[MAX_ARGS];
+  for (int i = 0; i < x->n; ++i) {
+    const seg_launch *s = &g_chain.l[i];
+    size_t nb = s->pi->bytes;
+    if (!memcmp(&x->dims[i], &s->d, sizeof s->d) &&
+        !memcmp(x->values + s->argoff, g_chain.args + s->argoff, nb))
+      continue;
+    params_of(s, g_chain.args, params);
+    CUDA_KERNEL_NODE_PARAMS p;
+    node_params(&p, s, params);
+    if (mc_cu.cuGraphExecKernelNodeSetParams(x->exec, x->nodes[i], &p) != 0) return -1;
+    x->dims[i] = s->d;
+    memcpy(x->values + s->argoff, g_chain.args + s->argoff, nb);
+    MC_STAT_INC(chain_node_updates);
+  }
+  if (mc_cu.cuGraphLaunch(x->exec, g_chain.use.stream) != 0) return -1;
+  x->last_use = ++g_chain.tick;
+  MC_STAT_INC(chain_replays);
+  return 0;
+}
+
+/* Submit the pending segment (lock held); a segment seen twice in a row yields a build request,
+ * a launch whose one-node exec does not exist yet a prep request (both made after the unlock). */
+static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **victim) {
+  mc_status st = MC_OK;
+  if (!g_chain.n) return st;
+  CUstream stream = g_chain.use.stream;
+  int n = g_chain.n;
+  uint64_t sig = seg_sig(g_chain.l, n);
+  mc_ctx_scope scope;
+  st = mc_ctx_enter(g_chain.use.device, &scope);
+  /* the library's own graph calls (and its deferred launches): relaxed mode (graph_launch.h) */
+  mc_relaxed relaxed;
+  mc_graph_relaxed_enter(&relaxed);
+  if (!MC_FAILED(st)) {
+    int c = n >= 2 ? find_exec_locked(stream, sig, g_chain.l, n) : -1;
+    if (c >= 0 && replay_locked(g_chain.cache[c]) != 0) {
+      *victim = g_chain.cache[c]; /* failed: dropped, submitted launch by launch */
+      g_chain.cache[c] = NULL;
+      c = -1;
+    }
+    if (c < 0) {
+      void *params[MAX_ARGS];
+      for (int i = 0; i < n; ++i) {
+        seg_launch *s = &g_chain.l[i];
+        params_of(s, g_chain.args, params);
+        int missing = 0;
+        if (mc_graph_launch(s->key, s->cf, stream, &s->d, params, 0, &missing)) continue;
+        if (missing && !*prep && (*prep = malloc(sizeof **prep + s->pi->bytes)) != NULL) {
+          prep_req *q = *prep;
+          q->key = s->key;
+          q->cf = s->cf;
+          q->stream = stream;
+          q->device = g_chain.use.device;
+          q->d = s->d;
+          memcpy(q->args, g_chain.args + s->argoff, s->pi->bytes);
+          seg_launch copy = *s;
+          copy.argoff = 0;
+          params_of(&copy, q->args, q->params);
+        }
+        CUresult r = mc_cu.cuLaunchKernel(s->cf, s->d.grid[0], s->d.grid[1], s->d.grid[2],
+                                          s->d.block[0], s->d.block[1], s->d.block[2], s->d.smem,
+                                          stream, params, NULL);
+        if (r != 0 && !MC_FAILED(st)) st = MC_FAIL("cuLaunchKernel", r);
+      }
+      if (n >= 2 && !MC_FAILED(st) && sig == g_chain.last_sig && n == g_chain.last_n &&
+          stream == g_chain.last_stream && (*req = malloc(sizeof **req)) != NULL) {
+        build_req *b = *req;
+        b->stream = stream;
+        b->device = g_chain.use.device;
+        b->sig = sig;
+        b->n = n;
+        memcpy(b->l, g_chain.l, (size_t)n * sizeof *b->l);
+        memcpy(b->args, g_chain.args, g_chain.argused);
+        b->bytes = g_chain.argused;
+      }
+    }
+    mc_ctx_leave(&scope);
+  }
+  mc_graph_relaxed_leave(&relaxed);
+  MC_STAT_INC(chain_flushes);
+  g_chain.last_sig = sig;
+  g_chain.last_n = n;
+  g_chain.last_stream = stream;
+  g_chain.n = 0;
+  g_chain.argused = 0;
+  mc_stream_use_end(&g_chain.use);
+  __atomic_store_n(&g_chain.handle, NULL, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_chain.pending, 0, __ATOMIC_RELEASE);
+  return st;
+}
+
+/* Make the chain exec of a submitted segment (no lock held) and cache it. */
+static void build(build_req *b) {
+  chain_exec *x = calloc(1, sizeof *x);
+  mc_ctx_scope scope;
+  if (!x || MC_FAILED(mc_ctx_enter(b->device, &scope))) {
+    free(x);
+    free(b);
+    return;
+  }
+  int ok = 0;
+  x->stream = b->stream;
+  x->sig = b->sig;
+  x->n = b->n;
+  x->keys = malloc((size_t)b->n * sizeof *x->keys);
+  x->cfs = malloc((size_t)b->n * sizeof *x->cfs);
+  x->nodes = calloc((size_t)b->n, sizeof *x->nodes);
+  x->dims = malloc((size_t)b->n * sizeof *x->dims);
+  x->values = malloc(b->bytes ? b->bytes : 1);
+  x->bytes = b->bytes;
+  if (x->keys && x->cfs && x->nodes && x->dims && x->values &&
+      mc_cu.cuGraphCreate(&x->graph, 0) == 0) {
+    ok = 1;
+    void *params[MAX_ARGS];
+    for (int i = 0; i < b->n && ok; ++i) {
+      seg_launch *s = &b->l[i];
+      params_of(s, b->args, params);
+      CUDA_KERNEL_NODE_PARAMS p;
+      node_params(&p, s, params);
+      ok = mc_cu.cuGraphAddKernelNode(&x->nodes[i], x->graph, i ? &x->nodes[i - 1] : NULL,
+                                      i ? 1 : 0, &p) == 0;
+      x->keys[i] = s->key;
+      x->cfs[i] = s->cf;
+      x->dims[i] = s->d;
+    }
+    if (ok) memcpy(x->values, b->args, b->bytes);
+    if (ok && mc_cu.cuGraphInstantiate(&x->exec, x->graph, 0) != 0) {
+      x->exec = NULL;
+      ok = 0;
+    }
+  }
+  mc_ctx_leave(&scope);
+  free(b);
+  if (!ok) {
+    exec_free(x);
+    return;
+  }
+  MC_STAT_INC(chain_instantiates);
+  chain_exec *victim = NULL;
+  pthread_mutex_lock(&g_chain.lock);
+  int slot = -1;
+  for (int c = 0; c < CACHE && slot < 0; ++c)
+    if (!g_chain.cache[c]) slot = c;
+  if (slot < 0) {
+    slot = 0;
+    for (int c = 1; c < CACHE; ++c)
+      if (g_chain.cache[c]->last_use < g_chain.cache[slot]->last_use) slot = c;
+    victim = g_chain.cache[slot];
+  }
+  x->last_use = ++g_chain.tick;
+  g_chain.cache[slot] = x;
+  pthread_mutex_unlock(&g_chain.lock);
+  exec_free(victim);
+}
+
+static void finish(build_req *req, prep_req *prep, chain_exec *victim) {
+  if (!req && !prep && !victim) return;
+  mc_relaxed relaxed; /* the library's own graph calls: relaxed mode (graph_launch.h) */
+  mc_graph_relaxed_enter(&relaxed);
+  exec_free(victim);
+  if (req) build(req);
+  if (prep) {
+    mc_ctx_scope scope;
+    if (!MC_FAILED(mc_ctx_enter(prep->device, &scope))) {
+      mc_graph_prepare(prep->key, prep->cf, prep->stream, &prep->d, prep->params);
+      mc_ctx_leave(&scope);
+    }
+    free(prep);
+  }
+  mc_graph_relaxed_leave(&relaxed);
+}
+
+/* ---- entry points ---- */
+
+static mc_status flush_unless(CUstream handle, int any) {
+  if (__atomic_load_n(&g_chain.has_unreported, __ATOMIC_ACQUIRE)) {
+    pthread_mutex_lock(&g_chain.lock);
+    mc_status st = g_chain.unreported;
+    int had = g_chain.has_unreported;
+    __atomic_store_n(&g_chain.has_unreported, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g_chain.lock);
+    mc_status st2 = flush_unless(handle, any);
+    return had ? st : st2;
+  }
+  if (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE)) return MC_OK;
+  /* A launch on the pending stream: nothing to do (mc_chain_defer checks again under the lock,
+   * so a stale read here only costs that check). */
+  if (!any && __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) == handle) return MC_OK;
+  build_req *req = NULL;
+  prep_req *prep = NULL;
+  chain_exec *victim = NULL;
+  mc_status st = MC_OK;
+  pthread_mutex_lock(&g_chain.lock);
+  if (g_chain.n && (any || g_chain.handle != handle)) st = submit_locked(&req, &prep, &victim);
+  pthread_mutex_unlock(&g_chain.lock);
+  finish(req, prep, victim);
+  return st;
+}
+
+mc_status mc_chain_flush(void) { return flush_unless(NULL, 1); }
+
+mc_status mc_chain_flush_other(CUstream handle) { return flush_unless(handle, 0); }
+
+static void flush_at_exit(void) { (void)mc_chain_flush(); }
+
+/* The module cache's unload hook (module_cache.h): pending launches may use the kernels of the
+ * modules about to be unloaded (a load that replaced or evicted a cached module flushes nothing
+ * by itself), so they are submitted first; a failure is kept for the next call that flushes. */
+static void flush_before_unload(void) {
+  mc_status st = mc_chain_flush();
+  if (!MC_FAILED(st)) return;
+  pthread_mutex_lock(&g_chain.lock);
+  if (!g_chain.has_unreported) {
+    g_chain.unreported = st;
+    __atomic_store_n(&g_chain.has_unreported, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&g_chain.lock);
+}
+
+/* One more pending launch, its argument values copied (lock held; room checked by the caller). */
+static void append_locked(const void *key, CUfunction cf, const mc_graph_dims *d, const pinfo *pi,
+                          void **params) {
+  seg_launch *s = &g_chain.l[g_chain.n++];
+  s->key = key;
+  s->cf = cf;
+  s->d = *d;
+  s->pi = pi;
+  s->argoff = g_chain.argused;
+  for (int a = 0; a < pi->n; ++a) {
+    memcpy(g_chain.args + g_chain.argused, params[a], pi->size[a]);
+    g_chain.argused += pi->size[a];
+  }
+}
+
+int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunction cf,
+                   const mc_graph_dims *d, void **params, mc_status *st) {
+  *st = MC_OK;
+  build_req *req = NULL;
+  prep_req *prep = NULL;
+  chain_exec *victim = NULL;
+  pthread_mutex_lock(&g_chain.lock);
+  const pinfo *pi = param_info_locked(key, cf);
+  int deferrable = pi && pi->n >= 0 && (pi->n == 0 || params);
+  if (g_chain.n && (!deferrable || g_chain.handle != handle || g_chain.n == MAX_SEG ||
+                    g_chain.argused + (pi ? pi->bytes : 0) > ARG_BYTES))
+    *st = submit_locked(&req, &prep, &victim);
+  if (deferrable && pi->bytes > ARG_BYTES) deferrable = 0;
+  if (deferrable) {
+    if (!g_chain.n) { /* the segment holds the handle's use until it is submitted */
+      g_chain.use = *use;
+      use->rec = NULL;
+      __atomic_store_n(&g_chain.handle, handle, __ATOMIC_RELEASE);
+      if (!g_chain.exit_registered) { /* after cuInit's own exit handler: runs before it */
+        g_chain.exit_registered = atexit(flush_at_exit) == 0;
+        mc_module_set_unload_hook(flush_before_unload);
+      }
+    }
+    append_locked(key, cf, d, pi, params);
+    __atomic_store_n(&g_chain.pending, 1, __ATOMIC_RELEASE);
+    MC_STAT_INC(chain_deferred);
+  }
+  pthread_mutex_unlock(&g_chain.lock);
+  finish(req, prep, victim);
+  return deferrable;
+}
+
+int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d, void **params) {
+  if (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE) ||
+      __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) != handle)
+    return 0;
+  /* a module unloaded by another thread since the earlier launch: the full path reports it */
+  if (!mc_function_live(key)) return 0;
+  int done = 0;
+  pthread_mutex_lock(&g_chain.lock);
+  int n = g_chain.n;
+  if (n && n < MAX_SEG && g_chain.handle == handle) {
+    for (int j = n - 1; j >= 0 && j >= n - LOOKBACK; --j) {
+      const seg_launch *p = &g_chain.l[j];
+      if (p->key != key || p->d.smem != d->smem) continue;
+      const pinfo *pi = p->pi;
+      if ((pi->n && !params) || g_chain.argused + pi->bytes > ARG_BYTES) break;
+      append_locked(key, p->cf, d, pi, params);
+      done = 1;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_chain.lock);
+  if (done) MC_STAT_INC(chain_deferred);
+  return done;
+}
+
+/* ---- faults (issue 19 item 5): a primary context was reset (context.h) ----
+ * Pending launches are dropped (their kernels and stream belong to the dead context: submitting
+ * them could only report CONTEXT_IS_DESTROYED; the stream's use is ended), and every chain exec is
+ * forgotten (never launched or destroyed again; leaked). */
+void mc_chain_forget_device(int device) {
+  (void)device;
+  pthread_mutex_lock(&g_chain.lock);
+  if (g_chain.n) mc_stream_use_end(&g_chain.use);
+  g_chain.n = 0;
+  g_chain.argused = 0;
+  g_chain.last_sig = 0;
+  g_chain.last_n = 0;
+  g_chain.last_stream = NULL;
+  __atomic_store_n(&g_chain.handle, NULL, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_chain.pending, 0, __ATOMIC_RELEASE);
+  memset(g_chain.cache, 0, sizeof g_chain.cache);
+  pthread_mutex_unlock(&g_chain.lock);
+}
+
+/* ---- fork ---- */
+
+void mc_chain_fork_prepare(void) { pthread_mutex_lock(&g_chain.lock); }
+void mc_chain_fork_parent(void) { pthread_mutex_unlock(&g_chain.lock); }
+void mc_chain_fork_child(void) {
+  /* The parent's pending launches stay the parent's (submitted there); the child forgets them and
+   * its chain execs (memory leaked, no driver call). */
+  g_chain.n = 0;
+  g_chain.argused = 0;
+  g_chain.pending = 0;
+  g_chain.has_unreported = 0;
+  g_chain.handle = NULL;
+  g_chain.use.rec = NULL;
+  g_chain.last_sig = 0;
+  g_chain.last_n = 0;
+  g_chain.last_stream = NULL;
+  memset(g_chain.cache, 0, sizeof g_chain.cache);
+  memset(g_chain.pinfos, 0, sizeof g_chain.pinfos);
+  pthread_mutex_init(&g_chain.lock, NULL);
+}

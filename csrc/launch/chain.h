@@ -1,0 +1,67 @@
+/* chain.h - opt-in chain replay (MGPU_CACHED_CHAIN=1, issue 12): launches on one of the
+ * library's streams are deferred, with copies of their argument values, until the next point
+ * where the host or another stream could observe their work; there they are submitted in order.
+ * When the same sequence of kernels (the same functions in the same order) is submitted twice in
+ * a row on a stream, a graph of that sequence (a chain of dependent kernel nodes) is made once, and
+ * every later submission of that sequence is one cuGraphLaunch, the nodes whose launch changed
+ * (grid, block, dynamic shared memory, argument values) updated in place.
+ *
+ * Observation points flush: every mgpu* entry point except a launch on the stream whose launches
+ * are pending and the module look-ups (mgpuModuleLoad, mgpuModuleGetFunction) calls
+ * mc_chain_flush() first (abi_cuda.c; mgpu_cached_driver_handle in public_api.c), and the process flushes at exit.
+ * So a sync, an event record or wait, a copy, a memset, an allocation or free, a stream or event
+ * create/destroy, a launch on another stream all see the deferred work submitted before them.
+ * What changes: kernels start later (at the flush instead of at their launch), so a kernel that
+ * waits for the host (a flag in host memory the host sets after the launch, without a sync) could
+ * wait for ever; and a launch error the driver would report at cuLaunchKernel is reported at the
+ * flush (by the call that flushed, named as the failing driver call). Hence off by default.
+ *
+ * Only one stream's launches are pending at a time (a launch on another stream flushes them), and
+ * a pending stream holds a use of its handle (pool.h), so its driver stream cannot change or be
+ * reclaimed before the flush. Launches that cannot be deferred (not a stream of ours, pinned,
+ * `extra` arguments, cooperative or cluster launches, unknown argument sizes) flush and go on.
+ */
+#ifndef MGPU_CACHED_CHAIN_H
+#define MGPU_CACHED_CHAIN_H
+
+#include "platform/cuda_api.h"
+#include "launch/graph_launch.h"
+#include "streams/pool.h"
+#include "support/status.h"
+
+/* MGPU_CACHED_CHAIN=1 and the graph path usable (graph_launch.h). */
+int mc_chain_enabled(void);
+
+/* Submit whatever is pending (any stream). The status of the first failed driver call, if any. */
+mc_status mc_chain_flush(void);
+
+/* Flush unless the pending launches are on `handle` (a launch on it is about to be deferred). */
+mc_status mc_chain_flush_other(CUstream handle);
+
+/* Defer a launch of `cf` (identity `key`) on the library stream `handle`, in use through `use`
+ * (its context current). 1: deferred (if it is the first pending launch, the chain takes over
+ * `use`: use->rec becomes NULL); *st holds the failure of an earlier pending launch submitted
+ * meanwhile, if any. 0: not deferred (pending launches were flushed first: launch it now). */
+int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunction cf,
+                   const mc_graph_dims *d, void **params, mc_status *st);
+
+/* The fast path of a launch on the stream whose launches are pending (launch.c calls it before
+ * anything else): when an earlier pending launch of the same function (`key`) with the same
+ * dynamic shared memory lies among the segment's last launches, this one is appended with that
+ * launch's CUfunction and argument sizes. No driver call, no context and no use of the handle:
+ * the segment already holds the handle's use, and every call that could pin or destroy the
+ * stream flushes first; the function handle is checked to be live (another thread may have
+ * unloaded its module since the earlier launch). 1: deferred; 0: take the full path (which may
+ * defer it too). */
+int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d, void **params);
+
+/* A reset primary context (context.h, mc_ctx_on_reset): drop the pending launches and forget
+ * every chain exec (no driver call). */
+void mc_chain_forget_device(int device);
+
+/* fork(): the child forgets pending launches and chain graphs of the parent (no driver call). */
+void mc_chain_fork_prepare(void);
+void mc_chain_fork_parent(void);
+void mc_chain_fork_child(void);
+
+#endif

@@ -1,0 +1,611 @@
+/* graph_launch.c - launches through per-(function, driver stream) one-node graph execs
+ * (see graph_launch.h).
+ *
+ * State. A table of stream entries keyed by driver stream (open addressing, STREAM_SLOTS slots,
+ * entries never removed: the pools never destroy a driver stream, so a driver stream value always
+ * names the same stream and its execs stay valid; a full table just sends new streams down the
+ * stream path). Each stream entry holds at most MGPU_CACHED_GRAPH_EXECS execs (default 4), least
+ * recently launched evicted first (cuGraphExecDestroy: the driver frees an exec in flight once its
+ * work completes). An exec is keyed by the library's function handle, which is never reused for
+ * another kernel (module_cache.h), and by the CUfunction it was built for.
+ *
+ * Eviction is rate-limited: once a stream's execs are full, an exec is evicted for a new function
+ * at most once per EVICT_EVERY launches on the stream; in between, launches of functions without
+ * an exec take the stream path. Without the limit, a loop over more kernels than the stream's
+ * execs would evict on every launch and pay a graph instantiation (tens of us) each time; with
+ * it, at most one per EVICT_EVERY launches, and the execs still follow a change of the hot set.
+ *
+ * Argument sets. A function has at most ARG_SETS execs per stream. A launch goes through one whose
+ * node already holds it (no update); otherwise through the function's least recently launched
+ * exec, updated. When the launch repeats the values that exec held before its last update (the
+ * double-buffer pattern: a step swapping its input and output buffers every launch), a second exec
+ * is made instead, once, so both argument sets stay in nodes and no launch needs an update (H100:
+ * the update cost the swapping stencil its whole gain, benchmarks/results/h100-below-floor/).
+ *
+ * Functions for which building, updating or launching an exec failed are remembered (a set of
+ * CUfunction values) and launched through the stream path from then on.
+ *
+ * Locking rule. g_graph.lock (a mutex) guards only the insertion of stream entries and of
+ * disabled functions; both tables are read without it (atomic slots, entries published with
+ * release stores). Each stream entry has a try-lock (`busy`) over its exec list and the execs in
+ * it; held across cuGraphExecKernelNodeSetParams and cuGraphLaunch (non-blocking driver calls)
+ * and never across graph creation or cuGraphInstantiate, which run with no lock held. A launch
+ * that finds the entry busy (another thread launching on the same driver stream at this moment)
+ * takes the stream path: the two launches are concurrent, so no order between them is lost. So
+ * does a launch while another thread is inside a graph update + launch on any stream (g_inflight).
+ */
+#include "launch/graph_launch.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform/backend.h"
+#include "platform/capture.h"
+#include "support/config.h"
+#include "platform/driver.h"
+#include "support/stats.h"
+
+#define STREAM_SLOTS 4096u   /* driver streams with execs (all devices) */
+#define DISABLED_SLOTS 1024u /* functions sent down the stream path */
+#define MAX_EXECS 64         /* upper bound of MGPU_CACHED_GRAPH_EXECS */
+#define ARG_SETS 2           /* execs per (function, stream): see "Argument sets" */
+#define EVICT_EVERY 256      /* launches on a full stream between two evictions */
+
+typedef struct g_exec {
+  const void *key;        /* the library's function handle; immutable */
+  CUfunction cf;          /* the function the node launches; immutable */
+  CUgraph graph;          /* owned; immutable */
+  CUgraphExec exec;       /* owned; immutable */
+  CUgraphNode node;       /* the kernel node; immutable */
+  unsigned dims[7];       /* grid, block, smem the exec's node holds; under the entry's busy */
+  unsigned prev_dims[7];  /* what it held before its last update (has_prev); under busy */
+  size_t nparams;         /* argument count from cuFuncGetParamInfo; immutable */
+  size_t *off, *size;     /* [nparams] offset in `values` and size of each argument; immutable */
+  size_t bytes;           /* sum of size[]; immutable */
+  int sizes_known;        /* cuFuncGetParamInfo answered: values can be compared; immutable */
+  int has_prev;           /* prev_dims/prev_values hold an earlier launch; under busy */
+  unsigned char *values;  /* argument values the node holds; under the entry's busy */
+  unsigned char *prev_values; /* [bytes] the values before the last update; under busy */
+  uint64_t last_use;      /* entry's tick at the last launch; under the entry's busy */
+} g_exec;
+
+typedef struct __attribute__((aligned(64))) g_stream {
+  CUstream stream;          /* immutable once published */
+  int busy;                 /* atomic try-lock over what follows */
+  int n;                    /* execs in use */
+  uint64_t tick;            /* launches that reached this entry (either path) */
+  uint64_t evicted_at;      /* tick of the last eviction; 0: none yet */
+  g_exec *execs[MAX_EXECS]; /* owned */
+} g_stream;
+
+static struct {
+  pthread_mutex_t lock;                 /* insertion into the two tables (rule above) */
+  g_stream *streams[STREAM_SLOTS];      /* atomic pointers */
+  CUfunction disabled[DISABLED_SLOTS];  /* atomic values */
+  int disabled_full;                    /* atomic: the disabled set overflowed: path off */
+} g_graph = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Threads inside a graph update + launch (atomic). cuGraphLaunch serialises across threads in
+ * the driver: measured on the H100 (benchmarks/results/h100-graph/run2/throughput.txt), graph
+ * launches from 1 to 16 threads, each on its own stream, stayed at ~390-440k launches/s in all,
+ * where cuLaunchKernel scales to 530-600k. So a launch that finds another thread in the graph path
+ * takes the stream path instead: both give the same results, and the contended one then costs what
+ * it cost before the graph path existed. */
+static int g_inflight;
+
+/* The thread of the last launch of the cached mode, any path, and how many launches in a row it
+ * made (atomic; 0: no launch yet): (pthread_self() << 16) | streak. A thread launching alone
+ * stops writing it once its streak reaches GRAPH_STREAK (no shared read-modify-write per launch);
+ * threads launching in turn keep resetting each other's streak, so their launches stay on the
+ * stream path (graph launches among concurrent launches serialise in the driver). */
+#define GRAPH_STREAK 4
+static uint64_t g_last_launcher;
+
+int mc_graph_launch_enter(void) {
+  uint64_t me = (uint64_t)(uintptr_t)pthread_self() << 16;
+  uint64_t w = __atomic_load_n(&g_last_launcher, __ATOMIC_RELAXED);
+  if (w == 0) { /* the process's first launch: the graph path at once */
+    __atomic_store_n(&g_last_launcher, me | GRAPH_STREAK, __ATOMIC_RELAXED);
+    return 1;
+  }
+  if ((w & ~(uint64_t)0xFFFF) != me) {
+    __atomic_store_n(&g_last_launcher, me, __ATOMIC_RELAXED);
+    return 0;
+  }
+  uint64_t streak = w & 0xFFFF;
+  if (streak >= GRAPH_STREAK) return 1;
+  __atomic_store_n(&g_last_launcher, me | (streak + 1), __ATOMIC_RELAXED);
+  return streak + 1 >= GRAPH_STREAK;
+}
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_enabled;     /* written once under g_once */
+static int g_max_execs;   /* written once under g_once */
+
+static void decide(void) {
+  const mc_config_t *cfg = mc_config();
+  g_max_execs = cfg->graph_execs < 1 ? 1 : cfg->graph_execs > MAX_EXECS ? MAX_EXECS
+                                                                         : (int)cfg->graph_execs;
+  g_enabled = cfg->graph && mc_backend() == MC_BACKEND_CUDA && mc_cu.cuGraphCreate &&
+              mc_cu.cuGraphDestroy && mc_cu.cuGraphAddKernelNode && mc_cu.cuGraphInstantiate &&
+              mc_cu.cuGraphExecDestroy && mc_cu.cuGraphExecKernelNodeSetParams &&
+              mc_cu.cuGraphLaunch;
+}
+
+int mc_graph_enabled(void) {
+  if (!mc_driver_loaded()) return 0;
+  pthread_once(&g_once, decide);
+  return g_enabled;
+}
+
+static size_t hash_ptr(const void *p, size_t n) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 31;
+  x *= 0x9E3779B97F4A7C15ull;
+  x ^= x >> 29;
+  return (size_t)(x & (n - 1));
+}
+
+/* ---- disabled functions ---- */
+
+static int is_disabled(CUfunction cf) {
+  if (__atomic_load_n(&g_graph.disabled_full, __ATOMIC_ACQUIRE)) return 1;
+  size_t h = hash_ptr(cf, DISABLED_SLOTS);
+  for (size_t i = 0; i < DISABLED_SLOTS; ++i) {
+    CUfunction v = __atomic_load_n(&g_graph.disabled[(h + i) & (DISABLED_SLOTS - 1)],
+                                   __ATOMIC_ACQUIRE);
+    if (!v) return 0;
+    if (v == cf) return 1;
+  }
+  return 0;
+}
+
+static void disable(CUfunction cf) {
+  MC_STAT_INC(graph_disabled_functions);
+  pthread_mutex_lock(&g_graph.lock);
+  size_t h = hash_ptr(cf, DISABLED_SLOTS);
+  size_t i = 0;
+  for (; i < DISABLED_SLOTS / 2; ++i) { /* at most half full: probes stay short */
+    CUfunction *slot = &g_graph.disabled[(h + i) & (DISABLED_SLOTS - 1)];
+    CUfunction v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (v == cf) break;
+    if (!v) {
+      __atomic_store_n(slot, cf, __ATOMIC_RELEASE);
+      break;
+    }
+  }
+  if (i == DISABLED_SLOTS / 2) __atomic_store_n(&g_graph.disabled_full, 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_graph.lock);
+}
+
+/* ---- stream entries ---- */
+
+static g_stream *stream_entry(CUstream s) {
+  size_t h = hash_ptr(s, STREAM_SLOTS);
+  for (size_t i = 0; i < STREAM_SLOTS / 2; ++i) {
+    g_stream *e = __atomic_load_n(&g_graph.streams[(h + i) & (STREAM_SLOTS - 1)],
+                                  __ATOMIC_ACQUIRE);
+    if (!e) break;
+    if (e->stream == s) return e;
+  }
+  /* Not there: insert under the lock (re-probing: another thread may have inserted it). */
+  g_stream *fresh = aligned_alloc(64, sizeof(g_stream));
+  if (!fresh) return NULL;
+  memset(fresh, 0, sizeof *fresh);
+  fresh->stream = s;
+  g_stream *found = NULL;
+  pthread_mutex_lock(&g_graph.lock);
+  for (size_t i = 0; i < STREAM_SLOTS / 2; ++i) {
+    g_stream **slot = &g_graph.streams[(h + i) & (STREAM_SLOTS - 1)];
+    g_stream *e = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (e && e->stream == s) {
+      found = e;
+      break;
+    }
+    if (!e) {
+      __atomic_store_n(slot, fresh, __ATOMIC_RELEASE);
+      found = fresh;
+      fresh = NULL;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_graph.lock);
+  free(fresh); /* unused (found, or the table is half full: stream path) */
+  return found;
+}
+
+static int try_busy(g_stream *e) {
+  int z = 0;
+  return __atomic_compare_exchange_n(&e->busy, &z, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+static void take_busy(g_stream *e) {
+  unsigned spins = 0;
+  while (!try_busy(e))
+    if (++spins > 64) sched_yield();
+}
+static void end_busy(g_stream *e) { __atomic_store_n(&e->busy, 0, __ATOMIC_RELEASE); }
+
+/* ---- execs ---- */
+
+static void exec_free(g_exec *x) {
+  if (!x) return;
+  if (x->exec) mc_cu.cuGraphExecDestroy(x->exec);
+  if (x->graph) mc_cu.cuGraphDestroy(x->graph);
+  free(x->off);
+  free(x->size);
+  free(x->values);
+  free(x->prev_values);
+  free(x);
+}
+
+void mc_graph_node_params(CUDA_KERNEL_NODE_PARAMS *p, CUfunction cf, const mc_graph_dims *d,
+                          void **params) {
+  memset(p, 0, sizeof *p);
+  p->func = cf;
+  p->gridDimX = d->grid[0];
+  p->gridDimY = d->grid[1];
+  p->gridDimZ = d->grid[2];
+  p->blockDimX = d->block[0];
+  p->blockDimY = d->block[1];
+  p->blockDimZ = d->block[2];
+  p->sharedMemBytes = d->smem;
+  p->kernelParams = params;
+}
+
+/* The node now holds this launch; `update`: it held another one before, kept as the previous. */
+static void remember_values(g_exec *x, const mc_graph_dims *d, void **params, int update) {
+  if (update && x->sizes_known) {
+    memcpy(x->prev_dims, x->dims, sizeof x->dims);
+    memcpy(x->prev_values, x->values, x->bytes);
+    x->has_prev = 1;
+  }
+  memcpy(x->dims, d->grid, 3 * sizeof(unsigned));
+  memcpy(x->dims + 3, d->block, 3 * sizeof(unsigned));
+  x->dims[6] = d->smem;
+  if (x->sizes_known)
+    for (size_t i = 0; i < x->nparams; ++i) memcpy(x->values + x->off[i], params[i], x->size[i]);
+}
+
+/* Are n bytes at a and b the same? Arguments are mostly 8 or 4 bytes (pointers, indices, floats):
+ * compared inline, not through a memcmp call each (14 of them per stencil launch). */
+static inline int same_bytes(const unsigned char *a, const void *b, size_t n) {
+  if (n == 8) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    return x == y;
+  }
+  if (n == 4) {
+    uint32_t x, y;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    return x == y;
+  }
+  return !memcmp(a, b, n);
+}
+
+/* Are `dims` and `values` (laid out as x's) exactly this launch? */
+static int holds(const g_exec *x, const unsigned *dims, const unsigned char *values,
+                 const mc_graph_dims *d, void **params) {
+  if (!x->sizes_known || (x->nparams && !params)) return 0;
+  if (memcmp(dims, d->grid, 3 * sizeof(unsigned)) ||
+      memcmp(dims + 3, d->block, 3 * sizeof(unsigned)) || dims[6] != d->smem)
+    return 0;
+  for (size_t i = 0; i < x->nparams; ++i)
+    if (!same_bytes(values + x->off[i], params[i], x->size[i])) return 0;
+  return 1;
+}
+
+/* Does the exec's node hold exactly this launch (dimensions and argument values)? */
+static int same_launch(const g_exec *x, const mc_graph_dims *d, void **params) {
+  return holds(x, x->dims, x->values, d, params);
+}
+
+/* Did it hold this launch before its last update (the launches alternate between two sets)? */
+static int alternates(const g_exec *x, const mc_graph_dims *d, void **params) {
+  return x->has_prev && holds(x, x->prev_dims, x->prev_values, d, params);
+}
+
+int mc_graph_param_sizes(CUfunction cf, size_t **sizes, size_t *bytes) {
+  *sizes = NULL;
+  *bytes = 0;
+  if (!mc_cu.cuFuncGetParamInfo) return -1;
+  size_t cap = 0, n = 0, total = 0;
+  size_t *sz = NULL;
+  for (;;) {
+    size_t off = 0, size = 0;
+    CUresult r = mc_cu.cuFuncGetParamInfo(cf, n, &off, &size);
+    if (r == MC_CUDA_ERROR_INVALID_VALUE) break; /* past the last argument */
+    if (r != 0 || n >= MC_GRAPH_MAX_PARAMS) {    /* no information */
+      free(sz);
+      return -1;
+    }
+    if (n == cap) {
+      cap = cap ? 2 * cap : 8;
+      size_t *grown = realloc(sz, cap * sizeof *grown);
+      if (!grown) {
+        free(sz);
+        return -1;
+      }
+      sz = grown;
+    }
+    sz[n++] = size;
+    total += size;
+  }
+  if (!sz && !(sz = malloc(sizeof *sz))) return -1; /* no arguments: still an owned array */
+  *sizes = sz;
+  *bytes = total;
+  return (int)n;
+}
+
+/* The exec's argument sizes and its own packing of their values. Unknown: every launch updates. */
+static void param_info(g_exec *x) {
+  size_t total = 0;
+  int n = mc_graph_param_sizes(x->cf, &x->size, &total);
+  if (n < 0 || !(x->off = malloc((n ? (size_t)n : 1) * sizeof *x->off))) return;
+  for (size_t i = 0, o = 0; i < (size_t)n; o += x->size[i++])
+    x->off[i] = o; /* offsets in `values`, not the driver's */
+  x->values = malloc(total ? total : 1);
+  x->prev_values = malloc(total ? total : 1);
+  if (!x->values || !x->prev_values) return;
+  x->bytes = total;
+  x->nparams = (size_t)n;
+  x->sizes_known = 1;
+}
+
+/* A new exec for `cf` whose node holds this launch; NULL on any failure (*bad_input: the launch
+ * lacks the kernel's arguments, not the function's fault). No lock held. */
+static g_exec *exec_build(const void *key, CUfunction cf, const mc_graph_dims *d, void **params,
+                          int *bad_input) {
+  *bad_input = 0;
+  g_exec *x = calloc(1, sizeof *x);
+  if (!x) return NULL;
+  x->key = key;
+  x->cf = cf;
+  param_info(x);
+  if (x->sizes_known && x->nparams && !params) {
+    *bad_input = 1;
+    exec_free(x);
+    return NULL;
+  }
+  CUDA_KERNEL_NODE_PARAMS p;
+  mc_graph_node_params(&p, cf, d, params);
+  if (mc_cu.cuGraphCreate(&x->graph, 0) != 0) {
+    x->graph = NULL;
+    exec_free(x);
+    return NULL;
+  }
+  if (mc_cu.cuGraphAddKernelNode(&x->node, x->graph, NULL, 0, &p) != 0 ||
+      mc_cu.cuGraphInstantiate(&x->exec, x->graph, 0) != 0) {
+    x->exec = NULL;
+    exec_free(x);
+    return NULL;
+  }
+  remember_values(x, d, params, 0);
+  MC_STAT_INC(graph_instantiates);
+  return x;
+}
+
+static int find_exec(const g_stream *e, const void *key, CUfunction cf) {
+  for (int i = 0; i < e->n; ++i)
+    if (e->execs[i]->key == key && e->execs[i]->cf == cf) return i;
+  return -1;
+}
+
+/* The exec of (key, cf) to launch this through: one whose node holds it (*same = 1), else the
+ * function's least recently launched one (*same = 0); -1 if it has none. *count: its execs. */
+static int pick_exec(const g_stream *e, const void *key, CUfunction cf, const mc_graph_dims *d,
+                     void **params, int *same, int *count) {
+  int pick = -1;
+  *same = 0;
+  *count = 0;
+  for (int i = 0; i < e->n; ++i) {
+    const g_exec *x = e->execs[i];
+    if (x->key != key || x->cf != cf) continue;
+    ++*count;
+    if (!*same && same_launch(x, d, params)) {
+      pick = i;
+      *same = 1;
+    } else if (!*same && (pick < 0 || x->last_use < e->execs[pick]->last_use)) {
+      pick = i;
+    }
+  }
+  return pick;
+}
+
+/* Insert `x` (busy held); returns the evicted exec to free outside, or NULL. */
+static g_exec *insert_exec(g_stream *e, g_exec *x) {
+  g_exec *victim = NULL;
+  if (e->n >= g_max_execs) {
+    e->evicted_at = e->tick ? e->tick : 1;
+    int lru = 0;
+    for (int i = 1; i < e->n; ++i)
+      if (e->execs[i]->last_use < e->execs[lru]->last_use) lru = i;
+    victim = e->execs[lru];
+    e->execs[lru] = e->execs[--e->n];
+    MC_STAT_INC(graph_evictions);
+  }
+  e->execs[e->n++] = x;
+  return victim;
+}
+
+/* May a new exec be added to `e` (busy held): room, or an eviction allowed now (see above)? */
+static int room(const g_stream *e) {
+  return e->n < g_max_execs || !e->evicted_at || e->tick - e->evicted_at >= EVICT_EVERY;
+}
+
+static void remove_exec(g_stream *e, int i) { e->execs[i] = e->execs[--e->n]; }
+
+static void graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                          void **params) {
+  g_stream *e = stream_entry(stream);
+  if (!e) return;
+  take_busy(e);
+  int skip = find_exec(e, key, cf) >= 0 || !room(e);
+  end_busy(e);
+  if (skip) return;
+  int bad_input = 0;
+  g_exec *x = exec_build(key, cf, d, params, &bad_input);
+  if (!x) {
+    if (!bad_input) disable(cf);
+    return;
+  }
+  g_exec *victim = x;
+  take_busy(e);
+  if (find_exec(e, key, cf) < 0) victim = insert_exec(e, x);
+  end_busy(e);
+  exec_free(victim);
+}
+
+static int graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                        void **params, int build, int *missing) {
+  g_stream *e = stream_entry(stream);
+  if (!e || !try_busy(e)) return 0;
+  int same = 0, count = 0;
+  int i = pick_exec(e, key, cf, d, params, &same, &count);
+  g_exec *victim = NULL;
+  int fresh = 0;
+  if (i < 0 && !build) {
+    end_busy(e);
+    if (missing) *missing = 1;
+    return 0;
+  }
+  if (i < 0 && !room(e)) { /* full, and an eviction now would come too soon after the last */
+    ++e->tick;
+    end_busy(e);
+    MC_STAT_INC(graph_full);
+    return 0;
+  }
+  /* none yet, or a second argument set (see "Argument sets") */
+  if (i < 0 || (build && !same && count < ARG_SETS && e->n < g_max_execs &&
+                alternates(e->execs[i], d, params))) {
+    end_busy(e);
+    int bad_input = 0;
+    g_exec *x = exec_build(key, cf, d, params, &bad_input); /* no lock held across it */
+    if (!x) {
+      if (!bad_input) disable(cf);
+      return 0;
+    }
+    take_busy(e);
+    int n_before = count;
+    i = pick_exec(e, key, cf, d, params, &same, &count);
+    if (same || (i >= 0 && count > n_before)) { /* another thread made one meanwhile: use it */
+      victim = x;
+    } else {
+      victim = insert_exec(e, x);
+      i = e->n - 1;
+      fresh = 1;
+    }
+  }
+  g_exec *x = e->execs[i];
+  if (x->nparams && !params) { /* bad input: the driver reports it on the stream path */
+    end_busy(e);
+    exec_free(victim);
+    return 0;
+  }
+  if (__atomic_fetch_add(&g_inflight, 1, __ATOMIC_ACQ_REL) != 0) { /* see g_inflight */
+    __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
+    end_busy(e);
+    exec_free(victim);
+    MC_STAT_INC(graph_contended);
+    return 0;
+  }
+  if (!fresh) {
+    if (same) {
+      MC_STAT_INC(graph_update_skips);
+    } else {
+      CUDA_KERNEL_NODE_PARAMS p;
+      mc_graph_node_params(&p, cf, d, params);
+      if (mc_cu.cuGraphExecKernelNodeSetParams(x->exec, x->node, &p) != 0) goto fail_inflight;
+      remember_values(x, d, params, 1);
+      MC_STAT_INC(graph_updates);
+    }
+  }
+  if (mc_cu.cuGraphLaunch(x->exec, stream) != 0) goto fail_inflight;
+  __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
+  x->last_use = ++e->tick;
+  end_busy(e);
+  exec_free(victim);
+  MC_STAT_INC(graph_launches);
+  return 1;
+fail_inflight: /* nothing was enqueued: drop the exec, send the function down the stream path */
+  __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
+  remove_exec(e, i);
+  end_busy(e);
+  exec_free(x);
+  exec_free(victim);
+  disable(cf);
+  return 0;
+}
+
+/* ---- capture safety (issue 19 item 2) ----
+ * Every graph call here is the library's own (the stock wrapper launches with cuLaunchKernel):
+ * cuGraphCreate / AddKernelNode / Instantiate / ExecDestroy / ExecKernelNodeSetParams and even
+ * cuGraphLaunch on an unrelated stream invalidate another thread's global-mode stream capture
+ * (H100, driver_probe.cu), and all are harmless in relaxed mode. So each launch or preparation
+ * runs in relaxed mode, one mc_relaxed_enter/leave for all its calls (~62 ns the pair on the H100);
+ * tl_relaxed marks a thread already inside such a bracket (chain.c's submissions), which then
+ * costs nothing more. */
+static _Thread_local int tl_relaxed;
+
+void mc_graph_relaxed_enter(mc_relaxed *r) {
+  r->swapped = 0;
+  if (tl_relaxed++) return;
+  mc_relaxed_enter(r);
+}
+
+void mc_graph_relaxed_leave(mc_relaxed *r) {
+  if (--tl_relaxed) return;
+  mc_relaxed_leave(r);
+}
+
+void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                      void **params) {
+  if (!stream || !mc_graph_enabled() || is_disabled(cf)) return;
+  mc_relaxed r;
+  mc_graph_relaxed_enter(&r);
+  graph_prepare(key, cf, stream, d, params);
+  mc_graph_relaxed_leave(&r);
+}
+
+int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                    void **params, int build, int *missing) {
+  if (missing) *missing = 0;
+  if (!stream || !mc_graph_enabled() || is_disabled(cf)) return 0;
+  mc_relaxed r;
+  mc_graph_relaxed_enter(&r);
+  int done = graph_launch(key, cf, stream, d, params, build, missing);
+  mc_graph_relaxed_leave(&r);
+  return done;
+}
+
+/* ---- faults (issue 19 item 5): a primary context was reset (context.h) ----
+ * Every stream entry is forgotten (entries have no device: all of them go; other devices' execs
+ * are made again once): never launched or destroyed again (their execs belong to the dead
+ * context or are merely leaked), and a new driver stream that takes an old one's value starts
+ * with no exec. Entries are never freed (a launch may hold one now). Functions sent down the
+ * stream path stay there. */
+void mc_graph_forget_device(int device) {
+  (void)device;
+  pthread_mutex_lock(&g_graph.lock);
+  for (size_t i = 0; i < STREAM_SLOTS; ++i) __atomic_store_n(&g_graph.streams[i], NULL, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_graph.lock);
+}
+
+/* ---- fork ---- */
+
+void mc_graph_fork_prepare(void) { pthread_mutex_lock(&g_graph.lock); }
+void mc_graph_fork_parent(void) { pthread_mutex_unlock(&g_graph.lock); }
+void mc_graph_fork_child(void) {
+  /* The parent's execs and driver streams are never used in the child (their memory leaks): a
+   * child's new driver stream may take a parent stream's value. */
+  memset(g_graph.streams, 0, sizeof g_graph.streams);
+  memset(g_graph.disabled, 0, sizeof g_graph.disabled);
+  g_graph.disabled_full = 0;
+  g_inflight = 0; /* threads of the parent inside a launch do not exist in the child */
+  g_last_launcher = 0;
+  pthread_mutex_init(&g_graph.lock, NULL);
+}

@@ -1,0 +1,76 @@
+/* graph_launch.h - kernel launches through instantiated one-node graphs (issue 12).
+ *
+ * A launch through a graph exec (cuGraphExecKernelNodeSetParams + cuGraphLaunch) costs the host
+ * less than cuLaunchKernel (~7 us instead of ~9 us per synchronous launch on an H100). For each
+ * driver stream of the library's pools and each kernel launched on it, graph_launch.c keeps one
+ * instantiated graph whose single node is that kernel (two for a kernel whose launches alternate
+ * between two argument sets: graph_launch.c, "Argument sets"); a launch updates the node's grid, block,
+ * dynamic shared memory and argument values (only when one of them changed since the exec's last
+ * launch: the values, not the caller's pointers, are compared) and launches the exec on the
+ * driver stream. Execs are per driver stream, because the launches of one exec are ordered behind
+ * each other even across streams. The argument values are copied by the driver at the update, as
+ * cuLaunchKernel copies them at the launch: nothing the program can observe changes.
+ *
+ * mc_graph_launch never fails: when the path cannot be taken it returns 0 having enqueued
+ * nothing, and the caller launches as before (launch.c). MGPU_CACHED_GRAPH=0 turns it off.
+ */
+#ifndef MGPU_CACHED_GRAPH_LAUNCH_H
+#define MGPU_CACHED_GRAPH_LAUNCH_H
+
+#include "platform/cuda_api.h"
+
+typedef struct mc_graph_dims {
+  unsigned grid[3], block[3], smem;
+} mc_graph_dims;
+
+/* Is the graph path usable at all (switch on, CUDA backend, every entry point present)? */
+int mc_graph_enabled(void);
+
+/* Launch `cf` (whose identity for the cache is `key`: the library's never-reused function
+ * handle) on the library's driver stream `stream` through that stream's exec for it, the
+ * function's device context current. 1: launched. 0: nothing enqueued, launch it as before.
+ * build = 0 (the caller holds a lock): no exec is made here; *missing (if given) is set when
+ * none exists yet, and mc_graph_prepare can make it once the lock is released. */
+int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                    void **params, int build, int *missing);
+
+/* While the graph path is on, every launch of the cached mode calls this first (launch.c),
+ * whichever path it takes. It returns 1 when the process's last few launches (graph_launch.c:
+ * GRAPH_STREAK) were made by this thread: only then may the launch take the graph path.
+ * cuGraphLaunch serialises across threads in the driver (H100: 0.79x the driver's launch
+ * throughput at 8 threads with graph launches among concurrent ones, 0.93x without), so where
+ * several threads launch in turn, their launches take the stream path; a thread that takes over
+ * takes the graph path again after a few launches of its own in a row. Results are the same
+ * either way: this only chooses the faster path. */
+int mc_graph_launch_enter(void);
+
+/* The kernel node parameters of a launch of `cf` (grid, block, dynamic shared memory, arguments). */
+void mc_graph_node_params(CUDA_KERNEL_NODE_PARAMS *p, CUfunction cf, const mc_graph_dims *d,
+                          void **params);
+
+/* The argument count of `cf` and each argument's size (cuFuncGetParamInfo, CUDA 12.4+) into a new
+ * array *sizes (the caller frees it) and their sum *bytes; -1 when unknown (no entry point, a
+ * failure, more than MC_GRAPH_MAX_PARAMS arguments, no memory). */
+#define MC_GRAPH_MAX_PARAMS 4096
+int mc_graph_param_sizes(CUfunction cf, size_t **sizes, size_t *bytes);
+
+/* Make the exec for `cf` on `stream` holding this launch, without launching it (no lock held,
+ * the function's device context current). Nothing if it exists or cannot be made. */
+void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
+                      void **params);
+
+/* The relaxed-mode bracket of the library's own graph calls (capture.h), nestable per thread:
+ * chain.c brackets a whole submission, and the graph launches inside cost nothing more. */
+#include "platform/capture.h"
+void mc_graph_relaxed_enter(mc_relaxed *r);
+void mc_graph_relaxed_leave(mc_relaxed *r);
+
+/* A reset primary context (context.h, mc_ctx_on_reset): forget every exec (no driver call). */
+void mc_graph_forget_device(int device);
+
+/* fork(): the child forgets every exec of the parent (no driver call). */
+void mc_graph_fork_prepare(void);
+void mc_graph_fork_parent(void);
+void mc_graph_fork_child(void);
+
+#endif

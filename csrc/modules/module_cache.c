@@ -1,0 +1,915 @@
+/* module_cache.c - module cache and function resolution (see module_cache.h).
+ *
+ * Locking rule: g_cache.lock guards the hash table, the list of unreferenced modules, the list of
+ * loads in flight, both slot tables (allocation, publication, retirement) and, in every module
+ * record, refs, pins, in_table, the idle and hash links and appends to its list of kernels found
+ * by name. It is never held across a driver call, a context creation, a blob check or a byte
+ * comparison: loads, unloads, JIT, cuKernelGetFunction and cuLibraryGetKernel run outside it on a
+ * record that is either not yet published or held (a reference or a pin keeps it from being
+ * retired). A thread loading a blob whose load another thread has in flight (same address, same
+ * JIT options) waits on g_cache.loaded, the lock released, and then gets that module: one driver
+ * load per blob. g_smem_lock serialises raising a kernel's dynamic shared memory limit
+ * (cuFuncSetAttribute, a fast call), so the limit in the driver only grows and equals the one
+ * recorded. No lock of this file is held while another lock is taken (reclaim.c's included), so
+ * the fork handlers may take them in any order.
+ *
+ * Lifetime: a module record lives while it has references (loads not yet unloaded), pins (a
+ * thread using its driver library outside the lock), or sits in the table unreferenced (cached).
+ * It is retired under the lock once it has neither and was replaced at its address, evicted, or
+ * was never cacheable: its slots are retired (its handles and its kernels' handles read as stale
+ * from then on), it leaves every list. Then, outside the lock, its library is unloaded, its blob
+ * copy freed (only threads holding a reference read it) and the record handed to deferred
+ * reclamation (reclaim.h), because mgpuModuleGetFunction scans a record's kernel names without a
+ * lock: the record is freed once no such scan can still be reading it.
+ *
+ * Module state (issue 19): a module is handed out again only if it starts from its image's
+ * initial state, as a driver load would. A blob whose image has module-scope state (device
+ * globals, host-writable constants: blob_state.h decides, once per driver load, from the image,
+ * outside the lock) is never put in the table: each load of it is a driver load with its own
+ * record and handles, its last release retires it (its library unloaded at once, after chain
+ * replay's unload hook has submitted pending launches, as for any retired module), and loads
+ * while another is held get separate modules, as with the stock library. mgpuModuleGetGlobal
+ * (the program may write the module's state through the address) takes a module out of the table
+ * under the lock, so no later load gets it and its last release unloads it. Modules without state
+ * are cached as before: a hit makes no driver call and classifies nothing.
+ *
+ * Hits: the table is searched under the lock, the blob checked outside it on a held record
+ * (hit_is_same): without a lock of this file, the record's ro_generation read and written with
+ * atomic loads and stores only (rodata.c's queries take the loader's own lock, never while a lock
+ * of this file is held).
+ *
+ * Launch path (mc_function_prepare): no lock and no read-modify-write. What a launch reads lives
+ * in the kernel's slot, which is never freed: the module handle, and per device the CUfunction
+ * and the dynamic shared memory limit set so far. The slot's generation is read before and after
+ * (acquire loads; the slot's payload is rewritten with release stores when it is reused), so a
+ * launch through a stale handle is reported even if the slot was reused in between. The shared
+ * memory limit is kept in one word with the slot's generation, so a raise racing with the slot's
+ * reuse cannot be recorded for the next kernel. A launch that races with the last unload of its
+ * own module (a program error) may still pass the old CUfunction to the driver, as the stock
+ * library would; it never reads freed memory.
+ */
+#include "modules/module_cache.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/blob.h"
+#include "support/blob_state.h"
+#include "support/config.h"
+#include "platform/context.h"
+#include "platform/driver.h"
+#include "support/reclaim.h"
+#include "support/report.h"
+#include "support/rodata.h"
+#include "support/slot_table.h"
+#include "support/stats.h"
+
+#define MC_BUCKETS 256
+
+/* Blobs shorter than this are compared on every hit even in a read-only segment: comparing 2 KiB
+ * (about 27 ns, hot) costs no more than reading the loader's generation (20-30 ns, a lock shared
+ * by all threads). */
+#define MC_HIT_SKIP_MIN_BYTES 2048
+
+typedef struct kernel_entry {
+  char *name;                /* owned copy; immutable */
+  uint64_t hash;             /* of name; immutable */
+  CUkernel kernel;           /* library-level kernel; immutable */
+  uint64_t handle;           /* the mc_function handle (its slot: mc_slot_index); immutable once
+                                published */
+  struct kernel_entry *next; /* the record's kernels found by name; written before publication */
+} kernel_entry;
+
+typedef struct module_rec {
+  mc_reclaim_node reclaim;    /* deferred free once retired */
+  const void *key;            /* blob address (cache key); immutable */
+  int jit, opt_level;         /* loaded through mgpuModuleLoadJIT at this level; immutable */
+  uint64_t handle;            /* the mc_module handle (its slot: mc_slot_index); immutable once
+                                 published */
+  unsigned char *copy;        /* private copy of the blob for hit verification; immutable; read by
+                                 holders of a reference only; freed at retirement */
+  size_t len;                 /* blob length from its header; immutable */
+  uint64_t ro_generation;     /* the generation of loaded objects (rodata.h) under which the blob
+                                 was last found in a read-only segment of a loaded object, before
+                                 a comparison (or the copy) that found it equal; 0: every hit
+                                 compares. Atomic: read and written by hits without the lock */
+  mc_blob_kind kind;          /* immutable (MC_BLOB_UNKNOWN: not cacheable, never in the table) */
+  CUlibrary lib;              /* driver library; immutable; unloaded at retirement */
+  size_t nkernels;            /* kernels enumerated at load; immutable */
+  kernel_entry *kernels;      /* [nkernels]; immutable */
+  kernel_entry *named;        /* kernels found later by name; head stored with release, under the
+                                 lock; read lock-free (acquire) */
+  unsigned char *resolved;    /* [ndev] every kernel known then resolved there; atomic flags */
+  int refs;                   /* loads minus unloads; under the lock */
+  int pins;                   /* threads using lib outside the lock; under the lock */
+  int in_table;               /* reachable through the hash table; under the lock */
+  int idle;                   /* in the list of unreferenced modules; under the lock */
+  struct module_rec *idle_prev, *idle_next; /* that list, oldest first; under the lock */
+  struct module_rec *next;    /* hash chain; under the lock */
+  struct module_rec *grave;   /* retired, awaiting its unload; under the lock, then its retirer */
+} module_rec;
+
+typedef struct inflight {     /* a load in progress, on the loading thread's stack */
+  const void *key;
+  int jit, opt_level;
+  struct inflight *next;
+} inflight;
+
+static struct {
+  pthread_mutex_t lock;             /* see the locking rule above */
+  pthread_cond_t loaded;            /* broadcast when a load in flight ends */
+  module_rec *buckets[MC_BUCKETS];  /* chains of cacheable modules */
+  module_rec *idle_head, *idle_tail; /* cached modules nobody holds, oldest first */
+  size_t nidle;                     /* length of that list */
+  inflight *loading;                /* loads in flight */
+} g_cache = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, NULL, NULL, 0, NULL};
+
+static pthread_mutex_t g_smem_lock = PTHREAD_MUTEX_INITIALIZER; /* raises of smem limits */
+
+/* Devices covered by every slot and record: mc_device_count() at the first load (at least 1);
+ * written once under the lock before any function slot is published, then read lock-free. */
+static int g_ndev;
+
+/* Module slots hold the record pointer; function slots hold the module handle, then per device
+ * the CUfunction (0 until resolved) and the smem word (generation << 32 | limit set so far), then
+ * a flags word (FN_TRANSIENT). */
+static mc_slot_table g_modules = MC_SLOT_TABLE_INIT(0xC3);
+static mc_slot_table g_functions = MC_SLOT_TABLE_INIT(0xF5);
+#define FN_WORD(d) (1 + (size_t)(d))
+#define SMEM_WORD(ndev, d) (1 + (size_t)(ndev) + (size_t)(d))
+#define FLAGS_WORD(ndev) (1 + 2 * (size_t)(ndev)) /* FN_TRANSIENT; written before publication */
+#define FN_TRANSIENT 1u /* the module is not cached: its next load gives new function handles */
+
+static size_t bucket_of(const void *p) {
+  uint64_t x = (uint64_t)(uintptr_t)p;
+  x ^= x >> 29;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 32;
+  return (size_t)(x % MC_BUCKETS);
+}
+
+static uint64_t hash_name(const char *s) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+  for (; *s; ++s) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
+}
+
+static int ndev(void) { return __atomic_load_n(&g_ndev, __ATOMIC_ACQUIRE); }
+
+static void setup_locked(void) {
+  if (g_ndev) return;
+  int n = mc_device_count();
+  if (n < 1) n = 1;
+  mc_slot_table_set_payload(&g_modules, sizeof(uint64_t));
+  mc_slot_table_set_payload(&g_functions, (2 + 2 * (size_t)n) * sizeof(uint64_t));
+  __atomic_store_n(&g_ndev, n, __ATOMIC_RELEASE);
+}
+
+/* ---- records ---- */
+
+static void free_entry_fields(kernel_entry *e) { free(e->name); }
+
+static void rec_free(mc_reclaim_node *node) {
+  module_rec *m = (module_rec *)node;
+  for (size_t i = 0; i < m->nkernels; ++i) free_entry_fields(&m->kernels[i]);
+  free(m->kernels);
+  for (kernel_entry *e = m->named, *n; e; e = n) {
+    n = e->next;
+    free_entry_fields(e);
+    free(e);
+  }
+  free(m->resolved);
+  free(m->copy);
+  free(m);
+}
+
+static int entry_init(kernel_entry *e, CUkernel k, const char *name) {
+  e->name = strdup(name ? name : "");
+  if (!e->name) return -1;
+  e->hash = hash_name(e->name);
+  e->kernel = k;
+  return 0;
+}
+
+static kernel_entry *find_entry(module_rec *m, const char *name, uint64_t h) {
+  for (size_t i = 0; i < m->nkernels; ++i)
+    if (m->kernels[i].hash == h && strcmp(m->kernels[i].name, name) == 0) return &m->kernels[i];
+  for (kernel_entry *e = __atomic_load_n(&m->named, __ATOMIC_ACQUIRE); e; e = e->next)
+    if (e->hash == h && strcmp(e->name, name) == 0) return e;
+  return NULL;
+}
+
+static uint64_t *fslot(uint32_t slot) { return mc_slot_payload(&g_functions, slot); }
+
+/* A function slot for entry e of module handle mh: allocated, filled, published. Lock held. */
+static int publish_entry_locked(kernel_entry *e, uint64_t mh, int transient) {
+  uint32_t slot;
+  uint64_t h;
+  uint64_t *w = mc_slot_alloc(&g_functions, &slot, &h);
+  if (!w) return -1;
+  int n = ndev();
+  uint64_t gen = mc_slot_gen(h);
+  __atomic_store_n(&w[0], mh, __ATOMIC_RELEASE);
+  __atomic_store_n(&w[FLAGS_WORD(n)], transient ? FN_TRANSIENT : 0u, __ATOMIC_RELEASE);
+  for (int d = 0; d < n; ++d) __atomic_store_n(&w[SMEM_WORD(n, d)], gen << 32, __ATOMIC_RELEASE);
+  e->handle = mc_slot_publish(&g_functions, slot);
+  return 0;
+}
+
+/* Give the record a module slot and each kernel a function slot. 0, or -1 (no memory: nothing
+ * taken). Lock held. */
+static int publish_locked(module_rec *m) {
+  uint32_t ms;
+  uint64_t mh;
+  void *mp = mc_slot_alloc(&g_modules, &ms, &mh);
+  if (!mp) return -1;
+  /* Function slots first (their handles need mh), the module slot last. */
+  size_t i = 0;
+  for (; i < m->nkernels; ++i)
+    if (publish_entry_locked(&m->kernels[i], mh, m->kind == MC_BLOB_UNKNOWN) != 0) break;
+  if (i < m->nkernels) {
+    while (i--) mc_slot_retire(&g_functions, mc_slot_index(m->kernels[i].handle));
+    mc_slot_unalloc(&g_modules, ms);
+    return -1;
+  }
+  __atomic_store_n((module_rec **)mp, m, __ATOMIC_SEQ_CST);
+  m->handle = mc_slot_publish(&g_modules, ms);
+  return 0;
+}
+
+/* The live record of module handle h, or NULL with *state saying why. Lock held (or inside a
+ * reclamation read section, with mc_slot_still checked after the reads). */
+static module_rec *module_of(uint64_t h, mc_slot_state *state) {
+  void *p = NULL;
+  *state = mc_slot_find(&g_modules, h, &p);
+  return *state == MC_SLOT_LIVE ? __atomic_load_n((module_rec **)p, __ATOMIC_SEQ_CST) : NULL;
+}
+
+static mc_status handle_error(const char *where, mc_slot_state s) {
+  return MC_FAIL(where, s == MC_SLOT_STALE ? MC_E_STALE_HANDLE : MC_E_UNKNOWN_HANDLE);
+}
+
+/* ---- the table, the idle list, retirement (lock held) ---- */
+
+static module_rec *find_locked(const void *key, int jit, int opt_level) {
+  for (module_rec *m = g_cache.buckets[bucket_of(key)]; m; m = m->next)
+    if (m->key == key && m->jit == jit && m->opt_level == opt_level) return m;
+  return NULL;
+}
+
+static void unlink_locked(module_rec *m) {
+  module_rec **pp = &g_cache.buckets[bucket_of(m->key)];
+  while (*pp && *pp != m) pp = &(*pp)->next;
+  if (*pp) *pp = m->next;
+  m->next = NULL;
+  m->in_table = 0;
+}
+
+static void idle_remove_locked(module_rec *m) {
+  if (!m->idle) return;
+  if (m->idle_prev) m->idle_prev->idle_next = m->idle_next;
+  else g_cache.idle_head = m->idle_next;
+  if (m->idle_next) m->idle_next->idle_prev = m->idle_prev;
+  else g_cache.idle_tail = m->idle_prev;
+  m->idle_prev = m->idle_next = NULL;
+  m->idle = 0;
+  g_cache.nidle--;
+}
+
+static void idle_push_locked(module_rec *m) {
+  m->idle_prev = g_cache.idle_tail;
+  m->idle_next = NULL;
+  if (g_cache.idle_tail) g_cache.idle_tail->idle_next = m;
+  else g_cache.idle_head = m;
+  g_cache.idle_tail = m;
+  m->idle = 1;
+  g_cache.nidle++;
+}
+
+/* Retire a record nobody holds: handles stale, off every list, onto *grave for bury(). */
+static void retire_locked(module_rec *m, module_rec **grave) {
+  idle_remove_locked(m);
+  if (m->in_table) unlink_locked(m);
+  uint32_t ms = mc_slot_index(m->handle);
+  __atomic_store_n((module_rec **)mc_slot_payload(&g_modules, ms), NULL, __ATOMIC_SEQ_CST);
+  mc_slot_retire(&g_modules, ms);
+  for (size_t i = 0; i < m->nkernels; ++i)
+    mc_slot_retire(&g_functions, mc_slot_index(m->kernels[i].handle));
+  for (kernel_entry *e = m->named; e; e = e->next)
+    mc_slot_retire(&g_functions, mc_slot_index(e->handle));
+  m->grave = *grave;
+  *grave = m;
+}
+
+/* Unload the oldest unreferenced modules beyond the limit. */
+static void evict_idle_locked(module_rec **grave) {
+  size_t cap = mc_config()->module_cache;
+  while (g_cache.nidle > cap) {
+    retire_locked(g_cache.idle_head, grave);
+    MC_STAT_INC(module_evictions);
+  }
+}
+
+/* Take a hold (reference or pin) on m: a held record is never retired. */
+static void hold_locked(module_rec *m) {
+  if (m->refs == 0 && m->pins == 0) idle_remove_locked(m);
+}
+
+/* After dropping a hold: a record nobody holds is kept (cached, within the limit) or retired. */
+static void release_locked(module_rec *m, module_rec **grave) {
+  if (m->refs || m->pins) return;
+  if (!m->in_table) {
+    retire_locked(m, grave); /* replaced at its address, or never cacheable: really unload */
+    return;
+  }
+  idle_push_locked(m); /* kept for the next load of its blob (LLVM <= 20 code: every launch) */
+  evict_idle_locked(grave);
+}
+
+static void (*g_unload_hook)(void); /* atomic; mc_module_set_unload_hook */
+
+void mc_module_set_unload_hook(void (*hook)(void)) {
+  __atomic_store_n(&g_unload_hook, hook, __ATOMIC_RELEASE);
+}
+
+/* Unload retired records from the driver and free them. No lock held. */
+static void bury(module_rec *grave) {
+  void (*hook)(void) = __atomic_load_n(&g_unload_hook, __ATOMIC_ACQUIRE);
+  if (grave && hook) hook();
+  while (grave) {
+    module_rec *m = grave;
+    grave = m->grave;
+    mc_cu.cuLibraryUnload(m->lib); /* failures (e.g. at exit) are of no consequence here */
+    MC_STAT_INC(driver_module_unloads);
+    mc_debug("unloaded module of blob %p (%zu bytes)", m->key, m->len);
+    free(m->copy); /* no reference left: nobody compares against it */
+    m->copy = NULL;
+    m->reclaim.free_fn = rec_free;
+    mc_reclaim_retire(&m->reclaim);
+  }
+}
+
+static void unpin(module_rec *m) {
+  module_rec *grave = NULL;
+  pthread_mutex_lock(&g_cache.lock);
+  m->pins--;
+  release_locked(m, &grave);
+  pthread_mutex_unlock(&g_cache.lock);
+  bury(grave);
+}
+
+/* ---- resolution ---- */
+
+typedef struct unresolved {
+  uint32_t slot;   /* the kernel's function slot */
+  CUkernel kernel;
+  CUfunction fn;   /* resolved outside the lock */
+} unresolved;
+
+/* Note e in *todo (at *n) if it has no function on `device` yet. Lock held. */
+static void note_unresolved(const kernel_entry *e, int device, unresolved *todo, size_t *n) {
+  uint32_t slot = mc_slot_index(e->handle);
+  if (!__atomic_load_n(&fslot(slot)[FN_WORD(device)], __ATOMIC_ACQUIRE))
+    todo[(*n)++] = (unresolved){slot, e->kernel, NULL};
+}
+
+/* Resolve every kernel of m not yet resolved on `device`, whose context is current. The caller
+ * holds m. The driver calls run without the lock; racing resolutions store the same function. */
+static mc_status resolve_module(module_rec *m, int device) {
+  pthread_mutex_lock(&g_cache.lock);
+  size_t count = m->nkernels;
+  for (kernel_entry *e = m->named; e; e = e->next) count++;
+  unresolved *todo = calloc(count ? count : 1, sizeof *todo);
+  size_t n = 0;
+  if (todo) { /* the enumerated kernels, then those found by name */
+    for (size_t i = 0; i < m->nkernels; ++i) note_unresolved(&m->kernels[i], device, todo, &n);
+    for (kernel_entry *e = m->named; e; e = e->next) note_unresolved(e, device, todo, &n);
+  }
+  pthread_mutex_unlock(&g_cache.lock);
+  if (!todo) return MC_FAIL("mgpuLaunchKernel", MC_E_NO_MEMORY);
+  mc_status st = MC_OK;
+  size_t done = 0;
+  for (; done < n; ++done) {
+    CUresult r = mc_cu.cuKernelGetFunction(&todo[done].fn, todo[done].kernel);
+    if (r != 0) {
+      st = MC_FAIL("cuKernelGetFunction", r);
+      break;
+    }
+    MC_STAT_INC(function_resolves);
+  }
+  pthread_mutex_lock(&g_cache.lock); /* m is held: its slots are still its own */
+  for (size_t i = 0; i < done; ++i) {
+    uint64_t *w = fslot(todo[i].slot);
+    if (!__atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE))
+      __atomic_store_n(&w[FN_WORD(device)], (uint64_t)(uintptr_t)todo[i].fn, __ATOMIC_RELEASE);
+  }
+  if (!MC_FAILED(st)) __atomic_store_n(&m->resolved[device], 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_cache.lock);
+  free(todo);
+  return st;
+}
+
+/* Resolve the kernels for the calling thread's default device, when that works. Failures are not
+ * fatal here: the first launch resolves again and reports. The caller holds m. */
+static void resolve_for_thread_device(module_rec *m) {
+  int device = mc_thread_device();
+  if (device < 0 || device >= mc_device_count() || device >= ndev() ||
+      __atomic_load_n(&m->resolved[device], __ATOMIC_ACQUIRE))
+    return;
+  mc_ctx_scope scope;
+  mc_status st = mc_ctx_enter(device, &scope);
+  if (!MC_FAILED(st)) {
+    st = resolve_module(m, device);
+    mc_ctx_leave(&scope);
+  }
+  if (MC_FAILED(st)) mc_debug("eager resolution on device %d failed: %s", device, st.call);
+}
+
+/* ---- loading ---- */
+
+/* Enumerate the library's kernels into m->kernels. Drivers before 12.4 cannot enumerate; their
+ * kernels are then found by name in mc_module_get_function. m is not published yet. */
+static mc_status enumerate(module_rec *m) {
+  if (!mc_cu.cuLibraryGetKernelCount || !mc_cu.cuLibraryEnumerateKernels || !mc_cu.cuKernelGetName)
+    return MC_OK;
+  unsigned int count = 0;
+  MC_CU_TRY("cuLibraryGetKernelCount", mc_cu.cuLibraryGetKernelCount(&count, m->lib));
+  if (!count) return MC_OK;
+  CUkernel *ks = calloc(count, sizeof *ks);
+  m->kernels = calloc(count, sizeof *m->kernels);
+  if (!ks || !m->kernels) {
+    free(ks);
+    return MC_FAIL("mgpuModuleLoad", MC_E_NO_MEMORY);
+  }
+  CUresult r = mc_cu.cuLibraryEnumerateKernels(ks, count, m->lib);
+  if (r != 0) {
+    free(ks);
+    return MC_FAIL("cuLibraryEnumerateKernels", r);
+  }
+  for (unsigned int i = 0; i < count; ++i) {
+    const char *name = NULL;
+    r = mc_cu.cuKernelGetName(&name, ks[i]);
+    if (r != 0) {
+      free(ks);
+      return MC_FAIL("cuKernelGetName", r);
+    }
+    if (entry_init(&m->kernels[m->nkernels], ks[i], name) != 0) {
+      free(ks);
+      return MC_FAIL("mgpuModuleLoad", MC_E_NO_MEMORY);
+    }
+    m->nkernels++;
+  }
+  free(ks);
+  return MC_OK;
+}
+
+/* Check the blob, load it into the driver and enumerate its kernels: a new, unpublished record.
+ * No lock held. On failure after the driver load, *out is the record to discard(). */
+static mc_status load_new(const void *blob, int jit, int opt_level, module_rec **out, char *log,
+                          size_t log_size) {
+  const char *where = jit ? "mgpuModuleLoadJIT" : "mgpuModuleLoad";
+  *out = NULL;
+  /* The blob's format and length from its header; every byte read is first checked readable. */
+  size_t len = 0;
+  mc_blob_kind kind = mc_blob_identify(blob, &len);
+  if (kind == MC_BLOB_CORRUPT) return MC_FAIL(where, MC_E_BAD_IMAGE);
+  module_rec *m = calloc(1, sizeof *m);
+  if (m) m->resolved = calloc((size_t)ndev(), 1);
+  if (!m || !m->resolved) {
+    free(m);
+    return MC_FAIL(where, MC_E_NO_MEMORY);
+  }
+  m->key = blob;
+  m->jit = jit;
+  m->opt_level = opt_level;
+  CUresult r;
+  if (jit) {
+    char errlog[4096];
+    errlog[0] = 0;
+    CUjit_option opts[3] = {MC_CU_JIT_ERROR_LOG_BUFFER, MC_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            MC_CU_JIT_OPTIMIZATION_LEVEL};
+    void *vals[3] = {errlog, (void *)(uintptr_t)sizeof errlog, (void *)(intptr_t)opt_level};
+    r = mc_cu.cuLibraryLoadData(&m->lib, blob, opts, vals, 3, NULL, NULL, 0);
+    if (r != 0 && log && log_size) {
+      strncpy(log, errlog, log_size - 1);
+      log[log_size - 1] = 0;
+    }
+  } else {
+    r = mc_cu.cuLibraryLoadData(&m->lib, blob, NULL, NULL, 0, NULL, NULL, 0);
+  }
+  if (r != 0) {
+    free(m->resolved);
+    free(m);
+    return MC_FAIL("cuLibraryLoadData", r);
+  }
+  MC_STAT_INC(driver_module_loads);
+  *out = m;
+  /* A module with module-scope state is never cached (blob_state.h): every load of it is a
+   * driver load, as with the stock library. Decided from the image (all len bytes readable, as
+   * mc_blob_identify checked), once per driver load. */
+  if (kind != MC_BLOB_UNKNOWN && kind != MC_BLOB_CORRUPT && len &&
+      mc_blob_stateful(blob, len, kind)) {
+    MC_STAT_INC(module_stateful_loads);
+    mc_debug("%s blob %p (%zu bytes) has module-scope state: not cached", mc_blob_kind_name(kind),
+             blob, len);
+    kind = MC_BLOB_UNKNOWN;
+  }
+  /* Copied once the driver accepted the bytes (their extent was checked by mc_blob_identify).
+   * Without a copy the module is simply not cached. */
+  if (kind != MC_BLOB_UNKNOWN && len && (m->copy = malloc(len)) != NULL) {
+    /* Where the blob lies is looked for before the copy is taken (see hit_is_same). */
+    char object[128];
+    if (mc_config()->hit_check == 0 /* auto */ && len >= MC_HIT_SKIP_MIN_BYTES)
+      m->ro_generation = mc_rodata_find(blob, len, object, sizeof object);
+    if (m->ro_generation)
+      mc_debug("blob %p lies in a read-only segment of %s: its hits are not compared while no "
+               "object is loaded or unloaded", blob, object[0] ? object : "the executable");
+    memcpy(m->copy, blob, len);
+  } else {
+    kind = MC_BLOB_UNKNOWN;
+    len = 0;
+  }
+  m->len = len;
+  m->kind = kind;
+  return enumerate(m);
+}
+
+/* A loaded record that was never published: unload and free it. No lock held. */
+static void discard(module_rec *m) {
+  mc_cu.cuLibraryUnload(m->lib);
+  MC_STAT_INC(driver_module_unloads);
+  rec_free(&m->reclaim);
+}
+
+static inflight *find_inflight_locked(const void *key, int jit, int opt_level) {
+  for (inflight *f = g_cache.loading; f; f = f->next)
+    if (f->key == key && f->jit == jit && f->opt_level == opt_level) return f;
+  return NULL;
+}
+
+static void remove_inflight_locked(inflight *me) {
+  inflight **pp = &g_cache.loading;
+  while (*pp && *pp != me) pp = &(*pp)->next;
+  if (*pp) *pp = me->next;
+  pthread_cond_broadcast(&g_cache.loaded);
+}
+
+/* Whether the blob at m's address is still the one m was loaded from, for a hit; m is held. A blob
+ * found in a read-only segment of a loaded object under the generation that is still current
+ * cannot have changed: not compared. Otherwise compared with the copy; a blob that was in such a
+ * segment is looked for again first, so the generation recorded after an equal comparison is one
+ * under which the compared bytes were already in place (looked for after, a dlclose and dlopen in
+ * between could put a different blob there and have it recorded as checked). Lock-free: racing
+ * hits store generations that each held when their comparison ran; an older one stored last only
+ * costs a comparison more. */
+static int hit_is_same(module_rec *m, const void *blob) {
+  uint64_t g = __atomic_load_n(&m->ro_generation, __ATOMIC_ACQUIRE);
+  if (g && mc_rodata_generation() == g) {
+    MC_STAT_INC(verify_skips);
+    return 1;
+  }
+  uint64_t now = g ? mc_rodata_find(blob, m->len, NULL, 0) : 0;
+  mc_stat_add(MC_STAT_verify_bytes, (int64_t)m->len);
+  if (!mc_blob_same(m->copy, m->len, m->kind, blob)) return 0;
+  if (g) __atomic_store_n(&m->ro_generation, now, __ATOMIC_RELEASE);
+  return 1;
+}
+
+mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **out, char *log,
+                         size_t log_size) {
+  const char *where = jit ? "mgpuModuleLoadJIT" : "mgpuModuleLoad";
+  *out = NULL;
+  MC_STAT_INC(module_loads);
+  if (!blob) return MC_FAIL(where, MC_E_NULL_ARGUMENT);
+  mc_status st = mc_runtime_init();
+  if (MC_FAILED(st)) return st;
+  if (!mc_cu.cuLibraryLoadData || !mc_cu.cuLibraryUnload || !mc_cu.cuKernelGetFunction ||
+      !mc_cu.cuLibraryGetKernel)
+    return MC_FAIL("cuLibraryLoadData", MC_E_UNSUPPORTED);
+
+  module_rec *grave = NULL;
+  inflight me = {blob, jit, opt_level, NULL};
+  pthread_mutex_lock(&g_cache.lock);
+  setup_locked();
+  for (;;) {
+    /* The table is searched by address: no byte of the blob is read under the lock. */
+    module_rec *m = find_locked(blob, jit, opt_level);
+    if (m) {
+      hold_locked(m);
+      m->refs++; /* held while the bytes are compared outside the lock: never retired meanwhile */
+      pthread_mutex_unlock(&g_cache.lock);
+      if (hit_is_same(m, blob)) {
+        resolve_for_thread_device(m);
+        MC_STAT_INC(module_hits);
+        *out = (mc_module *)(uintptr_t)m->handle;
+        return MC_OK;
+      }
+      /* A different blob now lives at this address: the old module must never be returned. */
+      pthread_mutex_lock(&g_cache.lock);
+      m->refs--;
+      if (m->in_table) {
+        MC_STAT_INC(module_stale);
+        mc_debug("blob at %p changed (was %zu bytes): replacing its module", blob, m->len);
+        unlink_locked(m);
+      }
+      release_locked(m, &grave);
+      continue; /* the table may have changed while the lock was released */
+    }
+    if (find_inflight_locked(blob, jit, opt_level)) { /* wait for that load, then look again */
+      pthread_cond_wait(&g_cache.loaded, &g_cache.lock);
+      continue;
+    }
+    break;
+  }
+  me.next = g_cache.loading;
+  g_cache.loading = &me;
+  pthread_mutex_unlock(&g_cache.lock);
+  bury(grave);
+
+  /* A miss: checked, loaded (the JIT included) and enumerated without the lock. */
+  module_rec *m = NULL;
+  st = load_new(blob, jit, opt_level, &m, log, log_size);
+
+  pthread_mutex_lock(&g_cache.lock);
+  remove_inflight_locked(&me);
+  if (!MC_FAILED(st) && publish_locked(m) != 0) st = MC_FAIL(where, MC_E_NO_MEMORY);
+  if (!MC_FAILED(st)) {
+    m->refs = 1;
+    if (m->kind != MC_BLOB_UNKNOWN) {
+      size_t b = bucket_of(blob);
+      m->next = g_cache.buckets[b];
+      g_cache.buckets[b] = m;
+      m->in_table = 1;
+    }
+  }
+  pthread_mutex_unlock(&g_cache.lock);
+  if (MC_FAILED(st)) {
+    if (m) discard(m);
+    return st;
+  }
+  mc_debug("loaded %s blob %p (%zu bytes, %zu kernels)", mc_blob_kind_name(m->kind), blob, m->len,
+           m->nkernels);
+  resolve_for_thread_device(m); /* held by the reference just taken */
+  MC_STAT_INC(module_misses);
+  *out = (mc_module *)(uintptr_t)m->handle;
+  return MC_OK;
+}
+
+mc_status mc_module_unload(mc_module *module) {
+  MC_STAT_INC(module_unloads);
+  uint64_t h = (uint64_t)(uintptr_t)module;
+  if (!h) return MC_FAIL("mgpuModuleUnload", MC_E_NULL_ARGUMENT);
+  module_rec *grave = NULL;
+  mc_status st = MC_OK;
+  pthread_mutex_lock(&g_cache.lock);
+  mc_slot_state s;
+  module_rec *m = module_of(h, &s);
+  if (!m) {
+    st = handle_error("mgpuModuleUnload", s);
+  } else if (m->refs <= 0) {
+    st = MC_FAIL("mgpuModuleUnload", MC_E_STALE_HANDLE);
+  } else {
+    m->refs--;
+    release_locked(m, &grave);
+  }
+  pthread_mutex_unlock(&g_cache.lock);
+  bury(grave);
+  return st;
+}
+
+/* Pin the live record of handle h (its library stays loaded until unpin). Lock held. */
+static module_rec *pin_locked(uint64_t h, mc_slot_state *s) {
+  module_rec *m = module_of(h, s);
+  if (m) {
+    hold_locked(m);
+    m->pins++;
+  }
+  return m;
+}
+
+static module_rec *pin(uint64_t h, mc_slot_state *s) {
+  pthread_mutex_lock(&g_cache.lock);
+  module_rec *m = pin_locked(h, s);
+  pthread_mutex_unlock(&g_cache.lock);
+  return m;
+}
+
+mc_status mc_module_get_function(mc_module *module, const char *name, mc_function **out) {
+  *out = NULL;
+  MC_STAT_INC(function_lookups);
+  uint64_t h = (uint64_t)(uintptr_t)module;
+  if (!h || !name) return MC_FAIL("mgpuModuleGetFunction", MC_E_NULL_ARGUMENT);
+  uint64_t nh = hash_name(name);
+  /* Lock-free: the record is read inside a reclamation read section, so it is not freed under
+   * us even if the module is retired meanwhile (then the handle found reads as stale). */
+  mc_reclaim_enter();
+  mc_slot_state s;
+  module_rec *m = module_of(h, &s);
+  if (m && !mc_slot_still(&g_modules, h)) m = NULL, s = MC_SLOT_STALE;
+  kernel_entry *e = m ? find_entry(m, name, nh) : NULL;
+  uint64_t fh = e ? e->handle : 0;
+  mc_reclaim_exit();
+  if (!m) return handle_error("mgpuModuleGetFunction", s);
+  if (fh) {
+    *out = (mc_function *)(uintptr_t)fh;
+    return MC_OK;
+  }
+  /* Not enumerated at load: ask the driver by name (old drivers, HIP; unknown names fail here),
+   * the module pinned and the lock released. */
+  m = pin(h, &s);
+  if (!m) return handle_error("mgpuModuleGetFunction", s);
+  CUkernel k = NULL;
+  CUresult r = mc_cu.cuLibraryGetKernel(&k, m->lib, name);
+  mc_status st = MC_OK;
+  pthread_mutex_lock(&g_cache.lock);
+  if (r != 0) {
+    st = MC_FAIL("cuLibraryGetKernel", r);
+  } else if ((e = find_entry(m, name, nh)) == NULL) { /* not added by a racing thread */
+    e = calloc(1, sizeof *e);
+    if (!e || entry_init(e, k, name) != 0 || publish_entry_locked(e, m->handle, m->kind == MC_BLOB_UNKNOWN) != 0) {
+      if (e) free(e->name);
+      free(e);
+      e = NULL;
+      st = MC_FAIL("mgpuModuleGetFunction", MC_E_NO_MEMORY);
+    } else {
+      e->next = m->named;
+      __atomic_store_n(&m->named, e, __ATOMIC_RELEASE);
+    }
+  }
+  if (e) fh = e->handle;
+  pthread_mutex_unlock(&g_cache.lock);
+  unpin(m);
+  if (!MC_FAILED(st)) *out = (mc_function *)(uintptr_t)fh;
+  return st;
+}
+
+/* First launch of f on `device` (its context current): resolve the module's kernels there. */
+static mc_status resolve_for_launch(uint64_t fh, int device) {
+  pthread_mutex_lock(&g_cache.lock);
+  uint64_t *w = NULL;
+  mc_slot_state s = mc_slot_find(&g_functions, fh, (void **)&w);
+  module_rec *m = NULL;
+  if (s == MC_SLOT_LIVE) m = pin_locked(__atomic_load_n(&w[0], __ATOMIC_ACQUIRE), &s);
+  pthread_mutex_unlock(&g_cache.lock);
+  if (!m) return handle_error("mgpuLaunchKernel", s);
+  mc_status st = resolve_module(m, device);
+  unpin(m);
+  return st;
+}
+
+/* Raise f's dynamic shared memory limit on `device` to smem. The raises of all kernels are
+ * serialised, so the driver's limit only grows and the recorded one is the driver's. */
+static mc_status raise_smem(uint64_t fh, uint64_t *w, int device, int smem, CUfunction cf) {
+  int optin = 0;
+  mc_status st = mc_device_max_smem_optin(device, &optin);
+  if (MC_FAILED(st)) return st;
+  if (optin < smem) /* the stock wrapper's warning; the launch goes ahead as there */
+    mc_message("Requested shared memory (%dkb) is larger than maximum allowed shared memory "
+               "(%dkb) for this device", smem, optin);
+  uint64_t gen = mc_slot_gen(fh);
+  uint64_t *word = &w[SMEM_WORD(ndev(), device)];
+  pthread_mutex_lock(&g_smem_lock);
+  uint64_t cur = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+  CUresult r = 0;
+  if (!mc_slot_still(&g_functions, fh)) {
+    st = MC_FAIL("mgpuLaunchKernel", MC_E_STALE_HANDLE);
+  } else if ((cur >> 32) != gen || (int64_t)(uint32_t)cur < smem) {
+    r = mc_cu.cuFuncSetAttribute(cf, MC_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem);
+    if (r == 0) {
+      /* Fails only if the slot was reused meanwhile: then nothing is recorded for the new one. */
+      __atomic_compare_exchange_n(word, &cur, gen << 32 | (uint32_t)smem, 0, __ATOMIC_RELEASE,
+                                  __ATOMIC_RELAXED);
+      MC_STAT_INC(smem_attribute_sets);
+    }
+  }
+  pthread_mutex_unlock(&g_smem_lock);
+  if (r != 0) return MC_FAIL("cuFuncSetAttribute", r);
+  return st;
+}
+
+int mc_function_live(const mc_function *f) {
+  uint64_t h = (uint64_t)(uintptr_t)f;
+  return h && mc_slot_still(&g_functions, h);
+}
+
+mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out,
+                               int *transient) {
+  uint64_t h = (uint64_t)(uintptr_t)f;
+  if (!h) return MC_FAIL("mgpuLaunchKernel", MC_E_NULL_ARGUMENT);
+  uint64_t *w = NULL;
+  mc_slot_state s = mc_slot_find(&g_functions, h, (void **)&w);
+  if (s != MC_SLOT_LIVE) return handle_error("mgpuLaunchKernel", s);
+  int n = ndev();
+  if (device < 0 || device >= n) return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
+  CUfunction cf = (CUfunction)(uintptr_t)__atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE);
+  uint64_t sm = __atomic_load_n(&w[SMEM_WORD(n, device)], __ATOMIC_ACQUIRE);
+  *transient = (int)(__atomic_load_n(&w[FLAGS_WORD(n)], __ATOMIC_ACQUIRE) & FN_TRANSIENT);
+  if (!mc_slot_still(&g_functions, h)) return MC_FAIL("mgpuLaunchKernel", MC_E_STALE_HANDLE);
+  if (!cf) { /* first launch on this device: resolve every kernel of the module here */
+    mc_status st = resolve_for_launch(h, device);
+    if (MC_FAILED(st)) return st;
+    cf = (CUfunction)(uintptr_t)__atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE);
+    sm = __atomic_load_n(&w[SMEM_WORD(n, device)], __ATOMIC_ACQUIRE);
+    if (!mc_slot_still(&g_functions, h) || !cf)
+      return MC_FAIL("mgpuLaunchKernel", MC_E_STALE_HANDLE);
+  }
+  uint64_t gen = mc_slot_gen(h);
+  if (smem > 0 && ((sm >> 32) != gen || (int64_t)(uint32_t)sm < smem)) {
+    mc_status st = raise_smem(h, w, device, smem, cf);
+    if (MC_FAILED(st)) return st;
+  }
+  *out = cf;
+  return MC_OK;
+}
+
+/* ---- fork ---- */
+
+void mc_module_cache_fork_prepare(void) {
+  pthread_mutex_lock(&g_cache.lock);
+  pthread_mutex_lock(&g_smem_lock);
+  mc_reclaim_fork_prepare();
+}
+
+void mc_module_cache_fork_parent(void) {
+  mc_reclaim_fork_parent();
+  pthread_mutex_unlock(&g_smem_lock);
+  pthread_mutex_unlock(&g_cache.lock);
+}
+
+void mc_module_cache_fork_child(void) {
+  mc_reclaim_fork_child();
+  pthread_mutex_unlock(&g_smem_lock);
+  pthread_mutex_unlock(&g_cache.lock);
+  /* Threads waiting for a load, and the loads in flight, were the parent's: gone here. */
+  pthread_cond_init(&g_cache.loaded, NULL);
+  g_cache.loading = NULL;
+  /* Every record of the parent is forgotten: its library is never used or unloaded here (the
+   * driver's objects belong to the parent), its memory is not freed. */
+  memset(g_cache.buckets, 0, sizeof g_cache.buckets);
+  g_cache.idle_head = g_cache.idle_tail = NULL;
+  g_cache.nidle = 0;
+  mc_slot_table_fork_child(&g_modules);   /* the parent's handles read as stale */
+  mc_slot_table_fork_child(&g_functions);
+}
+
+/* ---- ROCm-only export (abi_rocm.c): globals of a cached module ---- */
+
+mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, size_t *bytes) {
+  uint64_t h = (uint64_t)(uintptr_t)module;
+  if (!h || !name) return MC_FAIL("mgpuModuleGetGlobal", MC_E_NULL_ARGUMENT);
+  if (!mc_cu_extra.cuLibraryGetGlobal) {
+    mc_slot_state s = mc_slot_find(&g_modules, h, NULL);
+    if (s != MC_SLOT_LIVE) return handle_error("mgpuModuleGetGlobal", s);
+    return MC_FAIL("cuLibraryGetGlobal", MC_E_UNSUPPORTED);
+  }
+  mc_slot_state s;
+  module_rec *m = pin(h, &s);
+  if (!m) return handle_error("mgpuModuleGetGlobal", s);
+  mc_ctx_scope scope;
+  mc_status st = mc_ctx_enter(mc_thread_device(), &scope);
+  CUdeviceptr d = 0;
+  size_t n = 0;
+  CUresult r = 0;
+  if (!MC_FAILED(st)) {
+    r = mc_cu_extra.cuLibraryGetGlobal(&d, &n, m->lib, name);
+    mc_ctx_leave(&scope);
+  }
+  if (!MC_FAILED(st) && r == 0) {
+    /* The program may write the module's state through this address: the module is no longer
+     * handed out to a later load (it leaves the table; its last release unloads it). */
+    pthread_mutex_lock(&g_cache.lock);
+    if (m->in_table) {
+      unlink_locked(m);
+      MC_STAT_INC(module_global_uncached);
+      mc_debug("global %s of blob %p handed out: its module is no longer cached", name, m->key);
+    }
+    pthread_mutex_unlock(&g_cache.lock);
+  }
+  unpin(m);
+  if (MC_FAILED(st)) return st;
+  if (r != 0) return MC_FAIL("cuLibraryGetGlobal", r);
+  if (ptr) *ptr = (void *)(uintptr_t)d;
+  if (bytes) *bytes = n;
+  return MC_OK;
+}
+
+/* ---- faults (issue 19 item 5): a device's primary context was reset (context.h) ----
+ * Every record leaves the hash table, so no later load hits a module resolved in the dead
+ * context (records span devices: all of them go; other devices load theirs once more). Cached
+ * modules nobody holds are forgotten: never unloaded (their driver objects belong to the dead
+ * context), their memory leaked. Records the program still holds stay valid handles whose kernels
+ * report the driver's CONTEXT_IS_DESTROYED, as stock's do; their unload retires them as usual. */
+void mc_module_cache_forget_device(int device) {
+  (void)device;
+  pthread_mutex_lock(&g_cache.lock);
+  for (size_t b = 0; b < MC_BUCKETS; ++b) {
+    while (g_cache.buckets[b]) {
+      module_rec *m = g_cache.buckets[b];
+      idle_remove_locked(m);
+      unlink_locked(m);
+    }
+  }
+  pthread_mutex_unlock(&g_cache.lock);
+}

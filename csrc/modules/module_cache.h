@@ -1,0 +1,93 @@
+/* module_cache.h - the module cache: each blob loaded once, kernels resolved once per device.
+ *
+ * Modules are keyed by the blob's address and checked on every hit (length from the blob's own
+ * header, then a byte comparison with the copy taken at load), so a different blob at a reused
+ * address never gets the old module. A blob of at least 2 KiB that lies in a read-only segment of
+ * a loaded object (the executable or a shared library: rodata.h), found so at load or at its last
+ * comparison, is not compared while the generation of the set of loaded objects noted then is
+ * still current (no dlopen or dlclose since): those bytes cannot have changed; a hit after any
+ * dlopen or dlclose compares and looks again (MGPU_CACHED_HIT_CHECK=full: every hit compares).
+ * A blob is loaded with cuLibraryLoadData, which needs no context: loading works in a global
+ * constructor, before main and before any mgpuSetDefaultDevice. Each kernel is resolved (cuKernelGetFunction, which loads it into the
+ * context) for the loading thread's default device at load, and for any other device on the
+ * first launch there, all kernels of the module at once, so a later launch never triggers a lazy
+ * load. mgpuModuleUnload releases a reference; the module stays cached at zero references and is
+ * unloaded when a different blob replaces it at its address, or when more than
+ * MGPU_CACHED_MODULE_CACHE (default 256) unreferenced modules are kept (the least recently
+ * released first), so a JIT process that makes many modules does not keep them all loaded.
+ * Only modules without module-scope state are cached (blob_state.h): a blob with device globals
+ * or host-writable constants is loaded from the driver at every load and unloaded at its last
+ * unload, as with the stock library, so every load starts from the image's initial values; a
+ * module whose global was handed out by mgpuModuleGetGlobal is not handed out again.
+ *
+ * Handles: an mc_module* / mc_function* is not a pointer but a generation-tagged handle
+ * (slot_table.h): a slot index and the slot's generation. When a module is unloaded from the
+ * driver (retired), its private copy of the blob and its structures are freed and its slots (one
+ * for the module, one per kernel) go back to the tables with a new generation, to be reused by
+ * later modules. Handles made before then read as stale (MGPU_CACHED_STALE_HANDLE), values the
+ * library never made as unknown (MGPU_CACHED_UNKNOWN_HANDLE); neither is ever dereferenced. What
+ * stays per retired module is nothing: memory is bounded by the slots of the most modules and
+ * kernels ever live at the same time.
+ *
+ * Slow driver calls (cuLibraryLoadData and the JIT, cuLibraryUnload, cuKernelGetFunction,
+ * cuLibraryGetKernel, context creation) run without the cache's lock, so a launch or a cache hit
+ * never waits behind another thread's load. Two threads loading the same blob at the same address
+ * at the same time: the second waits for the first one's load and gets its module (one driver
+ * load, one handle). The locking rule and the reclamation are in module_cache.c.
+ */
+#ifndef MGPU_CACHED_MODULE_CACHE_H
+#define MGPU_CACHED_MODULE_CACHE_H
+
+#include <stddef.h>
+
+#include "platform/cuda_api.h"
+#include "support/status.h"
+
+typedef struct mc_module mc_module;     /* never defined: the value is a handle */
+typedef struct mc_function mc_function; /* never defined: the value is a handle */
+
+/* Load (or find) the module for `blob`. jit=1 for mgpuModuleLoadJIT (PTX, with opt_level). On a
+ * JIT failure the driver's error log is copied into log (if given). */
+mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **out, char *log,
+                         size_t log_size);
+
+/* Release one reference taken by mc_module_load. */
+mc_status mc_module_unload(mc_module *module);
+
+/* The function `name` of `module` (resolved once per module and name). */
+mc_status mc_module_get_function(mc_module *module, const char *name, mc_function **out);
+
+/* For a launch on `device`, whose context is current: validate `f`, give its CUfunction in that
+ * context and make sure its dynamic shared memory limit admits `smem` bytes. *transient is set to
+ * 1 when f's module is not cached (module-scope state: blob_state.h): the next load of the blob
+ * gives new handles, so nothing per function (graph execs, chains) is worth keeping for it. */
+mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out,
+                               int *transient);
+
+/* A function the cache calls (no lock held) before it unloads modules from the driver: chain
+ * replay (chain.c) submits its pending launches, which may use their kernels, first. Set once,
+ * by the layer above; NULL: none. */
+void mc_module_set_unload_hook(void (*hook)(void));
+
+/* Is `f` a live function handle? No lock, no driver call (chain replay's fast path, launch.c). */
+int mc_function_live(const mc_function *f);
+
+/* Fork handlers (the library registers them with pthread_atfork): prepare takes the cache's
+ * locks, so that no lock is inherited held; parent releases them; child releases them and resets
+ * the cache to a fresh, empty state without any driver call: the parent's driver libraries and
+ * functions are forgotten (never used or unloaded in the child; their memory is not freed) and
+ * every handle made before the fork reads as stale in the child. */
+void mc_module_cache_fork_prepare(void);
+void mc_module_cache_fork_parent(void);
+void mc_module_cache_fork_child(void);
+
+/* A reset primary context (context.h, mc_ctx_on_reset): forget every cached module (no driver
+ * call), so the next load of a blob loads it in the new context. */
+void mc_module_cache_forget_device(int device);
+
+/* ---- ROCm-only export (abi_rocm.c) ---- */
+/* The device address and size of the global `name` of `module` on the calling thread's default
+ * device (cuLibraryGetGlobal; on HIP, hipModuleGetGlobal of that device's module). */
+mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, size_t *bytes);
+
+#endif

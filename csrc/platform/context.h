@@ -1,0 +1,98 @@
+/* context.h - devices and contexts for the cached mode.
+ *
+ * The device a call works on is the calling thread's default device (mgpuSetDefaultDevice, per
+ * thread, 0 unless set) at the time of the call; on the HIP backend it is the thread's current HIP
+ * device, as in the stock ROCm wrapper (where mgpuSetDefaultDevice is hipSetDevice). Each device's primary context is retained once, on
+ * first use, and never released (so nothing is torn down at exit). A context scope makes a device's
+ * context current for one mgpu* call and restores whatever the caller had current, so the caller's
+ * current context is the same after every call as before it.
+ *
+ * Locking (context.c): initialisation (driver load, cuInit) and each device's context retain run
+ * without a lock, by one thread; threads that need the same result meanwhile wait on a condition
+ * variable (g_init_lock / g_dev_lock released). Results are published with release stores;
+ * readers load with acquire and take no lock once a device is initialised. The two locks are never
+ * held together.
+ */
+#ifndef MGPU_CACHED_CONTEXT_H
+#define MGPU_CACHED_CONTEXT_H
+
+#include "platform/cuda_api.h"
+#include "support/status.h"
+
+/* Devices the library serves: the device count is capped to it, so every valid ordinal is below. */
+#define MC_MAX_DEVICES 64
+
+/* The calling thread's default device ordinal. */
+int mc_thread_device(void);
+void mc_set_thread_device(int device);
+
+/* Load the driver, cuInit and count devices, once. */
+mc_status mc_runtime_init(void);
+
+/* Number of devices (0 before mc_runtime_init succeeded). */
+int mc_device_count(void);
+
+/* The primary context of `device` (retained on first use). */
+mc_status mc_device_context(int device, CUcontext *ctx);
+
+/* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN of `device`, queried once. */
+mc_status mc_device_max_smem_optin(int device, int *bytes);
+
+typedef struct mc_ctx_scope {
+  int pushed; /* 1 when mc_ctx_enter pushed a context that mc_ctx_leave must pop */
+} mc_ctx_scope;
+
+/* Fork handlers (the library registers them with pthread_atfork): prepare takes the locks, parent
+ * releases them; child releases them and forgets the parent's state (retained contexts, device
+ * count, the shared memory limits, initialisation), without a driver call, so the child
+ * initialises the driver afresh at its first call. */
+void mc_context_fork_prepare(void);
+void mc_context_fork_parent(void);
+void mc_context_fork_child(void);
+
+/* Make `device`'s primary context current unless it already is. */
+mc_status mc_ctx_enter(int device, mc_ctx_scope *scope);
+/* Restore the caller's current context. */
+void mc_ctx_leave(mc_ctx_scope *scope);
+
+/* ---- faults (issue 19 item 5): context resets and sticky errors ----
+ *
+ * A device's primary context can die under the library: the program (or another library) calls
+ * cuDevicePrimaryCtxReset / cudaDeviceReset (the CUcontext pointer stays, every object made in it
+ * reports CUDA_ERROR_CONTEXT_IS_DESTROYED, and the pointer works again with a new id once it is
+ * retained again), or a kernel faults (a sticky error: CUDA_ERROR_ASSERT, ILLEGAL_ADDRESS,
+ * LAUNCH_FAILED, ...: every later call in the context reports it until the context is reset).
+ *
+ * Detection costs nothing on the hot path: mc_report (the ABI edge's error path) calls
+ * mc_ctx_note_result with every driver result it reports; a CONTEXT_IS_DESTROYED marks every
+ * retained device suspect, a sticky error marks the device the reporting thread last entered
+ * broken. The entry points whose cached answer would skip a driver call that stock makes (module
+ * load, stream and event create, allocation) call mc_ctx_verify first: one cuCtxGetId (63 ns on the
+ * H100) tells whether the context is still the one the caches were filled in. A context found
+ * reset (a new id, or CONTEXT_IS_DESTROYED) is recovered: the hooks registered with
+ * mc_ctx_on_reset forget everything of the old context (no driver call on it, never reused), the
+ * primary context is retained again, its new id recorded; the call then goes on in the new
+ * context. While a device is broken (mc_ctx_broken) every entry point makes the driver call the
+ * stock wrapper makes, so it reports the sticky error as stock does. */
+
+/* Register `fn` (called with the device, no lock of this file held, from an ABI entry point:
+ * the caller holds no lock of the library) to forget what belonged to a dead context. */
+void mc_ctx_on_reset(void (*fn)(int device));
+
+/* A driver result the ABI edge reports (cheap unless it is a context fault). */
+void mc_ctx_note_result(int result);
+
+/* Nonzero while some device is suspect or broken (one relaxed load). */
+int mc_ctx_trouble(void);
+
+/* Is `device`'s context broken by a sticky error (take the stock path)? */
+int mc_ctx_broken(int device);
+
+/* The device's context is still the one the caches were filled in, or recover (see above).
+ * Safe in every capture mode; no lock of the library may be held by the caller. */
+void mc_ctx_verify(int device);
+
+/* Recover every suspect device (mc_ctx_trouble() set; called from ABI entry points). */
+void mc_ctx_check_suspects(void);
+
+#endif

@@ -1,0 +1,249 @@
+/* blob_state.c - module-scope state of a GPU image (see blob_state.h). Bounded parsers over a
+ * buffer whose every byte is readable; any inconsistency answers "stateful". */
+#include "support/blob_state.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STATEFUL 1
+#define STATELESS 0
+
+#define EM_CUDA 190
+#define EM_AMDGPU 224
+#define SHF_WRITE 0x1
+#define SHT_SYMTAB 2
+#define SHT_DYNSYM 11
+
+#define FATBIN_MAGIC 0xBA55ED50u
+#define FATBIN_KIND_PTX 1
+#define FATBIN_KIND_ELF 2
+#define FATBIN_FLAG_LZ4 0x2000u
+#define FATBIN_FLAG_ZSTD 0x8000u
+#define FATBIN_ENTRY_MIN 64 /* the entry header fields read below */
+
+static uint16_t rd16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* [off, off + size) inside [0, n) */
+static int inside(uint64_t off, uint64_t size, size_t n) { return off <= n && size <= n - off; }
+
+static int starts(const char *s, const char *prefix) {
+  return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* ---- ELF ---- */
+
+/* The NUL-terminated string at `off` of the string table [tab, tab + size), or NULL. */
+static const char *elf_str(const unsigned char *p, uint64_t tab, uint64_t size, uint64_t off) {
+  if (off >= size) return NULL;
+  const unsigned char *s = p + tab + off;
+  return memchr(s, 0, (size_t)(size - off)) ? (const char *)s : NULL;
+}
+
+typedef struct {
+  const unsigned char *p;
+  size_t n;
+  uint64_t shoff;
+  uint16_t shentsize, shnum;
+} elf_view;
+
+static const unsigned char *section(const elf_view *e, uint32_t i) {
+  return e->p + e->shoff + (uint64_t)i * e->shentsize;
+}
+
+/* Whether a symbol table section holds a data symbol that counts as state. */
+static int symbols_stateful(const elf_view *e, const unsigned char *sh, int machine) {
+  uint64_t off = rd64(sh + 0x18), size = rd64(sh + 0x20), entsize = rd64(sh + 0x38);
+  uint32_t link = rd32(sh + 0x28);
+  if (entsize < 24 || !inside(off, size, e->n) || link >= e->shnum) return STATEFUL;
+  const unsigned char *strsh = section(e, link);
+  uint64_t stroff = rd64(strsh + 0x18), strsize = rd64(strsh + 0x20);
+  if (!inside(stroff, strsize, e->n)) return STATEFUL;
+  for (uint64_t s = off; s + entsize <= off + size; s += entsize) {
+    const unsigned char *sym = e->p + s;
+    unsigned type = sym[4] & 0xf;
+    uint16_t shndx = rd16(sym + 6);
+    if (type != 1 /* OBJECT */ && type != 5 /* COMMON */ && type != 6 /* TLS */) continue;
+    if (shndx == 0 /* undefined: defined elsewhere, not here */) continue;
+    if (machine == EM_CUDA) return STATEFUL;
+    /* AMDGPU: a kernel descriptor `K.kd` in a read-only section is the kernel, not data. */
+    const char *name = elf_str(e->p, stroff, strsize, rd32(sym));
+    size_t len = name ? strlen(name) : 0;
+    if (type != 1 || !name || len < 4 || strcmp(name + len - 3, ".kd") != 0 || shndx >= e->shnum)
+      return STATEFUL;
+    if (rd64(section(e, shndx) + 8) & SHF_WRITE) return STATEFUL;
+  }
+  return STATELESS;
+}
+
+static int elf_stateful(const unsigned char *p, size_t n) {
+  if (n < 64 || memcmp(p, "\x7f" "ELF", 4) != 0 || p[4] != 2 || p[5] != 1) return STATEFUL;
+  int machine = rd16(p + 0x12);
+  if (machine != EM_CUDA && machine != EM_AMDGPU) return STATEFUL;
+  elf_view e = {p, n, rd64(p + 0x28), rd16(p + 0x3A), rd16(p + 0x3C)};
+  uint16_t shstrndx = rd16(p + 0x3E);
+  if (e.shnum == 0 || e.shentsize < 64 || shstrndx == 0 || shstrndx >= e.shnum ||
+      !inside(e.shoff, (uint64_t)e.shnum * e.shentsize, n))
+    return STATEFUL; /* no sections, or no names for them: cannot tell */
+  const unsigned char *strsh = section(&e, shstrndx);
+  uint64_t stroff = rd64(strsh + 0x18), strsize = rd64(strsh + 0x20);
+  if (!inside(stroff, strsize, n)) return STATEFUL;
+  for (uint32_t i = 1; i < e.shnum; ++i) {
+    const unsigned char *sh = section(&e, i);
+    const char *name = elf_str(p, stroff, strsize, rd32(sh));
+    if (!name) return STATEFUL;
+    uint32_t type = rd32(sh + 4);
+    uint64_t flags = rd64(sh + 8);
+    if (starts(name, ".nv.global")) return STATEFUL;
+    if (flags & SHF_WRITE) {
+      int loader_or_scratch =
+          machine == EM_CUDA ? (starts(name, ".nv.shared.") || starts(name, ".nv.local."))
+                             : (strcmp(name, ".dynamic") == 0 || strcmp(name, ".got") == 0 ||
+                                strcmp(name, ".relro_padding") == 0);
+      if (!loader_or_scratch) return STATEFUL;
+    }
+    if ((type == SHT_SYMTAB || type == SHT_DYNSYM) && symbols_stateful(&e, sh, machine))
+      return STATEFUL;
+  }
+  return STATELESS;
+}
+
+/* ---- PTX ---- */
+
+static int word_char(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '$' || c == '%';
+}
+
+/* PTX text of at most n bytes (up to its NUL). Every byte must be text. */
+static int ptx_stateful(const unsigned char *p, size_t n) {
+  static const char *const spaces[] = {"global", "const", "tex", "texref", "surfref", "samplerref"};
+  const unsigned char *nul = memchr(p, 0, n);
+  if (nul) n = (size_t)(nul - p);
+  size_t ptr_end = (size_t)-1; /* just after the last `.ptr` token */
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char c = p[i];
+    if (c == '#') return STATEFUL; /* a preprocessor directive (or a '#' in a comment) */
+    if (c != '\t' && c != '\n' && c != '\r' && (c < 0x20 || c >= 0x7f)) return STATEFUL;
+    if (c != '.' || (i > 0 && (word_char(p[i - 1]) || p[i - 1] == '.' || p[i - 1] == ']')))
+      continue;
+    size_t j = i + 1;
+    while (j < n && word_char(p[j])) ++j;
+    size_t len = j - i - 1;
+    const char *w = (const char *)p + i + 1;
+    /* A state space right after `.ptr` (only white space between) is a kernel parameter's
+     * attribute; `.ptr.global` (joined) never starts a token here. */
+    int after_ptr = ptr_end != (size_t)-1 && ptr_end <= i;
+    for (size_t k = ptr_end; after_ptr && k < i; ++k)
+      if (p[k] != ' ' && p[k] != '\t' && p[k] != '\n' && p[k] != '\r') after_ptr = 0;
+    if (len == 3 && memcmp(w, "ptr", 3) == 0) ptr_end = j;
+    for (size_t k = 0; k < sizeof spaces / sizeof *spaces; ++k)
+      if (len == strlen(spaces[k]) && memcmp(w, spaces[k], len) == 0 && !after_ptr) return STATEFUL;
+    i = j - 1;
+  }
+  return STATELESS;
+}
+
+/* ---- fatbin ---- */
+
+typedef size_t (*zstd_decompress_fn)(void *, size_t, const void *, size_t);
+typedef unsigned (*zstd_is_error_fn)(size_t);
+typedef int (*lz4_decompress_fn)(const char *, char *, int, int);
+
+static struct {
+  pthread_once_t once;
+  zstd_decompress_fn zstd;
+  zstd_is_error_fn zstd_is_error;
+  lz4_decompress_fn lz4;
+} g_dec = {PTHREAD_ONCE_INIT, NULL, NULL, NULL};
+
+static void load_decompressors(void) {
+  void *z = dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (z) {
+    *(void **)&g_dec.zstd = dlsym(z, "ZSTD_decompress");
+    *(void **)&g_dec.zstd_is_error = dlsym(z, "ZSTD_isError");
+  }
+  void *l = dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (l) *(void **)&g_dec.lz4 = dlsym(l, "LZ4_decompress_safe");
+}
+
+/* The entry's payload decompressed into a new buffer of exactly `out_len` bytes, or NULL. */
+static unsigned char *decompress(uint64_t flags, const unsigned char *src, size_t src_len,
+                                 size_t out_len) {
+  if (out_len == 0 || out_len > MC_BLOB_MAX_LEN || src_len > (size_t)INT32_MAX) return NULL;
+  pthread_once(&g_dec.once, load_decompressors);
+  unsigned char *out = malloc(out_len);
+  if (!out) return NULL;
+  int ok = 0;
+  if ((flags & FATBIN_FLAG_ZSTD) && !(flags & FATBIN_FLAG_LZ4)) {
+    if (g_dec.zstd && g_dec.zstd_is_error) {
+      size_t r = g_dec.zstd(out, out_len, src, src_len);
+      ok = !g_dec.zstd_is_error(r) && r == out_len;
+    }
+  } else if ((flags & FATBIN_FLAG_LZ4) && !(flags & FATBIN_FLAG_ZSTD)) {
+    if (g_dec.lz4 && out_len <= (size_t)INT32_MAX)
+      ok = g_dec.lz4((const char *)src, (char *)out, (int)src_len, (int)out_len) == (int)out_len;
+  }
+  if (!ok) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+static int fatbin_entry_stateful(const unsigned char *e, const unsigned char *payload,
+                                 size_t size) {
+  uint16_t kind = rd16(e);
+  uint32_t csize = rd32(e + 16);
+  uint64_t flags = rd64(e + 40), dsize = rd64(e + 56);
+  if (kind != FATBIN_KIND_PTX && kind != FATBIN_KIND_ELF) return STATEFUL;
+  const unsigned char *data = payload;
+  unsigned char *owned = NULL;
+  size_t len = size;
+  if (flags & (FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD)) {
+    size_t src = csize ? csize : size;
+    if (src > size || dsize > MC_BLOB_MAX_LEN) return STATEFUL;
+    owned = decompress(flags, payload, src, (size_t)dsize);
+    if (!owned) return STATEFUL;
+    data = owned;
+    len = (size_t)dsize;
+  } else if (csize != 0) {
+    return STATEFUL; /* a compressed size without a compression we know */
+  }
+  int r = kind == FATBIN_KIND_ELF ? elf_stateful(data, len) : ptx_stateful(data, len);
+  free(owned);
+  return r;
+}
+
+static int fatbin_stateful(const unsigned char *p, size_t n) {
+  if (n < 16 || rd32(p) != FATBIN_MAGIC) return STATEFUL;
+  uint64_t header = rd16(p + 6), total = rd64(p + 8);
+  if (header < 16 || !inside(header, total, n)) return STATEFUL;
+  uint64_t pos = header, end = header + total;
+  int entries = 0;
+  while (pos < end) {
+    if (end - pos < FATBIN_ENTRY_MIN) return STATEFUL;
+    const unsigned char *e = p + pos;
+    uint64_t ehs = rd32(e + 4), size = rd64(e + 8);
+    if (ehs < FATBIN_ENTRY_MIN || ehs > end - pos || size > end - pos - ehs) return STATEFUL;
+    if (fatbin_entry_stateful(e, e + ehs, (size_t)size)) return STATEFUL;
+    entries++;
+    pos += ehs + size;
+  }
+  return entries ? STATELESS : STATEFUL;
+}
+
+int mc_blob_stateful(const void *data, size_t len, mc_blob_kind kind) {
+  const unsigned char *p = (const unsigned char *)data;
+  if (!p || !len) return STATEFUL;
+  switch (kind) {
+  case MC_BLOB_CUBIN: return elf_stateful(p, len);
+  case MC_BLOB_FATBIN: return fatbin_stateful(p, len);
+  case MC_BLOB_PTX: return ptx_stateful(p, len);
+  default: return STATEFUL;
+  }
+}

@@ -1,0 +1,47 @@
+/* blob_state.h - does a GPU image hold module-scope state? Decided once, from the image, at load.
+ *
+ * A module with mutable module-scope state (device globals: a cubin's `.nv.global` and
+ * `.nv.global.init` sections, PTX `.global` variables; constant banks the host can write through
+ * cuModuleGetGlobal: a cubin's `.nv.constant3` symbols, PTX `.const` variables; an AMDGPU code
+ * object's writable data) would keep what one user of a cached module wrote for the next one,
+ * where a driver load starts from the image's initial values. The module cache (module_cache.h)
+ * never caches such a module: every load is a driver load, every last unload a driver unload, as
+ * with the stock library.
+ *
+ * The answer errs one way only: "stateless" is said only of an image that is proven to have no
+ * such state; anything not understood (an unknown fatbin entry kind or compression, a compressed
+ * entry whose decompressor library cannot be loaded, an ELF without section names, PTX with
+ * preprocessor directives) is "stateful", which costs a driver load per load, never a result.
+ *
+ * What counts as state, per format:
+ * - cubin (ELF, EM_CUDA): any section whose name begins with `.nv.global`; any writable section
+ *   other than per-block shared memory (`.nv.shared.*`) and per-thread local memory
+ *   (`.nv.local.*`); any defined data symbol (STT_OBJECT, STT_COMMON, STT_TLS), which is what
+ *   cuModuleGetGlobal can hand out (a `__constant__` lives in `.nv.constant3`, a printf format in
+ *   `.nv.global.init`).
+ * - AMDGPU code object (ELF, EM_AMDGPU): any writable section other than the loader's `.dynamic`,
+ *   `.got` and `.relro_padding`; any defined data symbol other than a kernel descriptor (a
+ *   symbol `K.kd` in a read-only section).
+ * - PTX text: a `#` anywhere (the driver runs a preprocessor); any `.global`, `.const`, `.tex`,
+ *   `.texref`, `.surfref` or `.samplerref` directive token (a token that begins a word, so
+ *   `ld.global` is not one) that does not follow `.ptr` (a kernel parameter's attribute); string
+ *   literals (`.global .b8 $str[...]`) count: they are technically writable.
+ * - fatbin: every entry must be a cubin or PTX, uncompressed or compressed with zstd or LZ4 (the
+ *   system's libzstd.so.1 / liblz4.so.1, loaded on first need) to exactly the size its header
+ *   records, and stateless; an entry of another kind, an unknown compression, a decompressor
+ *   that is missing or disagrees with the header: stateful.
+ * ELF of any other machine: stateful.
+ */
+#ifndef MGPU_CACHED_BLOB_STATE_H
+#define MGPU_CACHED_BLOB_STATE_H
+
+#include <stddef.h>
+
+#include "support/blob.h"
+
+/* 1 if the image (`len` readable bytes of `kind`, as mc_blob_identify measured them) has or may
+ * have module-scope state, 0 if it provably has none. No system call except the first
+ * decompressor load. */
+int mc_blob_stateful(const void *data, size_t len, mc_blob_kind kind);
+
+#endif

@@ -1,0 +1,150 @@
+/* stats.c - statistics counters, the exported mgpu_cached_* interface, and the at-exit report.
+ *
+ * The at-exit report (MGPU_CACHED_STATS, MGPU_CACHED_STATS_FILE) runs from a library destructor and
+ * makes no driver call, so it is safe however late it runs. A statistics file that cannot be written
+ * is reported (one line) and the counters go to stderr instead. In a child made by fork, the file
+ * counts what happened after the fork ("since_fork": true); the stderr report stays absolute.
+ */
+#include "support/stats.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "platform/backend.h"
+#include "memory/allocator.h"
+#include "support/config.h"
+#include "platform/driver.h"
+#include "support/report.h"
+#include "include/mgpu_cached.h"
+
+#define MC_EXPORT __attribute__((visibility("default")))
+#ifndef MGPU_CACHED_VERSION
+#define MGPU_CACHED_VERSION "0.1.0"
+#endif
+
+uint64_t mc_stats_values[MC_STAT_COUNT];
+
+static const char *const g_names[] = {
+#define MC_STATS_NAME(name, desc) #name,
+    MC_STATS(MC_STATS_NAME)
+#undef MC_STATS_NAME
+};
+static const char *const g_descriptions[] = {
+#define MC_STATS_DESC(name, desc) desc,
+    MC_STATS(MC_STATS_DESC)
+#undef MC_STATS_DESC
+};
+
+MC_EXPORT const char *mgpu_cached_version(void) { return MGPU_CACHED_VERSION; }
+MC_EXPORT int mgpu_cached_enabled(void) { return !mc_disabled(); }
+MC_EXPORT const char *mgpu_cached_backend(void) {
+  mc_driver_load(); /* the choice is made when the driver is loaded */
+  return mc_backend_name();
+}
+MC_EXPORT const char *mgpu_cached_driver_path(void) { return mc_driver_path(); }
+MC_EXPORT const char *mgpu_cached_driver_error(void) {
+  mc_driver_load();
+  return mc_driver_error();
+}
+MC_EXPORT int mgpu_cached_stats_count(void) { return MC_STAT_COUNT; }
+MC_EXPORT const char *mgpu_cached_stats_name(int i) {
+  return (i >= 0 && i < MC_STAT_COUNT) ? g_names[i] : NULL;
+}
+MC_EXPORT const char *mgpu_cached_stats_description(int i) {
+  return (i >= 0 && i < MC_STAT_COUNT) ? g_descriptions[i] : NULL;
+}
+MC_EXPORT int mgpu_cached_stats_read(uint64_t *values, int n) {
+  if (!values || n <= 0) return 0;
+  int count = n < MC_STAT_COUNT ? n : MC_STAT_COUNT;
+  for (int i = 0; i < count; ++i) values[i] = __atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED);
+  return count;
+}
+
+MC_EXPORT uint64_t mgpu_cached_allocator_release(void) {
+  uint64_t n = 0;
+  mc_report("mgpu_cached_allocator_release", mc_alloc_release_all(&n), NULL);
+  return n;
+}
+
+/* The counters when this process was forked (zero in a process that was not): a child's statistics
+ * file counts what the child did, so that summing the files of a process tree (`mgpu-cached stats`)
+ * counts the parent's work once. Written by the child's only thread right after fork. */
+static uint64_t g_fork_base[MC_STAT_COUNT];
+
+void mc_stats_fork_child(void) {
+  for (int i = 0; i < MC_STAT_COUNT; ++i)
+    g_fork_base[i] = __atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED);
+}
+
+static void write_json(FILE *f) {
+  int forked = 0;
+  for (int i = 0; i < MC_STAT_COUNT; ++i) forked |= g_fork_base[i] != 0;
+  fprintf(f, "{\"version\": \"%s\", \"enabled\": %s, \"backend\": \"%s\", \"pid\": %ld, "
+          "\"since_fork\": %s, \"stats\": {", MGPU_CACHED_VERSION, mc_disabled() ? "false" : "true",
+          mc_backend_name(), (long)getpid(), forked ? "true" : "false");
+  for (int i = 0; i < MC_STAT_COUNT; ++i) /* a gauge may have gone down since the fork */
+    fprintf(f, "%s\"%s\": %lld", i ? ", " : "", g_names[i],
+            (long long)(__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED) - g_fork_base[i]));
+  fprintf(f, "}}\n");
+}
+
+static void print_table(FILE *f) {
+  fprintf(f, "mgpu-cached statistics (%s, backend %s):\n", mc_disabled() ? "disabled" : "enabled",
+          mc_backend_name());
+  for (int i = 0; i < MC_STAT_COUNT; ++i)
+    fprintf(f, "  %-22s %llu\n", g_names[i],
+            (unsigned long long)__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED));
+}
+
+/* Open the statistics file named by MGPU_CACHED_STATS_FILE: "%p" becomes the process id, and then
+ * the file is created anew (a second copy of the library in the same process, e.g. the stock-named
+ * one beside a preloaded one, writes NAME.2, ...), so every process and copy has its own file. */
+static FILE *open_stats_file(const char *pattern, char *path, size_t size) {
+  size_t n = 0;
+  int per_process = 0;
+  for (const char *p = pattern; *p && n + 1 < size; ++p) {
+    if (p[0] == '%' && p[1] == 'p') {
+      n += (size_t)snprintf(path + n, size - n, "%ld", (long)getpid());
+      if (n >= size) n = size - 1;
+      per_process = 1;
+      ++p;
+    } else {
+      path[n++] = *p;
+    }
+  }
+  path[n] = '\0';
+  if (!per_process) return fopen(path, "w");
+  for (int copy = 1; copy < 100; ++copy) {
+    char name[4096];
+    if (copy == 1) snprintf(name, sizeof name, "%s", path);
+    else snprintf(name, sizeof name, "%s.%d", path, copy);
+    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      snprintf(path, size, "%s", name);
+      return fdopen(fd, "w");
+    }
+    if (errno != EEXIST) return NULL;
+  }
+  return NULL;
+}
+
+__attribute__((destructor)) static void mc_stats_at_exit(void) {
+  const mc_config_t *cfg = mc_config();
+  if (cfg->stats_at_exit) print_table(stderr);
+  if (cfg->stats_file) {
+    char path[4096];
+    FILE *f = open_stats_file(cfg->stats_file, path, sizeof path);
+    if (f) {
+      write_json(f);
+      fclose(f);
+    } else {
+      int err = errno;
+      fprintf(stderr, "mgpu-cached: MGPU_CACHED_STATS_FILE='%s': cannot write '%s': %s; "
+              "printing the statistics here instead\n", cfg->stats_file, path, strerror(err));
+      if (!cfg->stats_at_exit) print_table(stderr);
+    }
+  }
+}
