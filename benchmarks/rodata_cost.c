@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "rodata.h"
+#include "support/rodata.h"
 
 static double now_ns(void) {
   struct timespec t;
