@@ -7,8 +7,8 @@ set -u
 . benchmarks/neighbour/setup_h100.sh
 D=/tmp/libdbg; mkdir -p $D
 cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -shared -pthread -Wl,-z,nodelete -Icsrc \
-   $(find csrc -name '*.c') -o $D/libmgpu_cached.so -ldl || exit 1
-cc -shared -fPIC -o /tmp/segv.so benchmarks/neighbour/segv_trace.c
+   $(find csrc -name '*.c') -o $D/libmgpu_cached.so -ldl 2>/dev/null || exit 1
+cc -shared -fPIC -o /tmp/segv.so benchmarks/neighbour/segv_trace.c -ldl
 cc -std=c11 -O1 -g -rdynamic -pthread -o /tmp/rr tests/difftest/runner.c -Icsrc/include -L$D \
    -lmgpu_cached -Wl,-rpath,$D -ldl || exit 1
 awk -v d=/tmp/prog '/^seq /{n++} {print > (d "_" n ".txt")}' benchmarks/neighbour/reset_crash_programs.txt
@@ -28,7 +28,8 @@ for p in /tmp/prog_*.txt; do
   done
 done
 } > $O/reset_trace.txt 2>&1
+mkdir -p /tmp/libmcd && cp /tmp/libmc.so /tmp/libmcd/libmgpu_cached.so
 timeout 200 python3 tests/difftest/difftest.py --profile ordered --classes reset --programs 150 \
-  --seed 19 --minimise 0 --lib /tmp/libmc.so --out /tmp/rd > $O/reset_class.txt 2>&1
+  --seed 19 --minimise 0 --lib /tmp/libmcd/libmgpu_cached.so --out /tmp/rd > $O/reset_class.txt 2>&1
 echo "rc=$?" >> $O/reset_class.txt
 grep -c SIGSEGV $O/reset_trace.txt; tail -3 $O/reset_class.txt | cut -c1-300

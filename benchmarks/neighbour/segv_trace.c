@@ -1,19 +1,70 @@
-/* segv_trace.c - a preloaded SIGSEGV handler that prints the faulting stack (debugging aid for
- * the review's G7 crash): cc -shared -fPIC -o /tmp/segv.so segv_trace.c; LD_PRELOAD=/tmp/segv.so */
+/* segv_trace.c - a preloaded SIGSEGV/SIGBUS handler that prints the faulting stack (debugging aid
+ * for issue 19's G7 and reset-class crashes). It runs on an alternate signal stack, in every
+ * thread (pthread_create is interposed to give each new thread one), so a stack overflow is
+ * reported too: cc -shared -fPIC -o /tmp/segv.so segv_trace.c -ldl; LD_PRELOAD=/tmp/segv.so */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <execinfo.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static void on_segv(int sig) {
+static void on_segv(int sig, siginfo_t *si, void *uc) {
+  (void)uc;
   void *pc[64];
+  char m[96];
   int n = backtrace(pc, 64);
-  static const char m[] = "== SIGSEGV stack:\n";
-  write(2, m, sizeof m - 1);
+  int len = 0;
+  const char *h = sig == SIGSEGV ? "== SIGSEGV stack (addr 0x" : "== SIGBUS stack (addr 0x";
+  while (h[len]) { m[len] = h[len]; len++; }
+  uintptr_t a = (uintptr_t)si->si_addr;
+  for (int s = 60; s >= 0; s -= 4) m[len++] = "0123456789abcdef"[(a >> s) & 15];
+  m[len++] = ')'; m[len++] = ':'; m[len++] = '\n';
+  write(2, m, (size_t)len);
   backtrace_symbols_fd(pc, n, 2);
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
-__attribute__((constructor)) static void install(void) { signal(SIGSEGV, on_segv); }
+static void alt_stack(void) {
+  stack_t ss;
+  ss.ss_size = 1 << 16;
+  ss.ss_sp = malloc(ss.ss_size);
+  ss.ss_flags = 0;
+  if (ss.ss_sp) sigaltstack(&ss, NULL);
+}
+
+struct start { void *(*fn)(void *); void *arg; };
+
+static void *trampoline(void *p) {
+  struct start s = *(struct start *)p;
+  free(p);
+  alt_stack();
+  return s.fn(s.arg);
+}
+
+int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg) {
+  static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+  if (!real) real = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
+                        dlsym(RTLD_NEXT, "pthread_create");
+  struct start *s = malloc(sizeof *s);
+  if (!s) return real(t, a, fn, arg);
+  s->fn = fn;
+  s->arg = arg;
+  return real(t, a, trampoline, s);
+}
+
+__attribute__((constructor)) static void install(void) {
+  void *pc[1];
+  backtrace(pc, 1); /* load libgcc's unwinder now, not inside the handler */
+  alt_stack();
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigaction(SIGSEGV, &sa, NULL);
+  sigaction(SIGBUS, &sa, NULL);
+}

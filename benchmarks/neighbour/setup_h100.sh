@@ -7,7 +7,7 @@ R=$(pwd)
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 python3 -m pip install -q --no-deps --no-build-isolation . > /tmp/install.log 2>&1 || { tail -20 /tmp/install.log; exit 1; }
 CF="-O2 -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -shared -pthread -Wl,-z,nodelete"
-cc $CF -Icsrc $(find csrc -name "*.c") -o /tmp/libmc.so -ldl || exit 1
+cc $CF -Icsrc $(find csrc -name "*.c") -o /tmp/libmc.so -ldl 2>/dev/null || exit 1
 if [ -d .gpu/base-src ]; then
   mkdir -p .gpu/base && cc $CF -I.gpu/base-src/csrc .gpu/base-src/csrc/*.c -o .gpu/base/libmgpu_cached.so -ldl || exit 1
 fi
