@@ -202,3 +202,32 @@ def test_launch_on_captured_mlir_stream_is_stock(make_runtime):
     assert f.count("cuGraphLaunch") == graph_launches
     g = vp()
     assert f.lib.cuStreamEndCapture(d, ctypes.byref(g)) == 0
+
+
+def test_reclaimer_never_touches_a_reset_context(make_runtime):
+    """A reset while blocks freed on a stream wait for the reclaimer: its round must not call the
+    driver on the dead context's streams and events (the real driver crashed on them: the reset
+    class of the differential tester, 5 of 150 programs on the H100). The round waits until the
+    program's next call finds the new context and forgets the old objects."""
+    import time
+    rt = make_runtime(env={"MGPU_CACHED_ALLOCATOR_RECLAIM_US": "20000"})
+    rt.fake.cuDevicePrimaryCtxReset_v2.argtypes = [ctypes.c_int]
+    rt.fake.fake_dead_uses.restype = ctypes.c_long
+    s = rt.mgpuStreamCreate()
+    for _ in range(2):  # a first round makes the fence's events; the second comes after the reset
+        ptrs = [rt.mgpuMemAlloc(4096, s, False) for _ in range(4)]
+        for p in ptrs:
+            rt.mgpuMemFree(p, s)  # pending: the reclaimer's round comes 20 ms later
+        if _ == 0:
+            time.sleep(0.2)
+            assert rt.fake.count("cuEventRecord") > 0
+    assert rt.fake.cuDevicePrimaryCtxReset_v2(0) == 0
+    time.sleep(0.2)  # the reclaimer's rounds run now
+    assert rt.fake.fake_dead_uses() == 0
+    # the program's next call recovers; allocations work in the new context
+    p = rt.mgpuMemAlloc(4096, None, False)
+    assert p
+    rt.mgpuMemFree(p, None)
+    time.sleep(0.1)
+    assert rt.fake.fake_dead_uses() == 0
+    assert rt.stats()["context_recoveries"] == 1

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+static int g_installed; /* our handler is in place: refuse others */
+
 static void on_segv(int sig, siginfo_t *si, void *uc) {
   (void)uc;
   void *pc[64];
@@ -25,6 +27,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc) {
   m[len++] = ')'; m[len++] = ':'; m[len++] = '\n';
   write(2, m, (size_t)len);
   backtrace_symbols_fd(pc, n, 2);
+  g_installed = 0;
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -57,6 +60,19 @@ int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), v
   return real(t, a, trampoline, s);
 }
 
+/* Others (the CUDA driver) may install their own SIGSEGV/SIGBUS handler later and end in the
+ * default action: such a change is refused and reported once. */
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+  static int (*real)(int, const struct sigaction *, struct sigaction *);
+  if (!real) real = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+  if (g_installed && act && (sig == SIGSEGV || sig == SIGBUS)) {
+    static const char m[] = "== segv_trace: a SIGSEGV/SIGBUS handler change was refused\n";
+    write(2, m, sizeof m - 1);
+    return old ? real(sig, NULL, old) : 0;
+  }
+  return real(sig, act, old);
+}
+
 __attribute__((constructor)) static void install(void) {
   void *pc[1];
   backtrace(pc, 1); /* load libgcc's unwinder now, not inside the handler */
@@ -67,4 +83,5 @@ __attribute__((constructor)) static void install(void) {
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigaction(SIGSEGV, &sa, NULL);
   sigaction(SIGBUS, &sa, NULL);
+  g_installed = 1;
 }

@@ -717,7 +717,8 @@ static int fence(int device, dev_alloc *d, int wait) {
 /* One round for `device`, its context current on the calling thread, in relaxed mode: prove the
  * pending blocks freed before it idle (fence and their own events), then clear them and make them
  * ready, or, when a release was asked or the device is lean, give them back with every ready block.
- * `zs`: the stream to clear on. Returns 1 when the round was put off (a capture), else 0. */
+ * `zs`: the stream to clear on. Returns 1 when the round was put off (a capture, or the context
+ * was reset and not yet recovered), else 0. */
 static int reclaim_round_(int device, CUstream zs);
 
 static int reclaim_round(int device, CUstream zs) {
@@ -731,6 +732,10 @@ static int reclaim_round(int device, CUstream zs) {
 
 /* At exit a round stops before its next driver call; its blocks stay where they are. */
 static int reclaim_round_(int device, CUstream zs) {
+  /* A reset context (by the program, in any thread): its streams and events are dead, and the
+   * driver may crash on them (the reset class on the H100). Wait until the program's next call
+   * finds the new context and forgets them (context.h); the blocks stay pending till then. */
+  if (!mc_ctx_alive(device)) return 1;
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = g_alloc.devs[device];
   uint64_t upto = d->free_seq;
@@ -881,7 +886,12 @@ static int start_reclaimer(int device) {
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   sigset_t all, old;
-  sigfillset(&all);
+  sigfillset(&all); /* but the synchronous faults: a crash in the thread reaches the program's
+                     * handlers (blocked, the kernel kills the process without them) */
+  sigdelset(&all, SIGSEGV);
+  sigdelset(&all, SIGBUS);
+  sigdelset(&all, SIGFPE);
+  sigdelset(&all, SIGILL);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   pthread_t t;
   int e = pthread_create(&t, &attr, reclaimer_main, (void *)(intptr_t)device);

@@ -398,6 +398,16 @@ void mc_ctx_verify(int device) {
   pthread_mutex_unlock(&g_fault_lock);
 }
 
+int mc_ctx_alive(int device) {
+  if (device < 0 || device >= MC_MAX_DEVICES || mc_backend() != MC_BACKEND_CUDA) return 1;
+  CUcontext c = __atomic_load_n(&g_ctx[device], __ATOMIC_ACQUIRE);
+  if (!c || !mc_cu.cuCtxGetId) return 1;
+  unsigned long long id = 0;
+  unsigned long long want = __atomic_load_n(&g_ctx_id[device], __ATOMIC_ACQUIRE);
+  if (mc_cu.cuCtxGetId(c, &id) != 0) return 0;
+  return !want || id == want;
+}
+
 void mc_ctx_check_suspects(void) {
   if (!__atomic_load_n(&g_trouble, __ATOMIC_RELAXED)) return;
   int n = mc_device_count();

@@ -92,6 +92,12 @@ int mc_ctx_broken(int device);
  * Safe in every capture mode; no lock of the library may be held by the caller. */
 void mc_ctx_verify(int device);
 
+/* Is `device`'s context still the one the caches were filled in (one cuCtxGetId)? For the
+ * library's own threads (the allocator's reclaimer): 0 after a reset, and nothing is recovered or
+ * retained (the program's next call does that; a reset program that never calls again must not
+ * get its context back from us). 1 when it cannot tell (no cuCtxGetId, nothing retained yet). */
+int mc_ctx_alive(int device);
+
 /* Recover every suspect device (mc_ctx_trouble() set; called from ABI entry points). */
 void mc_ctx_check_suspects(void);
 

@@ -28,6 +28,8 @@ static unsigned g_rs_gen[MAXDEV];  /* resets of each device's primary context so
 static int g_rs_dead[MAXDEV];      /* reset and not retained again since */
 static int g_rs_sticky[MAXDEV];    /* sticky error code of the device's context; 0: none */
 static long g_rs_resets;           /* cuDevicePrimaryCtxReset calls that succeeded */
+static long g_rs_dead_uses;        /* calls on an object made before its context's last reset:
+                                    * the real driver may crash on them (issue 19, reset class) */
 static struct { const void *p; int dev; unsigned gen; } g_rs_birth[BIRTH_SLOTS];
 
 static size_t rs_hash(const void *p) {
@@ -70,7 +72,11 @@ static int fake_obj_error(const void *p) {
     if (!g_rs_birth[k].p) return 0;
     if (g_rs_birth[k].p != p) continue;
     int d = g_rs_birth[k].dev;
-    if (g_rs_birth[k].gen != g_rs_gen[d] || g_rs_dead[d]) return CONTEXT_IS_DESTROYED;
+    if (g_rs_birth[k].gen != g_rs_gen[d]) {
+      g_rs_dead_uses++;
+      return CONTEXT_IS_DESTROYED;
+    }
+    if (g_rs_dead[d]) return CONTEXT_IS_DESTROYED;
     return g_rs_sticky[d];
   }
   return 0;
@@ -126,5 +132,11 @@ EXPORT void fake_set_sticky(int device, int code) {
   pthread_mutex_unlock(&g_lock);
 }
 EXPORT long fake_resets(void) { return g_rs_resets; }
+EXPORT long fake_dead_uses(void) {
+  pthread_mutex_lock(&g_lock);
+  long n = g_rs_dead_uses;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
 
 #endif
