@@ -1,6 +1,6 @@
 """Configuration: every environment variable is read in one place (csrc/support/config.c, from the table
-MC_CONFIG_VARS), an invalid value is reported in one line and its default used, and the README,
-`mgpu-cached --help` and the library's own table list the same variables."""
+MC_CONFIG_VARS), an invalid value is reported in one line and its default used, and `mgpu-cached --help` and the
+library's own table list the same variables (tests/test_docs.py: the docs name each of them)."""
 
 import json
 import os
@@ -136,15 +136,6 @@ def test_no_getenv_outside_config_c():
 
 def _library_names():
     return [s.name for s in mgpu_cached.runtime().config()]
-
-
-def test_readme_lists_every_variable_in_one_table():
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index("| variable | default | effect |")
-    table = readme[start:readme.index("\n\n", start)]
-    rows = re.findall(r"^\| `([A-Z][A-Z0-9_]+)", table, re.M)
-    assert sorted(rows) == sorted(_library_names()) and len(set(rows)) == len(rows)
-    assert readme.count("| variable |") == 1, "one table of variables"
 
 
 def test_help_lists_every_variable():

@@ -1,6 +1,7 @@
 #!/bin/sh
-# The GPU runs of issue 4 (concurrency), as committed under benchmarks/results/h100-concurrency/
-# and benchmarks/results/h200x2-multigpu/. Run from the repository root after `pip install .`.
+# The GPU runs of issue 4 (concurrency); their results were superseded by later runs and left the
+# tree (git show c3b5041:benchmarks/results/h100-concurrency/COMMAND.md; benchmarks/results/README.md
+# says which runs back today's numbers). Run from the repository root after `pip install .`:
 #   benchmarks/conc/gpu_run.sh OUT_DIR [full|multigpu]
 # BEFORE_LIB=path (multigpu): also compare launch throughput with that build of the library.
 set -u

@@ -1,7 +1,7 @@
 /* mgpu_abi.h - the mgpu* C ABI of MLIR's GPU runtime (CUDA and ROCm wrappers alike), with opaque
  * handles, for C programs that call the runtime directly: the benchmark harnesses and the test
  * programs. The generated code needs no header; libmgpu_cached.so defines these with the driver's
- * handle types (same ABI). Signatures as in LLVM 19-22 (see the README's ABI notes).
+ * handle types (same ABI). Signatures as in LLVM 19-22 (see docs/legacy-llvm.md).
  */
 #ifndef MGPU_ABI_H
 #define MGPU_ABI_H
