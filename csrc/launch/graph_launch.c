@@ -50,7 +50,7 @@
 
 #define STREAM_SLOTS 4096u   /* driver streams with execs (all devices) */
 #define DISABLED_SLOTS 1024u /* functions sent down the stream path */
-#define MAX_EXECS 64         /* upper bound of MGPU_CACHED_GRAPH_EXECS */
+#define MAX_EXECS MC_CFG_GRAPH_EXECS_MAX /* upper bound of MGPU_CACHED_GRAPH_EXECS (config.h) */
 #define ARG_SETS 2           /* execs per (function, stream): see "Argument sets" */
 #define EVICT_EVERY 256      /* launches on a full stream between two evictions */
 
@@ -127,8 +127,7 @@ static int g_max_execs;   /* written once under g_once */
 
 static void decide(void) {
   const mc_config_t *cfg = mc_config();
-  g_max_execs = cfg->graph_execs < 1 ? 1 : cfg->graph_execs > MAX_EXECS ? MAX_EXECS
-                                                                         : (int)cfg->graph_execs;
+  g_max_execs = (int)cfg->graph_execs; /* 1 to MAX_EXECS: config.c clamps it (and says so) */
   g_enabled = cfg->graph && mc_backend() == MC_BACKEND_CUDA && mc_cu.cuGraphCreate &&
               mc_cu.cuGraphDestroy && mc_cu.cuGraphAddKernelNode && mc_cu.cuGraphInstantiate &&
               mc_cu.cuGraphExecDestroy && mc_cu.cuGraphExecKernelNodeSetParams &&

@@ -135,8 +135,10 @@ static int g_ndev;
 /* Module slots hold the record pointer; function slots hold the module handle, then per device
  * the CUfunction (0 until resolved) and the smem word (generation << 32 | limit set so far), then
  * a flags word (FN_TRANSIENT). */
-static mc_slot_table g_modules = MC_SLOT_TABLE_INIT(0xC3);
-static mc_slot_table g_functions = MC_SLOT_TABLE_INIT(0xF5);
+static mc_slot_table g_modules;   /* zero-initialised (.bss); tag set by tag_tables */
+static mc_slot_table g_functions; /* likewise */
+#define MODULE_TAG 0xC3           /* top byte of module handles */
+#define FUNCTION_TAG 0xF5         /* top byte of function handles */
 #define FN_WORD(d) (1 + (size_t)(d))
 #define SMEM_WORD(ndev, d) (1 + (size_t)(ndev) + (size_t)(d))
 #define FLAGS_WORD(ndev) (1 + 2 * (size_t)(ndev)) /* FN_TRANSIENT; written before publication */
@@ -158,8 +160,16 @@ static uint64_t hash_name(const char *s) {
 
 static int ndev(void) { return __atomic_load_n(&g_ndev, __ATOMIC_ACQUIRE); }
 
+/* The tables' tags, at library load: before any mgpu* call can look up or make a handle (the
+ * loader runs this library's constructors before those of the code that calls it). */
+__attribute__((constructor)) static void tag_tables(void) {
+  mc_slot_table_set_tag(&g_modules, MODULE_TAG);
+  mc_slot_table_set_tag(&g_functions, FUNCTION_TAG);
+}
+
 static void setup_locked(void) {
   if (g_ndev) return;
+  if (!g_modules.tag) tag_tables(); /* a call made before the constructors ran (a loader cycle) */
   int n = mc_device_count();
   if (n < 1) n = 1;
   mc_slot_table_set_payload(&g_modules, sizeof(uint64_t));

@@ -22,20 +22,13 @@ static const char *const k_rank_vars[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_R
                                           "SLURM_LOCALID", "MPI_LOCALRANKID",
                                           "MV2_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK"};
 
-/* MGPU_CACHED_DEVICE: unset -> 0 (no driver call); N -> N; local-rank -> the launcher's local
- * rank modulo the device count (the driver is initialised for the count). */
+/* MGPU_CACHED_DEVICE (parsed by config.c): unset -> 0 (no driver call); N -> N; local-rank -> the
+ * launcher's local rank modulo the device count (the driver is initialised for the count). */
 static void process_device_init(void) {
-  const char *spec = mc_config()->device;
-  if (!spec) return;
-  char *end = NULL;
-  long n = strtol(spec, &end, 10);
-  if (end != spec && !*end) {
-    g_process_device = n < 0 ? 0 : (int)n;
-    return;
-  }
-  if (strcmp(spec, "local-rank") != 0) {
-    mc_message("MGPU_CACHED_DEVICE='%s' is neither a device ordinal nor 'local-rank': device 0",
-               spec);
+  int spec = mc_config()->device;
+  if (spec == MC_CFG_DEVICE_UNSET) return;
+  if (spec >= 0) {
+    g_process_device = spec;
     return;
   }
   const char *var = NULL, *val = NULL;
@@ -47,6 +40,7 @@ static void process_device_init(void) {
     mc_debug("MGPU_CACHED_DEVICE=local-rank: no local rank in the environment: device 0");
     return;
   }
+  char *end = NULL;
   long rank = strtol(val, &end, 10);
   if (end == val || *end || rank < 0) {
     mc_message("MGPU_CACHED_DEVICE=local-rank: %s='%s' is not a rank: device 0", var, val);
@@ -100,7 +94,7 @@ int mc_thread_device(void) {
    * (a program that picks its GPU with hipSetDevice, e.g. one per MPI rank, keeps working). */
   /* mc_backend() is one atomic load; only before the driver is loaded does this load it. */
   if (mc_backend() == MC_BACKEND_HIP || (!mc_driver_loaded() && mc_backend_is_hip())) {
-    if (!tl_device_set && mc_config()->device) return process_device();
+    if (!tl_device_set && mc_config()->device != MC_CFG_DEVICE_UNSET) return process_device();
     int d = 0;
     if (mc_hip.hipGetDevice(&d) == 0) return d;
   }

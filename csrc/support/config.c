@@ -1,11 +1,13 @@
 /* config.c - run-time configuration from the environment: the one place every variable is read
- * and parsed (the table is MC_CONFIG_VARS in config.h), and the exported description of it
+ * and parsed (the table is MC_CONFIG_VARS in config.h), ranges clamped (MC_CONFIG_RANGES), unknown
+ * MGPU_CACHED_* names reported with the closest known name, and the exported description of it
  * (mgpu_cached_config_*, include/mgpu_cached.h) that `mgpu-cached --help` prints.
  *
  * Locking: everything here is written once, inside pthread_once, and only read afterwards.
  */
 #include "support/config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -14,12 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "include/mgpu_cached.h"
 
 #define MC_EXPORT __attribute__((visibility("default")))
 
-typedef enum { K_FLAG, K_COUNT, K_BYTES, K_PATH, K_CHOICE, K_PRESENT } kind_t;
+typedef enum { K_FLAG, K_COUNT, K_BYTES, K_PATH, K_CHOICE, K_PRESENT, K_DEVICE } kind_t;
 
 typedef struct {
   const char *name;    /* the environment variable */
@@ -35,6 +38,26 @@ static const var_t g_vars[MC_CFG_COUNT] = {
     MC_CONFIG_VARS(MC_CFG_ENTRY)
 #undef MC_CFG_ENTRY
 };
+
+/* The ranges of COUNT variables (config.h). */
+static const struct {
+  int var;
+  unsigned long long min, max;
+} k_ranges[] = {
+#define MC_CFG_RANGE(field, lo, hi) {MC_CFG_##field, (lo), (hi)},
+    MC_CONFIG_RANGES(MC_CFG_RANGE)
+#undef MC_CFG_RANGE
+};
+
+/* MGPU_CACHED_* names that other parts of the project read, not the library: known, so that
+ * setting them is not reported as a misspelling. */
+static const char *const k_other_names[] = {
+    "MGPU_CACHED_MANYLINUX", /* build_runtime.py: a manylinux build with zig cc */
+};
+
+#define PREFIX "MGPU_CACHED_"
+
+extern char **environ; /* read here only (tests/test_config.py) */
 
 static mc_config_t g_config;                 /* written once under g_once, read-only afterwards */
 static unsigned char g_explicit[MC_CFG_COUNT]; /* set to a valid value; written under g_once */
@@ -98,12 +121,20 @@ static int parse_choice(const char *v, const char *choices, unsigned long long *
   return -1;
 }
 
+/* DEVICE: an ordinal, or "local-rank" as MC_CFG_DEVICE_LOCAL_RANK (stored as int by store()). */
+static int parse_device(const char *v, unsigned long long *out) {
+  if (strcmp(v, "local-rank") == 0) return *out = (unsigned long long)MC_CFG_DEVICE_LOCAL_RANK, 0;
+  int rc = parse_count(v, out, NULL);
+  return rc ? rc : *out > INT_MAX ? -2 : 0;
+}
+
 static int parse(const var_t *var, const char *v, unsigned long long *num) {
   switch (var->kind) {
   case K_FLAG: return parse_flag(v, num);
   case K_COUNT: return parse_count(v, num, NULL);
   case K_BYTES: return parse_bytes(v, num);
   case K_CHOICE: return parse_choice(v, var->dflt, num);
+  case K_DEVICE: return parse_device(v, num);
   default: return 0;
   }
 }
@@ -113,6 +144,7 @@ static const char *what_is_expected(kind_t kind) {
   case K_FLAG: return "not 1/0 (true/false, on/off, yes/no)";
   case K_COUNT: return "not a non-negative decimal integer";
   case K_BYTES: return "not a byte count (digits with an optional K, M or G suffix)";
+  case K_DEVICE: return "not a device ordinal (0, 1, ...) or local-rank";
   default: return "not one of";
   }
 }
@@ -123,19 +155,96 @@ static void store(int i, unsigned long long num, const char *str) {
   case K_COUNT:
   case K_BYTES: *(unsigned long long *)(void *)field = num; break;
   case K_PATH: *(const char **)(void *)field = str; break;
+  case K_DEVICE: *(int *)(void *)field = (int)(long long)num; break;
   default: *(int *)(void *)field = (int)num; break;
+  }
+}
+
+/* Clamp an explicit COUNT value into its range (MC_CONFIG_RANGES), saying so. */
+static unsigned long long clamp(int i, const char *v, unsigned long long num) {
+  for (size_t k = 0; k < sizeof k_ranges / sizeof *k_ranges; ++k) {
+    if (k_ranges[k].var != i) continue;
+    const char *side = num < k_ranges[k].min ? "below the minimum" : "above the maximum";
+    unsigned long long to = num < k_ranges[k].min ? k_ranges[k].min
+                            : num > k_ranges[k].max ? k_ranges[k].max
+                                                    : num;
+    if (to != num)
+      fprintf(stderr, "mgpu-cached: %s='%s' is %s %llu; using %llu\n", g_vars[i].name, v, side,
+              to, to);
+    return to;
+  }
+  return num;
+}
+
+/* Edit distance (insert, delete, replace, swap of neighbours; letters compared ignoring case)
+ * between a and b, both at most MAX_NAME characters. */
+#define MAX_NAME 64
+static size_t distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  size_t rows[3][MAX_NAME + 1]; /* rows i-2, i-1, i of the table, cyclically */
+  for (size_t j = 0; j <= lb; ++j) rows[0][j] = j;
+  for (size_t i = 1; i <= la; ++i) {
+    size_t *cur = rows[i % 3], *prev = rows[(i + 2) % 3], *prev2 = rows[(i + 1) % 3];
+    cur[0] = i;
+    for (size_t j = 1; j <= lb; ++j) {
+      int ca = toupper((unsigned char)a[i - 1]), cb = toupper((unsigned char)b[j - 1]);
+      size_t d = prev[j - 1] + (ca != cb);
+      if (prev[j] + 1 < d) d = prev[j] + 1;
+      if (cur[j - 1] + 1 < d) d = cur[j - 1] + 1;
+      if (i > 1 && j > 1 && ca == toupper((unsigned char)b[j - 2]) &&
+          toupper((unsigned char)a[i - 2]) == cb && prev2[j - 2] + 1 < d)
+        d = prev2[j - 2] + 1;
+      cur[j] = d;
+    }
+  }
+  return rows[la % 3][lb];
+}
+
+/* Report every MGPU_CACHED_* name in the environment that nothing reads, with the closest known
+ * name when it is close (at most a third of the part after the prefix differs, or two edits). */
+static void report_unknown_names(void) {
+  enum { NOTHER = sizeof k_other_names / sizeof *k_other_names };
+  for (char **e = environ; e && *e; ++e) {
+    if (strncmp(*e, PREFIX, sizeof PREFIX - 1) != 0) continue;
+    const char *eq = strchr(*e, '=');
+    size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+    char name[MAX_NAME + 1];
+    int known = 0;
+    for (int i = 0; i < MC_CFG_COUNT + NOTHER && !known; ++i) {
+      const char *k = i < MC_CFG_COUNT ? g_vars[i].name : k_other_names[i - MC_CFG_COUNT];
+      known = strlen(k) == len && strncmp(k, *e, len) == 0;
+    }
+    if (known) continue;
+    const char *best = NULL;
+    if (len <= MAX_NAME) {
+      memcpy(name, *e, len);
+      name[len] = '\0';
+      size_t best_d = (size_t)-1, suffix = len - (sizeof PREFIX - 1);
+      for (int i = 0; i < MC_CFG_COUNT + NOTHER; ++i) {
+        const char *k = i < MC_CFG_COUNT ? g_vars[i].name : k_other_names[i - MC_CFG_COUNT];
+        if (strncmp(k, PREFIX, sizeof PREFIX - 1) != 0 || strlen(k) > MAX_NAME) continue;
+        size_t d = distance(name, k);
+        if (d < best_d) best_d = d, best = k;
+      }
+      if (best && best_d > 2 && best_d * 3 > suffix) best = NULL;
+    }
+    if (best)
+      fprintf(stderr, "mgpu-cached: unknown variable %.*s; did you mean %s?\n", (int)len, *e, best);
+    else
+      fprintf(stderr, "mgpu-cached: unknown variable %.*s (not one the library reads: "
+              "`mgpu-cached config` lists them)\n", (int)len, *e);
   }
 }
 
 static void read_environment(void) {
   for (int i = 0; i < MC_CFG_COUNT; ++i) {
     const var_t *var = &g_vars[i];
-    /* the default, parsed like a value (CHOICE: index 0) */
+    /* the default, parsed like a value (CHOICE: index 0; DEVICE: unset) */
     const char *bar = var->kind == K_CHOICE ? strchr(var->dflt, '|') : NULL;
     snprintf(g_default[i], sizeof g_default[i], "%.*s",
              bar ? (int)(bar - var->dflt) : (int)strlen(var->dflt), var->dflt);
-    unsigned long long num = 0;
-    if (var->kind != K_PATH && var->kind != K_PRESENT && var->kind != K_CHOICE)
+    unsigned long long num = var->kind == K_DEVICE ? (unsigned long long)MC_CFG_DEVICE_UNSET : 0;
+    if (var->kind == K_FLAG || var->kind == K_COUNT || var->kind == K_BYTES)
       parse(var, var->dflt, &num);
     const char *str = (var->kind == K_PATH && *var->dflt) ? var->dflt : NULL;
     const char *v = getenv(var->name);
@@ -146,7 +255,7 @@ static void read_environment(void) {
       unsigned long long parsed = 0;
       int rc = var->kind == K_PATH ? 0 : parse(var, v, &parsed);
       if (rc == 0) {
-        num = parsed;
+        num = var->kind == K_COUNT ? clamp(i, v, parsed) : parsed;
         str = v;
         g_explicit[i] = 1;
       } else if (var->kind == K_CHOICE) {
@@ -171,10 +280,16 @@ static void read_environment(void) {
       for (unsigned long long k = 0; k < num && strchr(c, '|'); ++k) c = strchr(c, '|') + 1;
       const char *e = strchr(c, '|');
       snprintf(g_text[i], sizeof g_text[i], "%.*s", e ? (int)(e - c) : (int)strlen(c), c);
+    } else if (var->kind == K_DEVICE) {
+      int d = (int)(long long)num;
+      if (d >= 0) snprintf(g_text[i], sizeof g_text[i], "%d", d);
+      else snprintf(g_text[i], sizeof g_text[i], "%s", d == MC_CFG_DEVICE_LOCAL_RANK ? "local-rank"
+                                                                                   : "");
     } else if (var->kind != K_PATH) {
       snprintf(g_text[i], sizeof g_text[i], "%llu", num);
     }
   }
+  report_unknown_names();
   __atomic_store_n(&g_disabled_cached, g_config.disabled, __ATOMIC_RELEASE);
 }
 

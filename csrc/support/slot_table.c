@@ -21,6 +21,8 @@ static slot_header *slot_of(const mc_slot_table *t, uint32_t index) {
   return slot_at(t, t->chunks[index >> MC_SLOT_CHUNK_BITS], index);
 }
 
+void mc_slot_table_set_tag(mc_slot_table *t, uint8_t tag) { t->tag = tag; }
+
 void mc_slot_table_set_payload(mc_slot_table *t, size_t payload) {
   t->payload = payload;
   t->stride = (sizeof(slot_header) + payload + 7) & ~(size_t)7;

@@ -30,8 +30,13 @@
 #define MC_SLOT_CHUNK ((uint32_t)1 << MC_SLOT_CHUNK_BITS)
 #define MC_SLOT_MAX_CHUNKS ((uint32_t)1 << (MC_SLOT_INDEX_BITS - MC_SLOT_CHUNK_BITS))
 
+/* A table is a zero-initialised static (it lies in .bss: with a non-zero initialiser its 512 KB of
+ * chunk pointers would be stored in the library's file, in .data); its owner sets the tag at
+ * library load, in a constructor (mc_slot_table_set_tag), before any call can make or look up a
+ * handle, so lock-free readers see it without a test of their own. */
 typedef struct mc_slot_table {
-  uint64_t tag;                               /* top byte of this table's handles; immutable */
+  uint64_t tag;                               /* top byte of this table's handles; set once at
+                                                 load, immutable afterwards */
   size_t payload;                             /* payload bytes per slot; set once, owner's lock */
   size_t stride;                              /* header + payload, 8-aligned; set with payload */
   unsigned char *chunks[MC_SLOT_MAX_CHUNKS];  /* published with release, never freed */
@@ -40,9 +45,11 @@ typedef struct mc_slot_table {
                                                  lock */
 } mc_slot_table;
 
-#define MC_SLOT_TABLE_INIT(tag_byte) {(uint64_t)(tag_byte), 0, 0, {0}, 0, 0, 0}
 
 typedef enum { MC_SLOT_LIVE = 0, MC_SLOT_STALE = 1, MC_SLOT_UNKNOWN = 2 } mc_slot_state;
+
+/* Set the tag (non-zero; once, from the owner's constructor, before anything else). */
+void mc_slot_table_set_tag(mc_slot_table *t, uint8_t tag);
 
 /* Set the payload size (once, before the first alloc). Owner's lock. */
 void mc_slot_table_set_payload(mc_slot_table *t, size_t payload);

@@ -111,8 +111,7 @@ __attribute__((constructor)) static void mc_trace_init(void) {
   int nvtx = mc_trace_nvtx_init();
   if (mc_config_is_set(MC_CFG_trace_file)) {
     const mc_config_t *cfg = mc_config();
-    unsigned long long limit = cfg->trace_limit;
-    if (limit > (1ULL << 28)) limit = 1ULL << 28;
+    unsigned long long limit = cfg->trace_limit; /* at most MC_CFG_TRACE_LIMIT_MAX (config.c) */
     g_max_chunks = (uint32_t)((limit + MC_TRACE_CHUNK - 1) / MC_TRACE_CHUNK);
     g_chunks = calloc(g_max_chunks ? g_max_chunks : 1, sizeof *g_chunks);
     if (g_chunks && cfg->trace_file && strlen(cfg->trace_file) < sizeof g_path - 32) {
