@@ -95,8 +95,13 @@ def g12(lib, fake) -> dict:
     mark("launch2")
     lib.mgpuLaunchKernel(lib.mgpuModuleGetFunction(m, b"k_fill"), 1, 1, 1, 1, 1, 1, 0, s, None,
                          None, 0)
+    mark("getFunction")
+    g = lib.mgpuModuleGetFunction(m, b"k_fill")
+    mark("moduleUnload")
+    lib.mgpuModuleUnload(m)
     mark("end")
-    return {"stream": bool(s2), "alloc": bool(q), "module": bool(m2), "event": bool(e)}
+    return {"stream": bool(s2), "alloc": bool(q), "module": bool(m2), "event": bool(e),
+            "function": bool(g)}
 
 
 def g12_reset(lib, fake) -> dict:

@@ -116,12 +116,17 @@ def test_reset_forgets_dead_objects(make_runtime):
 def test_sticky_error_reported_as_stock(tmp_path, fake_driver_build):
     ours, err_ours = run_program(tmp_path, fake_driver_build, "g12", disable=False)
     stock, err_stock = run_program(tmp_path, fake_driver_build, "g12", disable=True)
-    assert ours == stock == {"stream": False, "alloc": False, "module": False, "event": False}
+    assert ours == stock == {"stream": False, "alloc": False, "module": False, "event": False,
+                             "function": False}
     r_ours, r_stock = reports(err_ours), reports(err_stock)
-    for section in ("sync", "streamCreate", "memAlloc", "memFree", "moduleLoad", "eventCreate"):
+    for section in ("sync", "streamCreate", "memAlloc", "memFree", "moduleLoad", "eventCreate",
+                    "launch2", "getFunction", "moduleUnload"):
         assert r_ours.get(section) == r_stock.get(section), (section, err_ours, err_stock)
     assert r_stock["memFree"] == [("cuMemFree", "CUDA_ERROR_ASSERT")]
-    assert ("cuLaunchKernel", "CUDA_ERROR_ASSERT") in r_ours["launch2"]
+    # a function looked up on the broken device is NULL, as stock's; launching it reports what
+    # the driver says of a NULL function
+    assert r_stock["getFunction"] == [("cuModuleGetFunction", "CUDA_ERROR_ASSERT")]
+    assert r_stock["moduleUnload"] == [("cuModuleUnload", "CUDA_ERROR_ASSERT")]
 
 
 def test_sticky_error_then_reset_works_again(tmp_path, fake_driver_build):

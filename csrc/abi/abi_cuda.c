@@ -156,13 +156,25 @@ MC_EXPORT void mgpuModuleUnload(CUmodule module) {
   CHAIN_FLUSH("mgpuModuleUnload");
   /* MGPU_CACHED_STOCK_SYNC: the device wait of the stock cuModuleUnload (issue 19, item 7) */
   if (mc_config()->stock_sync) mc_device_drain();
-  FAILED_REPORT("mgpuModuleUnload", mc_module_unload((mc_module *)module));
+  /* On a broken device stock's cuModuleUnload reports the sticky error (and the module stays
+   * loaded): report it the same; the cache lets go of its reference quietly. */
+  int sticky = mc_ctx_trouble() ? mc_ctx_sticky(mc_thread_device()) : 0;
+  mc_status st = mc_module_unload((mc_module *)module);
+  if (sticky) mc_report_cu("cuModuleUnload", sticky);
+  else FAILED_REPORT("mgpuModuleUnload", st);
 }
 
 MC_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
   MC_TRACE_CALL(mc_trace_ModuleGetFunction(module, name));
   if (mc_disabled()) return mc_stock_module_get_function(module, name);
   FAULT_CHECK();
+  if (mc_ctx_trouble()) { /* a broken device: stock's cuModuleGetFunction fails, NULL returned */
+    int sticky = mc_ctx_sticky(mc_thread_device());
+    if (sticky) {
+      mc_report_cu("cuModuleGetFunction", sticky);
+      return NULL;
+    }
+  }
   mc_function *f = NULL;
   mc_status st = mc_module_get_function((mc_module *)module, name, &f);
   return FAILED_REPORT("mgpuModuleGetFunction", st) ? NULL : (CUfunction)f;
@@ -179,6 +191,13 @@ MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gr
     return mc_stock_launch_kernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
                                   stream, params, extra);
   FAULT_CHECK();
+  if (!function) { /* stock passes NULL to cuLaunchKernel: report the driver's own answer */
+    int device = mc_thread_device();
+    if (!FAULT_STOCK_CALL(device, "cuLaunchKernel",
+                          mc_cu.cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL)))
+      mc_report_cu("cuLaunchKernel", MC_CUDA_ERROR_INVALID_HANDLE);
+    return;
+  }
   /* chain replay: a launch on another stream than the pending launches' submits them first */
   FAILED_REPORT("mgpuLaunchKernel", mc_chain_flush_other(stream));
   mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ}, {0, 0, 0}, smem, 0};

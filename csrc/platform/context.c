@@ -264,6 +264,7 @@ enum { FAULT_SUSPECT = 1, FAULT_BROKEN = 2 };
 static pthread_mutex_t g_fault_lock = PTHREAD_MUTEX_INITIALIZER; /* recovery, hook registration */
 static void (*g_reset_hooks[MC_MAX_RESET_HOOKS])(int); /* atomic pointers; registered once each */
 static int g_fault[MC_MAX_DEVICES];                    /* atomic FAULT_* bits */
+static int g_sticky[MC_MAX_DEVICES];                   /* atomic: the sticky error seen (FAULT_BROKEN) */
 static int g_trouble;                                  /* atomic: devices with g_fault set */
 
 void mc_ctx_on_reset(void (*fn)(int device)) {
@@ -286,6 +287,7 @@ static void fault_set(int device, int bits) {
 }
 
 static void fault_clear(int device) { /* g_fault_lock held */
+  __atomic_store_n(&g_sticky[device], 0, __ATOMIC_RELEASE);
   int old = __atomic_exchange_n(&g_fault[device], 0, __ATOMIC_ACQ_REL);
   if (old) __atomic_fetch_sub(&g_trouble, 1, __ATOMIC_ACQ_REL);
 }
@@ -316,6 +318,8 @@ void mc_ctx_note_result(int result) {
     for (int d = 0; d < n; ++d)
       if (__atomic_load_n(&g_ctx[d], __ATOMIC_ACQUIRE)) fault_set(d, FAULT_SUSPECT);
   } else if (sticky(result)) {
+    if (tl_last_device >= 0 && tl_last_device < MC_MAX_DEVICES)
+      __atomic_store_n(&g_sticky[tl_last_device], result, __ATOMIC_RELEASE);
     fault_set(tl_last_device, FAULT_BROKEN);
   }
 }
@@ -392,6 +396,12 @@ void mc_ctx_verify(int device) {
   pthread_mutex_unlock(&g_fault_lock);
 }
 
+int mc_ctx_sticky(int device) {
+  if (!mc_ctx_broken(device)) return 0;
+  int r = __atomic_load_n(&g_sticky[device], __ATOMIC_ACQUIRE);
+  return r ? r : 719; /* CUDA_ERROR_LAUNCH_FAILED when the code was not kept */
+}
+
 int mc_ctx_alive(int device) {
   if (device < 0 || device >= MC_MAX_DEVICES || mc_backend() != MC_BACKEND_CUDA) return 1;
   CUcontext c = __atomic_load_n(&g_ctx[device], __ATOMIC_ACQUIRE);
@@ -419,6 +429,7 @@ static void faults_fork_child(void) {
   pthread_mutex_init(&g_fault_lock, NULL);
   for (int d = 0; d < MC_MAX_DEVICES; ++d) {
     __atomic_store_n(&g_fault[d], 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_sticky[d], 0, __ATOMIC_RELEASE);
     __atomic_store_n(&g_ctx_id[d], 0ull, __ATOMIC_RELEASE);
   }
   __atomic_store_n(&g_trouble, 0, __ATOMIC_RELEASE);

@@ -92,6 +92,10 @@ int mc_ctx_broken(int device);
  * Safe in every capture mode; no lock of the library may be held by the caller. */
 void mc_ctx_verify(int device);
 
+/* The sticky error of a broken `device` (what every driver call in its context returns, so what
+ * stock's calls report), or 0 when it is not broken. */
+int mc_ctx_sticky(int device);
+
 /* Is `device`'s context still the one the caches were filled in (one cuCtxGetId)? For the
  * library's own threads (the allocator's reclaimer): 0 after a reset, and nothing is recovered or
  * retained (the program's next call does that; a reset program that never calls again must not
