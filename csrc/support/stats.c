@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "platform/backend.h"
 #include "support/config.h"
 #include "include/mgpu_cached.h"
 
@@ -24,6 +23,12 @@
 #endif
 
 uint64_t mc_stats_values[MC_STAT_COUNT];
+void (*mc_stats_observer)(int id); /* written once at library load (trace.c) */
+static const char *(*g_backend_name)(void); /* written once at library load (abi/hooks.c) */
+
+void mc_stats_set_backend_name(const char *(*name)(void)) { g_backend_name = name; }
+
+static const char *backend_name(void) { return g_backend_name ? g_backend_name() : "none"; }
 
 static const char *const g_names[] = {
 #define MC_STATS_NAME(name, desc) #name,
@@ -67,7 +72,7 @@ static void write_json(FILE *f) {
   for (int i = 0; i < MC_STAT_COUNT; ++i) forked |= g_fork_base[i] != 0;
   fprintf(f, "{\"version\": \"%s\", \"enabled\": %s, \"backend\": \"%s\", \"pid\": %ld, "
           "\"since_fork\": %s, \"stats\": {", MGPU_CACHED_VERSION, mc_disabled() ? "false" : "true",
-          mc_backend_name(), (long)getpid(), forked ? "true" : "false");
+          backend_name(), (long)getpid(), forked ? "true" : "false");
   for (int i = 0; i < MC_STAT_COUNT; ++i) /* a gauge may have gone down since the fork */
     fprintf(f, "%s\"%s\": %lld", i ? ", " : "", g_names[i],
             (long long)(__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED) - g_fork_base[i]));
@@ -76,7 +81,7 @@ static void write_json(FILE *f) {
 
 static void print_table(FILE *f) {
   fprintf(f, "mgpu-cached statistics (%s, backend %s):\n", mc_disabled() ? "disabled" : "enabled",
-          mc_backend_name());
+          backend_name());
   for (int i = 0; i < MC_STAT_COUNT; ++i)
     fprintf(f, "  %-22s %llu\n", g_names[i],
             (unsigned long long)__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED));

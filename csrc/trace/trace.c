@@ -37,6 +37,7 @@
 
 #include "platform/backend.h"
 #include "support/config.h"
+#include "support/stats.h"
 #include "include/mgpu_cached.h"
 
 #define MC_TRACE_CHUNK 256
@@ -122,6 +123,7 @@ __attribute__((constructor)) static void mc_trace_init(void) {
     }
   }
   mc_trace_on = g_path[0] != 0 || nvtx;
+  if (mc_trace_on) mc_stats_observer = mc_trace_stat; /* stats.h: a call notes its counters */
 }
 
 __attribute__((destructor)) static void mc_trace_fini(void) {

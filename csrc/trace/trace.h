@@ -115,7 +115,8 @@ uint32_t mc_trace_function_lookup(const void *function);
 uint32_t mc_trace_next_seq(void);
 /* Host clock (CLOCK_MONOTONIC, ns). */
 uint64_t mc_trace_now(void);
-/* Statistics hook (stats.h): counter `id` moved during this thread's current call. */
+/* Statistics observer (stats.h: mc_stats_observer, set by the constructor when the trace is on):
+ * counter `id` moved during this thread's current call. */
 void mc_trace_stat(int id);
 /* Register the at-exit writer now (done at first use; trace_gpu.c again after the driver is up,
  * so the writer runs before the driver's own exit handler). */
