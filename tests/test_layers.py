@@ -40,7 +40,7 @@ Graph = Dict[str, Set[str]]
 
 
 def read_layers(csrc: Path = CSRC) -> List[str]:
-    """The layer names of ``csrc/LAYERS``, top to bottom (blank lines and ``#`` comments skipped)."""
+    """The layer names of ``csrc/LAYERS``, top to bottom (blanks and ``#`` comments skipped)."""
     names = []
     for line in (csrc / "LAYERS").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
@@ -50,7 +50,7 @@ def read_layers(csrc: Path = CSRC) -> List[str]:
 
 
 def unit(rel: str) -> str:
-    """The unit of a file relative to csrc/: ``platform/driver.c`` and ``.h`` are ``platform/driver``."""
+    """The unit of a path relative to csrc/: ``platform/driver.c`` and ``.h`` are one unit."""
     return rel.rsplit(".", 1)[0]
 
 
@@ -138,7 +138,7 @@ def _rank(layers: Sequence[str]) -> Dict[str, int]:
 
 
 def _edge_problem(rank: Dict[str, int], frm: str, to: str) -> Optional[str]:
-    """Why a dependency of ``frm`` on ``to`` (paths or units relative to csrc/) breaks the layers."""
+    """Why a dependency of ``frm`` on ``to`` (paths or units under csrc/) breaks the layers."""
     lf, lt = layer_of(frm), layer_of(to)
     if lf == PUBLIC and lt != PUBLIC:
         return f"public header uses layer {lt}"
@@ -210,7 +210,7 @@ def include_problems(csrc: Path = CSRC) -> List[str]:
 # ---- the symbol check --------------------------------------------------------------------------
 
 def _build_runtime():
-    spec = importlib.util.spec_from_file_location("_layers_build_runtime", ROOT / "build_runtime.py")
+    spec = importlib.util.spec_from_file_location("_layers_br", ROOT / "build_runtime.py")
     module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     spec.loader.exec_module(module)

@@ -10,7 +10,9 @@
 static const mc_report_hooks *g_hooks; /* written once at library load (abi/hooks.c) */
 static const mc_report_hooks k_unhooked; /* until then: as before any driver loaded */
 
-void mc_report_set_hooks(const mc_report_hooks *h) { __atomic_store_n(&g_hooks, h, __ATOMIC_RELEASE); }
+void mc_report_set_hooks(const mc_report_hooks *h) {
+  __atomic_store_n(&g_hooks, h, __ATOMIC_RELEASE);
+}
 
 static const mc_report_hooks *hooks(void) {
   const mc_report_hooks *h = __atomic_load_n(&g_hooks, __ATOMIC_ACQUIRE);

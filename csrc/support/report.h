@@ -15,12 +15,13 @@
  * with a NULL field) the reports behave as before any driver loaded: no driver names, the CUDA
  * call names, no fault note. */
 typedef struct mc_report_hooks {
-  const char *(*driver_result_name)(int result); /* the loaded driver's name of a result, or NULL */
-  int (*backend_is_hip)(void);                   /* 1 when the HIP backend was chosen (no loading) */
+  /* the loaded driver's name of a result ("CUDA_ERROR_INVALID_IMAGE"), or NULL */
+  const char *(*driver_result_name)(int result);
+  int (*backend_is_hip)(void); /* 1 when the HIP backend was chosen (no loading) */
   /* the HIP call that stands for a CUDA call name (backend.h: mc_hip_call_name) */
   const char *(*hip_call_name)(const char *call, char *buf, size_t size);
-  void (*note_result)(int result);    /* a failed driver result, for faults (context.h) */
-  const char *(*driver_error)(void);  /* why the driver did not load, or NULL (driver.h) */
+  void (*note_result)(int result);   /* a failed driver result, for faults (context.h) */
+  const char *(*driver_error)(void); /* why the driver did not load, or NULL (driver.h) */
 } mc_report_hooks;
 
 /* Register the hooks (a static object: kept, not copied). Called once, at library load. */

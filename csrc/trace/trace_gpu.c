@@ -327,7 +327,9 @@ static void mc_trace_gpu_drain(int wait_ms) {
    * still read them) */
 }
 
-static uint64_t mc_trace_gpu_pending(void) { return __atomic_load_n(&g_npending, __ATOMIC_RELAXED); }
+static uint64_t mc_trace_gpu_pending(void) {
+  return __atomic_load_n(&g_npending, __ATOMIC_RELAXED);
+}
 
 static void mc_trace_gpu_forget(void) {
   pthread_mutex_init(&g_lock, NULL);
