@@ -116,7 +116,7 @@ static int fault_destroy(mc_obj_kind kind, void *handle, const char *call) {
 }
 
 MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
-  MC_TRACE_CALL(mc_trace_ModuleLoad(data, gpuBlobSize));
+  MC_TRACE_CALL(mc_trace_ModuleLoad(mgpuModuleLoad, data, gpuBlobSize));
   (void)gpuBlobSize; /* not passed by LLVM < 18: never read */
   if (mc_disabled()) return mc_stock_module_load(data);
   FAULT_CHECK();
@@ -130,7 +130,7 @@ MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
 }
 
 MC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySize) {
-  MC_TRACE_CALL(mc_trace_ModuleLoadJIT(data, optLevel, assemblySize));
+  MC_TRACE_CALL(mc_trace_ModuleLoadJIT(mgpuModuleLoadJIT, data, optLevel, assemblySize));
   (void)assemblySize; /* LLVM 22 passes two arguments: never read */
   if (mc_disabled()) return mc_stock_module_load_jit(data, optLevel);
   FAULT_CHECK();
@@ -151,7 +151,7 @@ MC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySi
 }
 
 MC_EXPORT void mgpuModuleUnload(CUmodule module) {
-  MC_TRACE_CALL(mc_trace_ModuleUnload(module));
+  MC_TRACE_CALL(mc_trace_ModuleUnload(mgpuModuleUnload, module));
   if (mc_disabled()) return mc_stock_module_unload(module);
   CHAIN_FLUSH("mgpuModuleUnload");
   /* MGPU_CACHED_STOCK_SYNC: the device wait of the stock cuModuleUnload (issue 19, item 7) */
@@ -165,7 +165,7 @@ MC_EXPORT void mgpuModuleUnload(CUmodule module) {
 }
 
 MC_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
-  MC_TRACE_CALL(mc_trace_ModuleGetFunction(module, name));
+  MC_TRACE_CALL(mc_trace_ModuleGetFunction(mgpuModuleGetFunction, module, name));
   if (mc_disabled()) return mc_stock_module_get_function(module, name);
   FAULT_CHECK();
   if (mc_ctx_trouble()) { /* a broken device: stock's cuModuleGetFunction fails, NULL returned */
@@ -184,8 +184,8 @@ MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gr
                                 intptr_t gridZ, intptr_t blockX, intptr_t blockY, intptr_t blockZ,
                                 int32_t smem, CUstream stream, void **params, void **extra,
                                 size_t paramsCount) {
-  MC_TRACE_CALL(mc_trace_LaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
-                                       stream, params, extra, paramsCount));
+  MC_TRACE_CALL(mc_trace_LaunchKernel(mgpuLaunchKernel, function, gridX, gridY, gridZ, blockX,
+                                      blockY, blockZ, smem, stream, params, extra, paramsCount));
   (void)paramsCount; /* not passed by LLVM < 18: never read */
   if (mc_disabled())
     return mc_stock_launch_kernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
@@ -205,7 +205,7 @@ MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gr
 }
 
 MC_EXPORT CUstream mgpuStreamCreate(void) {
-  MC_TRACE_CALL(mc_trace_StreamCreate());
+  MC_TRACE_CALL(mc_trace_StreamCreate(mgpuStreamCreate));
   if (mc_disabled()) return mc_stock_stream_create();
   CHAIN_FLUSH("mgpuStreamCreate");
   CUstream s = NULL;
@@ -214,7 +214,7 @@ MC_EXPORT CUstream mgpuStreamCreate(void) {
 }
 
 MC_EXPORT void mgpuStreamDestroy(CUstream stream) {
-  MC_TRACE_CALL(mc_trace_StreamDestroy(stream));
+  MC_TRACE_CALL(mc_trace_StreamDestroy(mgpuStreamDestroy, stream));
   if (mc_disabled()) return mc_stock_stream_destroy(stream);
   CHAIN_FLUSH("mgpuStreamDestroy");
   if (mc_ctx_trouble() && fault_destroy(MC_OBJ_STREAM, stream, "cuStreamDestroy(stream)")) return;
@@ -222,7 +222,7 @@ MC_EXPORT void mgpuStreamDestroy(CUstream stream) {
 }
 
 MC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
-  MC_TRACE_CALL(mc_trace_StreamSynchronize(stream));
+  MC_TRACE_CALL(mc_trace_StreamSynchronize(mgpuStreamSynchronize, stream));
   if (mc_disabled()) return mc_stock_stream_synchronize(stream);
   CHAIN_FLUSH("mgpuStreamSynchronize");
   /* the NULL stream on a broken device: stock's cuStreamSynchronize(NULL) in the caller's
@@ -235,14 +235,14 @@ MC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
 }
 
 MC_EXPORT void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
-  MC_TRACE_CALL(mc_trace_StreamWaitEvent(stream, event));
+  MC_TRACE_CALL(mc_trace_StreamWaitEvent(mgpuStreamWaitEvent, stream, event));
   if (mc_disabled()) return mc_stock_stream_wait_event(stream, event);
   CHAIN_FLUSH("mgpuStreamWaitEvent");
   FAILED_REPORT("mgpuStreamWaitEvent", mc_stream_wait_event(stream, event));
 }
 
 MC_EXPORT CUevent mgpuEventCreate(void) {
-  MC_TRACE_CALL(mc_trace_EventCreate());
+  MC_TRACE_CALL(mc_trace_EventCreate(mgpuEventCreate));
   if (mc_disabled()) return mc_stock_event_create();
   CHAIN_FLUSH("mgpuEventCreate");
   CUevent e = NULL;
@@ -251,7 +251,7 @@ MC_EXPORT CUevent mgpuEventCreate(void) {
 }
 
 MC_EXPORT void mgpuEventDestroy(CUevent event) {
-  MC_TRACE_CALL(mc_trace_EventDestroy(event));
+  MC_TRACE_CALL(mc_trace_EventDestroy(mgpuEventDestroy, event));
   if (mc_disabled()) return mc_stock_event_destroy(event);
   CHAIN_FLUSH("mgpuEventDestroy");
   if (mc_ctx_trouble() && fault_destroy(MC_OBJ_EVENT, event, "cuEventDestroy(event)")) return;
@@ -259,21 +259,21 @@ MC_EXPORT void mgpuEventDestroy(CUevent event) {
 }
 
 MC_EXPORT void mgpuEventSynchronize(CUevent event) {
-  MC_TRACE_CALL(mc_trace_EventSynchronize(event));
+  MC_TRACE_CALL(mc_trace_EventSynchronize(mgpuEventSynchronize, event));
   if (mc_disabled()) return mc_stock_event_synchronize(event);
   CHAIN_FLUSH("mgpuEventSynchronize");
   FAILED_REPORT("mgpuEventSynchronize", mc_event_synchronize(event));
 }
 
 MC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {
-  MC_TRACE_CALL(mc_trace_EventRecord(event, stream));
+  MC_TRACE_CALL(mc_trace_EventRecord(mgpuEventRecord, event, stream));
   if (mc_disabled()) return mc_stock_event_record(event, stream);
   CHAIN_FLUSH("mgpuEventRecord");
   FAILED_REPORT("mgpuEventRecord", mc_event_record(event, stream));
 }
 
 MC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostShared) {
-  MC_TRACE_CALL(mc_trace_MemAlloc(sizeBytes, stream, isHostShared));
+  MC_TRACE_CALL(mc_trace_MemAlloc(mgpuMemAlloc, sizeBytes, stream, isHostShared));
 #if MC_ABI_LLVM >= 18
   /* LLVM 14-17 code passes two arguments: isHostShared is then whatever the register held. */
   int host_shared = mc_config()->ignore_host_shared ? 0 : (int)isHostShared;
@@ -302,7 +302,7 @@ MC_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream, bool isHostSha
 }
 
 MC_EXPORT void mgpuMemFree(void *ptr, CUstream stream) {
-  MC_TRACE_CALL(mc_trace_MemFree(ptr, stream));
+  MC_TRACE_CALL(mc_trace_MemFree(mgpuMemFree, ptr, stream));
   if (mc_disabled()) return mc_stock_mem_free(ptr, stream);
   CHAIN_FLUSH("mgpuMemFree");
   if (!ptr && mc_ctx_trouble()) { /* stock's cuMemFree(0), in the caller's context as stock's */
@@ -323,35 +323,36 @@ MC_EXPORT void mgpuMemFree(void *ptr, CUstream stream) {
 }
 
 MC_EXPORT void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, CUstream stream) {
-  MC_TRACE_CALL(mc_trace_Memcpy(dst, src, sizeBytes, stream));
+  MC_TRACE_CALL(mc_trace_Memcpy(mgpuMemcpy, dst, src, sizeBytes, stream));
   if (mc_disabled()) return mc_stock_memcpy(dst, src, sizeBytes, stream);
   CHAIN_FLUSH("mgpuMemcpy");
   FAILED_REPORT("mgpuMemcpy", mc_memcpy(dst, src, sizeBytes, stream));
 }
 
 MC_EXPORT void mgpuMemset32(void *dst, unsigned int value, size_t count, CUstream stream) {
-  MC_TRACE_CALL(mc_trace_Memset32(dst, value, count, stream));
+  MC_TRACE_CALL(mc_trace_Memset32(mgpuMemset32, dst, value, count, stream));
   if (mc_disabled()) return mc_stock_memset32(dst, value, count, stream);
   CHAIN_FLUSH("mgpuMemset32");
   FAILED_REPORT("mgpuMemset32", mc_memset32(dst, value, count, stream));
 }
 
 MC_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count, CUstream stream) {
-  MC_TRACE_CALL(mc_trace_Memset16(dst, value, count, stream));
+  MC_TRACE_CALL(mc_trace_Memset16(mgpuMemset16, dst, value, count, stream));
   if (mc_disabled()) return mc_stock_memset16(dst, value, count, stream);
   CHAIN_FLUSH("mgpuMemset16");
   FAILED_REPORT("mgpuMemset16", mc_memset16(dst, value, count, stream));
 }
 
 MC_EXPORT void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
-  MC_TRACE_CALL(mc_trace_MemHostRegister(ptr, sizeBytes));
+  MC_TRACE_CALL(mc_trace_MemHostRegister(mgpuMemHostRegister, ptr, sizeBytes));
   if (mc_disabled()) return mc_stock_host_register(ptr, sizeBytes);
   CHAIN_FLUSH("mgpuMemHostRegister");
   FAILED_REPORT("mgpuMemHostRegister", mc_host_register(ptr, sizeBytes));
 }
 
 MC_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t elementSizeBytes) {
-  MC_TRACE_CALL(mc_trace_MemHostRegisterMemRef(rank, descriptor, elementSizeBytes));
+  MC_TRACE_CALL(mc_trace_MemHostRegisterMemRef(mgpuMemHostRegisterMemRef, rank, descriptor,
+                                               elementSizeBytes));
   void *ptr = NULL;
   uint64_t bytes = 0;
   mc_status st = mc_memref_dense_extent("mgpuMemHostRegisterMemRef", rank, descriptor,
@@ -361,7 +362,7 @@ MC_EXPORT void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor, int64_t
 }
 
 MC_EXPORT void mgpuMemHostUnregister(void *ptr) {
-  MC_TRACE_CALL(mc_trace_MemHostUnregister(ptr));
+  MC_TRACE_CALL(mc_trace_MemHostUnregister(mgpuMemHostUnregister, ptr));
   if (mc_disabled()) return mc_stock_host_unregister(ptr);
   CHAIN_FLUSH("mgpuMemHostUnregister");
   FAILED_REPORT("mgpuMemHostUnregister", mc_host_unregister(ptr));
@@ -369,7 +370,8 @@ MC_EXPORT void mgpuMemHostUnregister(void *ptr) {
 
 MC_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
                                            int64_t elementSizeBytes) {
-  MC_TRACE_CALL(mc_trace_MemHostUnregisterMemRef(rank, descriptor, elementSizeBytes));
+  MC_TRACE_CALL(mc_trace_MemHostUnregisterMemRef(mgpuMemHostUnregisterMemRef, rank, descriptor,
+                                                 elementSizeBytes));
   void *ptr = NULL;
   uint64_t bytes = 0;
   mc_status st = mc_memref_dense_extent("mgpuMemHostUnregisterMemRef", rank, descriptor,
@@ -379,7 +381,7 @@ MC_EXPORT void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
 }
 
 MC_EXPORT void mgpuSetDefaultDevice(int32_t device) {
-  MC_TRACE_CALL(mc_trace_SetDefaultDevice(device));
+  MC_TRACE_CALL(mc_trace_SetDefaultDevice(mgpuSetDefaultDevice, device));
   mc_set_thread_device(device);
   mc_hip_set_default_device(device); /* HIP: hipSetDevice too, as the stock ROCm wrapper */
 }
@@ -389,9 +391,9 @@ MC_EXPORT void mgpuLaunchKernelCooperative(CUfunction function, intptr_t gridX, 
                                            intptr_t clusterZ, intptr_t blockX, intptr_t blockY,
                                            intptr_t blockZ, int32_t smem, CUstream stream,
                                            void **params, void **extra) {
-  MC_TRACE_CALL(mc_trace_LaunchKernelCooperative(function, gridX, gridY, gridZ, clusterX, clusterY,
-                                                  clusterZ, blockX, blockY, blockZ, smem, stream,
-                                                  params, extra));
+  MC_TRACE_CALL(mc_trace_LaunchKernelCooperative(mgpuLaunchKernelCooperative, function, gridX,
+                                                 gridY, gridZ, clusterX, clusterY, clusterZ, blockX,
+                                                 blockY, blockZ, smem, stream, params, extra));
   intptr_t grid[3] = {gridX, gridY, gridZ}, cluster[3] = {clusterX, clusterY, clusterZ};
   intptr_t block[3] = {blockX, blockY, blockZ};
   if (mc_disabled())
@@ -408,9 +410,9 @@ MC_EXPORT void mgpuLaunchClusterKernel(CUfunction function, intptr_t clusterX, i
                                        intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                                        intptr_t blockZ, int32_t smem, CUstream stream,
                                        void **params, void **extra, size_t paramsCount) {
-  MC_TRACE_CALL(mc_trace_LaunchClusterKernel(function, clusterX, clusterY, clusterZ, gridX, gridY,
-                                              gridZ, blockX, blockY, blockZ, smem, stream, params,
-                                              extra, paramsCount));
+  MC_TRACE_CALL(mc_trace_LaunchClusterKernel(mgpuLaunchClusterKernel, function, clusterX, clusterY,
+                                             clusterZ, gridX, gridY, gridZ, blockX, blockY, blockZ,
+                                             smem, stream, params, extra, paramsCount));
   (void)paramsCount; /* callers pass 14 arguments: never read */
   intptr_t grid[3] = {gridX, gridY, gridZ}, cluster[3] = {clusterX, clusterY, clusterZ};
   intptr_t block[3] = {blockX, blockY, blockZ};
@@ -429,9 +431,10 @@ MC_EXPORT void mgpuTensorMapEncodeTiled(CUtensorMap *tensorMap, int tensorDataTy
                                         const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
                                         const cuuint32_t *elementStrides, int interleave,
                                         int swizzle, int l2Promotion, int oobFill) {
-  MC_TRACE_CALL(mc_trace_TensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress,
-                                               globalDim, globalStrides, boxDim, elementStrides,
-                                               interleave, swizzle, l2Promotion, oobFill));
+  MC_TRACE_CALL(mc_trace_TensorMapEncodeTiled(mgpuTensorMapEncodeTiled, tensorMap, tensorDataType,
+                                              tensorRank, globalAddress, globalDim, globalStrides,
+                                              boxDim, elementStrides, interleave, swizzle,
+                                              l2Promotion, oobFill));
   if (mc_disabled())
     return mc_stock_tensor_map_encode_tiled(tensorMap, tensorDataType, tensorRank, globalAddress,
                                             globalDim, globalStrides, boxDim, elementStrides,
@@ -458,9 +461,9 @@ MC_EXPORT void *mgpuTensorMapEncodeTiledMemref(int64_t tensorRank, void *rankedD
                                                int tensorDataType, int interleave, int swizzle,
                                                int l2Promotion, int oobFill,
                                                int64_t *inputBoxDims) {
-  MC_TRACE_CALL(mc_trace_TensorMapEncodeTiledMemref(tensorRank, rankedDescriptor, tensorDataType,
-                                                     interleave, swizzle, l2Promotion, oobFill,
-                                                     inputBoxDims));
+  MC_TRACE_CALL(mc_trace_TensorMapEncodeTiledMemref(mgpuTensorMapEncodeTiledMemref, tensorRank,
+                                                    rankedDescriptor, tensorDataType, interleave,
+                                                    swizzle, l2Promotion, oobFill, inputBoxDims));
   if (mc_disabled())
     return mc_stock_tensor_map_encode_tiled_memref(tensorRank, rankedDescriptor, tensorDataType,
                                                    interleave, swizzle, l2Promotion, oobFill,

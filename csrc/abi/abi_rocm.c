@@ -21,19 +21,9 @@
 
 #define MC_EXPORT __attribute__((visibility("default")))
 
-/* StridedMemRefType<T, 1>: what mgpuMemGetDeviceMemRef1d* return by value. */
-typedef struct { float *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } mc_memref1d_f32;
-typedef struct { int32_t *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } mc_memref1d_i32;
-
-/* their traced wrappers (trace_abi.c, which declares the same structures) */
-mc_memref1d_f32 mc_trace_MemGetDeviceMemRef1dFloat(float *allocated, float *aligned,
-                                                   int64_t offset, int64_t size, int64_t stride);
-mc_memref1d_i32 mc_trace_MemGetDeviceMemRef1dInt32(int32_t *allocated, int32_t *aligned,
-                                                   int64_t offset, int64_t size, int64_t stride);
-
 MC_EXPORT void mgpuModuleGetGlobal(void **devPtr, size_t *bytes, CUmodule module,
                                    const char *name) {
-  MC_TRACE_CALL(mc_trace_ModuleGetGlobal(devPtr, bytes, module, name));
+  MC_TRACE_CALL(mc_trace_ModuleGetGlobal(mgpuModuleGetGlobal, devPtr, bytes, module, name));
   if (mc_disabled()) {
     if (mc_backend_is_hip()) return mc_stock_hip_module_get_global(devPtr, bytes, module, name);
     /* not in the stock CUDA wrapper: the CUDA call it would make, on a driver module */
@@ -75,7 +65,8 @@ static void *device_pointer(void *host, const char *where) {
 MC_EXPORT mc_memref1d_f32 mgpuMemGetDeviceMemRef1dFloat(float *allocated, float *aligned,
                                                         int64_t offset, int64_t size,
                                                         int64_t stride) {
-  MC_TRACE_CALL(mc_trace_MemGetDeviceMemRef1dFloat(allocated, aligned, offset, size, stride));
+  MC_TRACE_CALL(mc_trace_MemGetDeviceMemRef1dFloat(mgpuMemGetDeviceMemRef1dFloat, allocated,
+                                                   aligned, offset, size, stride));
   (void)allocated;
   float *p = device_pointer(aligned, "mgpuMemGetDeviceMemRef1dFloat");
   mc_memref1d_f32 r = {p, p, offset, {size}, {stride}};
@@ -85,7 +76,8 @@ MC_EXPORT mc_memref1d_f32 mgpuMemGetDeviceMemRef1dFloat(float *allocated, float 
 MC_EXPORT mc_memref1d_i32 mgpuMemGetDeviceMemRef1dInt32(int32_t *allocated, int32_t *aligned,
                                                         int64_t offset, int64_t size,
                                                         int64_t stride) {
-  MC_TRACE_CALL(mc_trace_MemGetDeviceMemRef1dInt32(allocated, aligned, offset, size, stride));
+  MC_TRACE_CALL(mc_trace_MemGetDeviceMemRef1dInt32(mgpuMemGetDeviceMemRef1dInt32, allocated,
+                                                   aligned, offset, size, stride));
   (void)allocated;
   int32_t *p = device_pointer(aligned, "mgpuMemGetDeviceMemRef1dInt32");
   mc_memref1d_i32 r = {p, p, offset, {size}, {stride}};

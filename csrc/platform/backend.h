@@ -35,17 +35,15 @@ int mc_hip_open(const char *path, void **handle, char *err, size_t err_size);
 /* Number of HIP devices (hipGetDeviceCount), or 0 on any error. Only after mc_hip_open. */
 int mc_hip_device_count(void);
 
-/* Fill the CUDA-shaped tables (mc_cu, mc_cu_extra) with adapters over mc_hip. */
-void mc_hip_install_adapters(void);
+/* Fill the CUDA-shaped tables (driver.c passes mc_cu, mc_cu_extra) with adapters over mc_hip. */
+struct mc_cuda_fns;
+struct mc_cuda_extra_fns;
+void mc_hip_install_adapters(struct mc_cuda_fns *cu, struct mc_cuda_extra_fns *extra);
 
 /* The HIP call that stands for a CUDA call name of a status or report ("cuLibraryLoadData" ->
  * "hipModuleLoadData"); a suffix such as "(stream)" is kept. Writes into buf, returns buf, or
  * returns `call` unchanged if there is no mapping. */
 const char *mc_hip_call_name(const char *call, char *buf, size_t size);
-
-/* mgpuSetDefaultDevice on HIP also makes the device current (hipSetDevice), as the stock ROCm
- * wrapper does; reports a failure in its style. */
-void mc_hip_set_default_device(int device);
 
 /* Fork handlers (for pthread_atfork): prepare takes the backend's lock, parent releases it, child
  * releases it and forgets the parent's libraries and kernels (their memory freed, no HIP call;

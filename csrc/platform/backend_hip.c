@@ -610,55 +610,55 @@ static CUresult a_cuMemHostGetDevicePointer(CUdeviceptr *pd, void *p, unsigned i
   return r;
 }
 
-void mc_hip_install_adapters(void) {
-  memset(&mc_cu, 0, sizeof mc_cu);
-  memset(&mc_cu_extra, 0, sizeof mc_cu_extra);
-  mc_cu.cuGetErrorName = a_cuGetErrorName;
-  mc_cu.cuInit = a_cuInit;
-  mc_cu.cuDriverGetVersion = a_cuDriverGetVersion;
-  mc_cu.cuDeviceGet = a_cuDeviceGet;
-  mc_cu.cuDeviceGetCount = a_cuDeviceGetCount;
-  mc_cu.cuDeviceGetAttribute = a_cuDeviceGetAttribute;
-  mc_cu.cuDevicePrimaryCtxRetain = a_cuDevicePrimaryCtxRetain;
-  mc_cu.cuCtxGetCurrent = a_cuCtxGetCurrent;
-  mc_cu.cuCtxPushCurrent = a_cuCtxPushCurrent;
-  mc_cu.cuCtxPopCurrent = a_cuCtxPopCurrent;
-  mc_cu.cuModuleLoadData = a_cuModuleLoadData;
-  mc_cu.cuModuleLoadDataEx = a_cuModuleLoadDataEx;
-  mc_cu.cuModuleUnload = a_cuModuleUnload;
-  mc_cu.cuModuleGetFunction = a_cuModuleGetFunction;
-  mc_cu.cuFuncSetAttribute = a_cuFuncSetAttribute;
-  mc_cu.cuLaunchKernel = a_cuLaunchKernel;
-  mc_cu.cuStreamCreate = a_cuStreamCreate;
-  mc_cu.cuStreamDestroy = a_cuStreamDestroy;
-  mc_cu.cuStreamSynchronize = a_cuStreamSynchronize;
-  mc_cu.cuStreamQuery = a_cuStreamQuery;
-  mc_cu.cuStreamWaitEvent = a_cuStreamWaitEvent;
-  mc_cu.cuEventCreate = a_cuEventCreate;
-  mc_cu.cuEventDestroy = a_cuEventDestroy;
-  mc_cu.cuEventRecord = a_cuEventRecord;
-  mc_cu.cuEventSynchronize = a_cuEventSynchronize;
-  mc_cu.cuEventQuery = a_cuEventQuery;
-  mc_cu.cuMemAlloc = a_cuMemAlloc;
-  mc_cu.cuMemAllocManaged = a_cuMemAllocManaged;
-  mc_cu.cuMemFree = a_cuMemFree;
-  mc_cu.cuCtxSynchronize = a_cuCtxSynchronize;
-  mc_cu.cuMemcpy = a_cuMemcpy;
-  mc_cu.cuMemcpyAsync = a_cuMemcpyAsync;
-  mc_cu.cuMemsetD32Async = a_cuMemsetD32Async;
-  mc_cu.cuMemsetD16Async = a_cuMemsetD16Async;
-  mc_cu.cuMemHostRegister = a_cuMemHostRegister;
-  mc_cu.cuMemHostUnregister = a_cuMemHostUnregister;
-  mc_cu.cuLaunchKernelEx = a_cuLaunchKernelEx;
+void mc_hip_install_adapters(mc_cuda_fns *cu, mc_cuda_extra_fns *extra) {
+  memset(cu, 0, sizeof *cu);
+  memset(extra, 0, sizeof *extra);
+  cu->cuGetErrorName = a_cuGetErrorName;
+  cu->cuInit = a_cuInit;
+  cu->cuDriverGetVersion = a_cuDriverGetVersion;
+  cu->cuDeviceGet = a_cuDeviceGet;
+  cu->cuDeviceGetCount = a_cuDeviceGetCount;
+  cu->cuDeviceGetAttribute = a_cuDeviceGetAttribute;
+  cu->cuDevicePrimaryCtxRetain = a_cuDevicePrimaryCtxRetain;
+  cu->cuCtxGetCurrent = a_cuCtxGetCurrent;
+  cu->cuCtxPushCurrent = a_cuCtxPushCurrent;
+  cu->cuCtxPopCurrent = a_cuCtxPopCurrent;
+  cu->cuModuleLoadData = a_cuModuleLoadData;
+  cu->cuModuleLoadDataEx = a_cuModuleLoadDataEx;
+  cu->cuModuleUnload = a_cuModuleUnload;
+  cu->cuModuleGetFunction = a_cuModuleGetFunction;
+  cu->cuFuncSetAttribute = a_cuFuncSetAttribute;
+  cu->cuLaunchKernel = a_cuLaunchKernel;
+  cu->cuStreamCreate = a_cuStreamCreate;
+  cu->cuStreamDestroy = a_cuStreamDestroy;
+  cu->cuStreamSynchronize = a_cuStreamSynchronize;
+  cu->cuStreamQuery = a_cuStreamQuery;
+  cu->cuStreamWaitEvent = a_cuStreamWaitEvent;
+  cu->cuEventCreate = a_cuEventCreate;
+  cu->cuEventDestroy = a_cuEventDestroy;
+  cu->cuEventRecord = a_cuEventRecord;
+  cu->cuEventSynchronize = a_cuEventSynchronize;
+  cu->cuEventQuery = a_cuEventQuery;
+  cu->cuMemAlloc = a_cuMemAlloc;
+  cu->cuMemAllocManaged = a_cuMemAllocManaged;
+  cu->cuMemFree = a_cuMemFree;
+  cu->cuCtxSynchronize = a_cuCtxSynchronize;
+  cu->cuMemcpy = a_cuMemcpy;
+  cu->cuMemcpyAsync = a_cuMemcpyAsync;
+  cu->cuMemsetD32Async = a_cuMemsetD32Async;
+  cu->cuMemsetD16Async = a_cuMemsetD16Async;
+  cu->cuMemHostRegister = a_cuMemHostRegister;
+  cu->cuMemHostUnregister = a_cuMemHostUnregister;
+  cu->cuLaunchKernelEx = a_cuLaunchKernelEx;
   /* cuTensorMapEncodeTiled, cuLibraryGetKernelCount, cuLibraryEnumerateKernels, cuKernelGetName:
    * none in HIP; left NULL (optional entries). */
-  mc_cu.cuLibraryLoadData = a_cuLibraryLoadData;
-  mc_cu.cuLibraryUnload = a_cuLibraryUnload;
-  mc_cu.cuLibraryGetKernel = a_cuLibraryGetKernel;
-  mc_cu.cuKernelGetFunction = a_cuKernelGetFunction;
-  mc_cu_extra.cuModuleGetGlobal = a_cuModuleGetGlobal;
-  mc_cu_extra.cuLibraryGetGlobal = a_cuLibraryGetGlobal;
-  mc_cu_extra.cuMemHostGetDevicePointer = a_cuMemHostGetDevicePointer;
+  cu->cuLibraryLoadData = a_cuLibraryLoadData;
+  cu->cuLibraryUnload = a_cuLibraryUnload;
+  cu->cuLibraryGetKernel = a_cuLibraryGetKernel;
+  cu->cuKernelGetFunction = a_cuKernelGetFunction;
+  extra->cuModuleGetGlobal = a_cuModuleGetGlobal;
+  extra->cuLibraryGetGlobal = a_cuLibraryGetGlobal;
+  extra->cuMemHostGetDevicePointer = a_cuMemHostGetDevicePointer;
 }
 
 /* ---- names for reports ---- */
@@ -716,9 +716,4 @@ const char *mc_hip_call_name(const char *call, char *buf, size_t size) {
     return buf;
   }
   return call;
-}
-
-void mc_hip_set_default_device(int device) {
-  if (!mc_backend_is_hip()) return;
-  mc_report_cu("hipSetDevice(device)", mc_hip.hipSetDevice(device));
 }

@@ -106,6 +106,11 @@ void mc_set_thread_device(int device) {
   tl_device_set = 1;
 }
 
+void mc_hip_set_default_device(int device) {
+  if (!mc_backend_is_hip()) return;
+  mc_report_cu("hipSetDevice(device)", mc_hip.hipSetDevice(device));
+}
+
 static mc_status runtime_init(int *count_out) {
   mc_status st = mc_driver_load();
   if (MC_FAILED(st)) return st;

@@ -25,6 +25,9 @@
 /* The calling thread's default device ordinal. */
 int mc_thread_device(void);
 void mc_set_thread_device(int device);
+/* mgpuSetDefaultDevice on HIP also makes the device current (hipSetDevice), as the stock ROCm
+ * wrapper does; reports a failure in its style. Nothing on CUDA. */
+void mc_hip_set_default_device(int device);
 
 /* Load the driver, cuInit and count devices, once. */
 mc_status mc_runtime_init(void);

@@ -49,7 +49,7 @@ static int cuda_has_devices(void) {
 }
 
 static void choose(int backend) {
-  if (backend == MC_BACKEND_HIP) mc_hip_install_adapters();
+  if (backend == MC_BACKEND_HIP) mc_hip_install_adapters(&mc_cu, &mc_cu_extra);
   g_backend = backend;
   /* The library handles are never closed: entry points stay valid until the process ends. */
   __atomic_store_n(&g_loaded, 1, __ATOMIC_RELEASE);

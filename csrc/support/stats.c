@@ -1,4 +1,5 @@
-/* stats.c - statistics counters, the exported mgpu_cached_* interface, and the at-exit report.
+/* stats.c - statistics counters, their exported mgpu_cached_stats_* interface (with
+ * mgpu_cached_version and _enabled), and the at-exit report.
  *
  * The at-exit report (MGPU_CACHED_STATS, MGPU_CACHED_STATS_FILE) runs from a library destructor and
  * makes no driver call, so it is safe however late it runs. A statistics file that cannot be written
@@ -13,11 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "platform/backend.h"
-#include "memory/allocator.h"
 #include "support/config.h"
-#include "platform/driver.h"
-#include "support/report.h"
 #include "include/mgpu_cached.h"
 
 #define MC_EXPORT __attribute__((visibility("default")))
@@ -26,6 +23,12 @@
 #endif
 
 uint64_t mc_stats_values[MC_STAT_COUNT];
+void (*mc_stats_observer)(int id); /* written once at library load (trace.c) */
+static const char *(*g_backend_name)(void); /* written once at library load (abi/hooks.c) */
+
+void mc_stats_set_backend_name(const char *(*name)(void)) { g_backend_name = name; }
+
+static const char *backend_name(void) { return g_backend_name ? g_backend_name() : "none"; }
 
 static const char *const g_names[] = {
 #define MC_STATS_NAME(name, desc) #name,
@@ -40,15 +43,6 @@ static const char *const g_descriptions[] = {
 
 MC_EXPORT const char *mgpu_cached_version(void) { return MGPU_CACHED_VERSION; }
 MC_EXPORT int mgpu_cached_enabled(void) { return !mc_disabled(); }
-MC_EXPORT const char *mgpu_cached_backend(void) {
-  mc_driver_load(); /* the choice is made when the driver is loaded */
-  return mc_backend_name();
-}
-MC_EXPORT const char *mgpu_cached_driver_path(void) { return mc_driver_path(); }
-MC_EXPORT const char *mgpu_cached_driver_error(void) {
-  mc_driver_load();
-  return mc_driver_error();
-}
 MC_EXPORT int mgpu_cached_stats_count(void) { return MC_STAT_COUNT; }
 MC_EXPORT const char *mgpu_cached_stats_name(int i) {
   return (i >= 0 && i < MC_STAT_COUNT) ? g_names[i] : NULL;
@@ -61,12 +55,6 @@ MC_EXPORT int mgpu_cached_stats_read(uint64_t *values, int n) {
   int count = n < MC_STAT_COUNT ? n : MC_STAT_COUNT;
   for (int i = 0; i < count; ++i) values[i] = __atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED);
   return count;
-}
-
-MC_EXPORT uint64_t mgpu_cached_allocator_release(void) {
-  uint64_t n = 0;
-  mc_report("mgpu_cached_allocator_release", mc_alloc_release_all(&n), NULL);
-  return n;
 }
 
 /* The counters when this process was forked (zero in a process that was not): a child's statistics
@@ -84,7 +72,7 @@ static void write_json(FILE *f) {
   for (int i = 0; i < MC_STAT_COUNT; ++i) forked |= g_fork_base[i] != 0;
   fprintf(f, "{\"version\": \"%s\", \"enabled\": %s, \"backend\": \"%s\", \"pid\": %ld, "
           "\"since_fork\": %s, \"stats\": {", MGPU_CACHED_VERSION, mc_disabled() ? "false" : "true",
-          mc_backend_name(), (long)getpid(), forked ? "true" : "false");
+          backend_name(), (long)getpid(), forked ? "true" : "false");
   for (int i = 0; i < MC_STAT_COUNT; ++i) /* a gauge may have gone down since the fork */
     fprintf(f, "%s\"%s\": %lld", i ? ", " : "", g_names[i],
             (long long)(__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED) - g_fork_base[i]));
@@ -93,7 +81,7 @@ static void write_json(FILE *f) {
 
 static void print_table(FILE *f) {
   fprintf(f, "mgpu-cached statistics (%s, backend %s):\n", mc_disabled() ? "disabled" : "enabled",
-          mc_backend_name());
+          backend_name());
   for (int i = 0; i < MC_STAT_COUNT; ++i)
     fprintf(f, "  %-22s %llu\n", g_names[i],
             (unsigned long long)__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED));

@@ -7,6 +7,7 @@
 #ifndef MGPU_CACHED_STATS_H
 #define MGPU_CACHED_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define MC_STATS(X)                                                                           \
@@ -88,13 +89,20 @@ typedef enum {
 
 extern uint64_t mc_stats_values[MC_STAT_COUNT];
 
-extern int mc_trace_on;   /* trace.h: the timeline trace notes which counters a call moved */
-void mc_trace_stat(int id);
+/* Told which counter moved: set once at library load by the timeline trace when it is on
+ * (trace.c: a traced call notes the counters it moved), NULL otherwise: one load and a predictable
+ * branch per count. */
+extern void (*mc_stats_observer)(int id);
 
 static inline void mc_stat_add(mc_stat_id id, int64_t delta) {
   __atomic_fetch_add(&mc_stats_values[id], (uint64_t)delta, __ATOMIC_RELAXED);
-  if (__builtin_expect(mc_trace_on, 0)) mc_trace_stat((int)id);
+  void (*observer)(int) = mc_stats_observer;
+  if (__builtin_expect(observer != NULL, 0)) observer((int)id);
 }
+
+/* The backend's name for the reports ("cuda", "hip" or "none"; backend.h: mc_backend_name),
+ * registered at library load by the ABI edge (abi/hooks.c); "none" until then. */
+void mc_stats_set_backend_name(const char *(*name)(void));
 /* fork(): in the child, the statistics file counts from here on (fork.c calls it). */
 void mc_stats_fork_child(void);
 

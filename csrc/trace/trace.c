@@ -37,6 +37,7 @@
 
 #include "platform/backend.h"
 #include "support/config.h"
+#include "support/stats.h"
 #include "include/mgpu_cached.h"
 
 #define MC_TRACE_CHUNK 256
@@ -47,6 +48,9 @@
 
 int mc_trace_on;  /* written once by the constructor */
 int mc_trace_gpu; /* written once by the constructor */
+static const mc_trace_gpu_ops *g_gpu; /* written once at library load (trace_gpu.c) */
+
+void mc_trace_gpu_set_ops(const mc_trace_gpu_ops *ops) { g_gpu = ops; }
 
 typedef struct chunk {
   uint32_t n; /* records published (release store by the owner, acquire load by the writer) */
@@ -101,7 +105,7 @@ void mc_trace_fork_child(void) {
   g_written_count = UINT64_MAX;
   g_written_dropped = 0;
   tl_tid = 0; /* the forking thread has a new id in the child */
-  mc_trace_gpu_forget();
+  if (g_gpu) g_gpu->forget();
 }
 
 /* The variables are parsed by config.c (MC_CONFIG_VARS), but only when one of the two that turn
@@ -121,6 +125,7 @@ __attribute__((constructor)) static void mc_trace_init(void) {
     }
   }
   mc_trace_on = g_path[0] != 0 || nvtx;
+  if (mc_trace_on) mc_stats_observer = mc_trace_stat; /* stats.h: a call notes its counters */
 }
 
 __attribute__((destructor)) static void mc_trace_fini(void) {
@@ -188,9 +193,9 @@ void mc_trace_end(mc_trace_span *sp) {
   tl_current = sp->outer;
   if (sp->nvtx) mc_trace_nvtx_pop();
   if (g_path[0]) mc_trace_keep(&sp->rec);
-  if (mc_trace_gpu && (sp->rec.call == MC_TR_StreamSynchronize ||
-                       sp->rec.call == MC_TR_EventSynchronize))
-    mc_trace_gpu_poll(32); /* after the span: its work is done, its events read cheaply */
+  if (mc_trace_gpu && g_gpu && (sp->rec.call == MC_TR_StreamSynchronize ||
+                                sp->rec.call == MC_TR_EventSynchronize))
+    g_gpu->poll(32); /* after the span: its work is done, its events read cheaply */
 }
 
 mc_trace_span *mc_trace_current(void) { return tl_current; }
@@ -485,7 +490,7 @@ static void output_path(char *out, size_t size) {
 static void write_trace(int may_call_driver) {
   if (!g_path[0] || !__atomic_load_n(&g_used, __ATOMIC_RELAXED)) return;
   pthread_mutex_lock(&g_write_lock);
-  if (mc_trace_gpu && may_call_driver) mc_trace_gpu_drain(200);
+  if (mc_trace_gpu && g_gpu && may_call_driver) g_gpu->drain(200);
   uint32_t nc = __atomic_load_n(&g_nchunks, __ATOMIC_ACQUIRE);
   if (nc > g_max_chunks) nc = g_max_chunks;
   uint64_t total = 0;
@@ -494,7 +499,7 @@ static void write_trace(int may_call_driver) {
     if (c) total += __atomic_load_n(&c->n, __ATOMIC_ACQUIRE);
   }
   uint64_t dropped = __atomic_load_n(&g_dropped, __ATOMIC_RELAXED);
-  uint64_t gpu_dropped = mc_trace_gpu ? mc_trace_gpu_dropped() + mc_trace_gpu_pending() : 0;
+  uint64_t gpu_dropped = mc_trace_gpu && g_gpu ? g_gpu->dropped() + g_gpu->pending() : 0;
   if (total == g_written_count && dropped + gpu_dropped == g_written_dropped) {
     pthread_mutex_unlock(&g_write_lock);
     return;

@@ -115,7 +115,8 @@ uint32_t mc_trace_function_lookup(const void *function);
 uint32_t mc_trace_next_seq(void);
 /* Host clock (CLOCK_MONOTONIC, ns). */
 uint64_t mc_trace_now(void);
-/* Statistics hook (stats.h): counter `id` moved during this thread's current call. */
+/* Statistics observer (stats.h: mc_stats_observer, set by the constructor when the trace is on):
+ * counter `id` moved during this thread's current call. */
 void mc_trace_stat(int id);
 /* Register the at-exit writer now (done at first use; trace_gpu.c again after the driver is up,
  * so the writer runs before the driver's own exit handler). */
@@ -139,17 +140,23 @@ void mc_trace_gpu_end(CUstream driver_stream, int result);
   do {                                                                                            \
     if (__builtin_expect(mc_trace_gpu, 0)) mc_trace_gpu_end((s), (r));                            \
   } while (0)
-/* Read back every finished GPU span (waits at most `wait_ms` for unfinished ones, never longer;
- * unfinished ones are counted as dropped). Called by the writer. */
-void mc_trace_gpu_drain(int wait_ms);
-/* GPU spans asked for but lost (no event, record failed, unfinished at exit). */
-uint64_t mc_trace_gpu_dropped(void);
-/* Read back up to `max` pending GPU spans that have finished (called after synchronize calls). */
-void mc_trace_gpu_poll(int max);
-/* GPU spans recorded but not finished yet. */
-uint64_t mc_trace_gpu_pending(void);
-/* After fork, in the child: forget the parent's events (called by mc_trace_fork_child). */
-void mc_trace_gpu_forget(void);
+/* What the trace core (trace.c) asks of the GPU spans: trace_gpu.c registers it at library load
+ * (mc_trace_gpu_set_ops), so that trace.c calls nothing of trace_gpu.c (no call cycle). */
+typedef struct mc_trace_gpu_ops {
+  /* Read back every finished GPU span (waits at most `wait_ms` for unfinished ones, never
+   * longer; unfinished ones are counted as dropped). Called by the writer. */
+  void (*drain)(int wait_ms);
+  /* GPU spans asked for but lost (no event, record failed, unfinished at exit). */
+  uint64_t (*dropped)(void);
+  /* Read back up to `max` pending GPU spans that have finished (called after synchronize calls). */
+  void (*poll)(int max);
+  /* GPU spans recorded but not finished yet. */
+  uint64_t (*pending)(void);
+  /* After fork, in the child: forget the parent's events (called by mc_trace_fork_child). */
+  void (*forget)(void);
+} mc_trace_gpu_ops;
+/* Register them (a static object: kept, not copied). Called once, at library load. */
+void mc_trace_gpu_set_ops(const mc_trace_gpu_ops *ops);
 
 /* After fork, in the child (fork.c): an empty trace of its own (its own file, see above), the
  * parent's records and GPU events forgotten, the locks of trace*.c fresh. */

@@ -40,6 +40,13 @@
 
 typedef CUresult (*elapsed_fn)(float *ms, CUevent start, CUevent end);
 
+/* the part the trace core calls (trace.h: mc_trace_gpu_ops, registered at load below) */
+static void mc_trace_gpu_drain(int wait_ms);
+static uint64_t mc_trace_gpu_dropped(void);
+static void mc_trace_gpu_poll(int max);
+static uint64_t mc_trace_gpu_pending(void);
+static void mc_trace_gpu_forget(void);
+
 typedef struct ref {
   CUevent ev;
   uint64_t host_ns; /* host time of the event's GPU time */
@@ -85,7 +92,7 @@ static void resolve(void) {
 
 static void drop(void) { __atomic_fetch_add(&g_dropped, 1, __ATOMIC_RELAXED); }
 
-uint64_t mc_trace_gpu_dropped(void) { return __atomic_load_n(&g_dropped, __ATOMIC_RELAXED); }
+static uint64_t mc_trace_gpu_dropped(void) { return __atomic_load_n(&g_dropped, __ATOMIC_RELAXED); }
 
 /* Release one user of a reference (g_lock held); returns an event to destroy outside the lock. */
 static CUevent unref(ref *r) {
@@ -306,7 +313,7 @@ void mc_trace_gpu_end(CUstream driver_stream, int result) {
   recycle(p);
 }
 
-void mc_trace_gpu_drain(int wait_ms) {
+static void mc_trace_gpu_drain(int wait_ms) {
   if (!__atomic_load_n(&g_elapsed, __ATOMIC_ACQUIRE)) return;
   uint64_t start = mc_trace_now();
   for (;;) {
@@ -320,9 +327,11 @@ void mc_trace_gpu_drain(int wait_ms) {
    * still read them) */
 }
 
-uint64_t mc_trace_gpu_pending(void) { return __atomic_load_n(&g_npending, __ATOMIC_RELAXED); }
+static uint64_t mc_trace_gpu_pending(void) {
+  return __atomic_load_n(&g_npending, __ATOMIC_RELAXED);
+}
 
-void mc_trace_gpu_forget(void) {
+static void mc_trace_gpu_forget(void) {
   pthread_mutex_init(&g_lock, NULL);
   memset(g_free, 0, sizeof g_free);
   g_head = g_tail = NULL;
@@ -335,8 +344,20 @@ void mc_trace_gpu_forget(void) {
   tl_pair = NULL;
 }
 
-void mc_trace_gpu_poll(int max) {
+static void mc_trace_gpu_poll(int max) {
   if (__atomic_load_n(&g_elapsed, __ATOMIC_ACQUIRE) &&
       __atomic_load_n(&g_npending, __ATOMIC_RELAXED))
     poll((size_t)max);
+}
+
+static const mc_trace_gpu_ops k_ops = {
+    .drain = mc_trace_gpu_drain,
+    .dropped = mc_trace_gpu_dropped,
+    .poll = mc_trace_gpu_poll,
+    .pending = mc_trace_gpu_pending,
+    .forget = mc_trace_gpu_forget,
+};
+
+__attribute__((constructor)) static void mc_trace_gpu_register(void) {
+  mc_trace_gpu_set_ops(&k_ops);
 }
