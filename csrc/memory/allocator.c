@@ -2,8 +2,9 @@
  * its per-device reclaimer thread.
  *
  * Block life: LIVE (handed out) -> freed with the NULL stream: the caller waits for the device
- * (cuCtxSynchronize in the caller's thread and mode, where the stock cuMemFree waits), clears it
- * -> CACHED (ready, in a bin and the LRU list); freed on a stream: PENDING (in the device's pending
+ * (cuCtxSynchronize in the caller's thread and mode, where the stock cuMemFree waits) and enqueues
+ * its clearing memset without waiting -> ZEROING (until a later call proves the memset done, see
+ * zeroing_insert) -> CACHED (ready, in a bin and the LRU list); freed on a stream: PENDING (in the device's pending
  * list, oldest first, and a pending bin) -> the reclaimer takes the ones freed before its round's
  * fence: CLEARING (on its own list) -> CACHED. FREEING: on its way back to the driver (no longer in
  * the block table). An ordered allocation (opt-in) may take a PENDING block back to LIVE.
