@@ -9,6 +9,17 @@ table alloc_bench prints: µs per alloc+free pair for device and host_shared mem
 64 MiB, host_shared with a kernel touching it, and a two-stream step with 3 host_shared buffers
 against the same step with buffers made once. With --mlir also the MLIR-compiled alloc_loop (LLVM 19 and 22 code, one host_shared
 alloc/kernel/host read/dealloc per step), µs per step in four configurations. Needs a GPU (or MGPU_CACHED_CUDA_DRIVER pointing at a fake driver) and a C compiler.
+
+--pairs (issue 21 item 3) runs only the synchronous pair, mgpuMemAlloc(bytes, NULL) +
+mgpuMemFree(p, NULL) (MLIR's synchronous gpu.alloc / gpu.dealloc), 256 B to 64 MiB, device and
+host_shared (benchmarks/alloc_pair_bench.c): cached, ZERO=0, stock behaviour and, with --before LIB
+(or $MGPU_CACHED_BEFORE_LIB), a libmgpu_cached.so of an earlier tree, side by side in one process.
+With --step DIR it then runs the suite's MLIR async step (benchmarks/run.py, programs async and
+async_prealloc, the earlier tree preloaded as the runtime "before") into DIR and prints the
+allocating step / the step with buffers made once, for cached and before. About 2-3 minutes on the
+H100:
+
+    MGPU_CACHED_BEFORE_LIB=/path/libmgpu_cached.so python3 benchmarks/alloc_bench.py --pairs --step /tmp/step
 """
 import argparse
 import json
@@ -16,6 +27,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -29,7 +41,18 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds per line (median)")
     ap.add_argument("--mlir", type=int, default=0, metavar="N",
                     help="also run the MLIR alloc_loop programs with N steps")
+    ap.add_argument("--pairs", action="store_true",
+                    help="only the alloc + free(NULL) pairs (issue 21), see the module's text")
+    ap.add_argument("--before", default=os.environ.get("MGPU_CACHED_BEFORE_LIB", ""),
+                    metavar="LIB", help="with --pairs / --step: an earlier tree's libmgpu_cached.so")
+    ap.add_argument("--step", type=Path, default=None, metavar="DIR",
+                    help="with --pairs: also the MLIR async step against made-once, into DIR")
     args = ap.parse_args()
+    if args.pairs:
+        pair_table(args.rounds, args.before)
+        if args.step:
+            step_ratio(args.step, args.before)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         exe = t / "alloc_bench"
@@ -44,6 +67,57 @@ def main() -> None:
         subprocess.run([str(exe), *libs, fatbin, str(args.rounds)], check=True)
         if args.mlir:
             mlir_loop(t, args.mlir, args.rounds)
+
+
+def pair_table(rounds: int, before: str) -> None:
+    """The synchronous pair in copies of the library side by side (alloc_pair_bench.c)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        exe = t / "alloc_pair_bench"
+        subprocess.run(["cc", "-std=c11", "-O2", "-o", str(exe),
+                        str(ROOT / "benchmarks" / "alloc_pair_bench.c"), "-ldl"], check=True)
+        specs = []
+        for name, var in (("cached", ""), ("zero0", ":MGPU_CACHED_ALLOCATOR_ZERO=0"),
+                          ("stock", ":MGPU_CACHED_DISABLE=1")):
+            p = t / f"libmgpu_cached_{len(specs)}.so"
+            shutil.copyfile(mgpu_cached.library_path(), p)
+            specs.append(f"{name}={p}{var}")
+        if before:
+            p = t / "libmgpu_cached_before.so"
+            shutil.copyfile(before, p)
+            specs.append(f"before={p}")
+        env = {k: v for k, v in os.environ.items() if k not in CLEARED}
+        subprocess.run([str(exe), str(rounds), *specs], env=env, check=True)
+
+
+def step_ratio(out: Path, before: str) -> None:
+    """The suite's async step, allocating and with buffers made once, cached (and before)."""
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--out", str(out),
+           "--programs", "async,async_prealloc", "--rounds", "3", "--reps", "5", "--scale", "0.3"]
+    if before:
+        cmd += ["--config", f"before:LD_PRELOAD={before}"]
+    print("\n" + " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True)
+    res = json.loads((out / "results.json").read_text())
+    print("allocating step / step with buffers made once (medians, µs)")
+    cells = _step_cells(res)
+    for llvm in sorted({k[1] for k in cells}):
+        for rt in ("cached", "before", "stock"):
+            a, o = cells.get(("async", llvm, rt)), cells.get(("async_prealloc", llvm, rt))
+            if a and o:
+                print(f"  LLVM {llvm} {rt:<7} {a:8.2f} / {o:8.2f} = {a / o:.3f}x")
+
+
+def _step_cells(res: object) -> dict:
+    """(program, llvm, runtime) -> median µs from run.py's results.json."""
+    out = {}
+    rows = res.get("cells", res) if isinstance(res, dict) else res
+    for row in rows if isinstance(rows, list) else []:
+        try:
+            out[(row["program"], int(row["llvm"]), row["runtime"])] = float(row["median_us"])
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
 
 
 CONFIGS = {"cached": {}, "ZERO=0": {"MGPU_CACHED_ALLOCATOR_ZERO": "0"},

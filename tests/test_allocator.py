@@ -104,11 +104,14 @@ def test_freed_block_is_reused_without_driver_calls(art):
         q = art.mgpuMemAlloc(900, None, False)  # same size class (1 KiB)
         assert q == p
         art.mgpuMemFree(q, None)
-    # each free: the device-wide wait of cuMemFree, and the block cleared on the library's stream
+    # each free: the device-wide wait of cuMemFree, and the block cleared on the library's stream,
+    # not waited for (issue 21): the next allocation finds no ready block of its class and asks
+    # the clearing stream once (the fake's memsets are done at once; on a GPU the next free's
+    # device-wide wait proves them and two blocks take turns)
     assert art.fake.counts("cuMemAlloc", "cuMemFree", "cuCtxSynchronize", "cuMemsetD32Async",
-                           "cuStreamSynchronize", "cuEventRecord") == {
+                           "cuStreamSynchronize", "cuStreamQuery", "cuEventRecord") == {
         "cuMemAlloc": 0, "cuMemFree": 0, "cuCtxSynchronize": 100, "cuMemsetD32Async": 100,
-        "cuStreamSynchronize": 100, "cuEventRecord": 0}
+        "cuStreamSynchronize": 0, "cuStreamQuery": 100, "cuEventRecord": 0}
     s = art.stats()
     assert (s["alloc_hits"], s["alloc_misses"]) == (100, 1)
     assert (s["alloc_bytes_in_use"], s["alloc_bytes_cached"]) == (0, KIB)
@@ -574,3 +577,67 @@ def test_unloading_the_library_while_the_reclaimer_runs(tmp_path, fake_driver_bu
     env.pop("MGPU_CACHED_DISABLE", None)
     p = subprocess.run([str(exe), str(lib)], env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout.split() == ["survived"], (p.returncode, p.stderr)
+
+
+# ---- issue 21: the NULL-stream pair (alloc + free(NULL), MLIR's synchronous gpu.alloc/dealloc) ----
+
+PAIR_SIZES = [256, 4 * KIB, 64 * KIB, 1 << 20, 16 << 20, 64 << 20]
+
+
+@pytest.mark.parametrize("host_shared", [False, True], ids=["device", "host_shared"])
+@pytest.mark.parametrize("size", PAIR_SIZES)
+def test_null_stream_pair_driver_calls(make_runtime, size, host_shared):
+    """Driver calls per alloc + free(NULL) pair after warm-up, cached against stock behaviour.
+    Cached: the free's device-wide wait (where the stock cuMemFree waits) and the clearing memset,
+    not waited for (no cuStreamSynchronize); no driver allocation or free. The fake completes
+    memsets at once, so each allocation asks the clearing stream once (cuStreamQuery); on a GPU
+    the next free's device-wide wait proves the memset and two blocks take turns. cuMemGetInfo
+    (the headroom, at most once per millisecond) is not counted: it depends on time. Stock:
+    cuMemAlloc(Managed) + cuMemFree."""
+    n = 20
+    counted = ("cuCtxSynchronize", "cuMemsetD32Async", "cuStreamSynchronize", "cuStreamQuery",
+               "cuMemAlloc", "cuMemAllocManaged", "cuMemFree", "cuMemAllocFromPoolAsync",
+               "cuMemFreeAsync", "cuEventRecord", "cuEventQuery", "cuEventSynchronize")
+    per_pair = {}
+    for mode, disable in (("cached", False), ("stock", True)):
+        rt = setup_fake(make_runtime(disable=disable))
+        for _ in range(3):
+            rt.mgpuMemFree(rt.mgpuMemAlloc(size, None, host_shared), None)
+        rt.fake.fake_reset()
+        for _ in range(n):
+            rt.mgpuMemFree(rt.mgpuMemAlloc(size, None, host_shared), None)
+        c = rt.fake.counts(*counted)
+        per_pair[mode] = {k: v / n for k, v in c.items() if v}
+    assert per_pair["cached"] == {"cuCtxSynchronize": 1, "cuMemsetD32Async": 1,
+                                  "cuStreamQuery": 1}
+    alloc = "cuMemAllocManaged" if host_shared else "cuMemAlloc"
+    assert per_pair["stock"] == {alloc: 1, "cuMemFree": 1}
+
+
+def test_null_stream_pair_with_a_busy_clearing_stream_never_hands_out_an_uncleared_block(
+        make_runtime):
+    """The executing fake (FAKECUDA_EXEC=1) defers every memset until a synchronisation or a
+    query runs it (a query runs one operation with probability 1/2). A block freed with the NULL
+    stream is handed out again only once its memset has run: otherwise the memset would run later
+    over the new owner's bytes. Both outcomes must show: reused after the query ran it, and a
+    driver allocation while it had not."""
+    rt = setup_fake(make_runtime(env={"FAKECUDA_EXEC": "1", "FAKECUDA_SEED": "7"}))
+    other = rt.mgpuMemAlloc(8 * KIB, None, False)  # another class: its free drains the device
+    reused = fresh = 0
+    for i in range(40):
+        rt.info.allocator_release()  # p below is then the only block of its class
+        p = rt.mgpuMemAlloc(KIB, None, False)
+        fill(p, KIB, 0x55)
+        rt.mgpuMemFree(p, None)
+        q = rt.mgpuMemAlloc(KIB, None, False)
+        if q == p:
+            reused += 1
+            assert words(q, 256) == [0] * 256  # its memset ran before it was handed out
+        else:
+            fresh += 1
+        fill(q, KIB, 0x77)
+        rt.mgpuMemFree(other, None)  # cuCtxSynchronize: every deferred memset runs now
+        other = rt.mgpuMemAlloc(8 * KIB, None, False)
+        assert words(q, 256) == [0x77777777] * 256, i  # no late memset over the new owner
+        rt.mgpuMemFree(q, None)
+    assert reused and fresh

@@ -2,8 +2,9 @@
  * its per-device reclaimer thread.
  *
  * Block life: LIVE (handed out) -> freed with the NULL stream: the caller waits for the device
- * (cuCtxSynchronize in the caller's thread and mode, where the stock cuMemFree waits), clears it
- * -> CACHED (ready, in a bin and the LRU list); freed on a stream: PENDING (in the device's pending
+ * (cuCtxSynchronize in the caller's thread and mode, where the stock cuMemFree waits) and enqueues
+ * its clearing memset without waiting -> ZEROING (until a later call proves the memset done, see
+ * zeroing_insert) -> CACHED (ready, in a bin and the LRU list); freed on a stream: PENDING (in the device's pending
  * list, oldest first, and a pending bin) -> the reclaimer takes the ones freed before its round's
  * fence: CLEARING (on its own list) -> CACHED. FREEING: on its way back to the driver (no longer in
  * the block table). An ordered allocation (opt-in) may take a PENDING block back to LIVE.
@@ -89,7 +90,7 @@
 #define MC_ALLOC_CLASSES 224     /* size classes: 4 per power of two from 512 B up to 2^60 */
 #define MC_ALLOC_ORDERED_SCAN 16 /* pending blocks of a class looked at by an ordered allocation */
 
-typedef enum { B_LIVE = 1, B_FREEING, B_PENDING, B_CLEARING, B_CACHED } block_state;
+typedef enum { B_LIVE = 1, B_FREEING, B_PENDING, B_CLEARING, B_CACHED, B_ZEROING } block_state;
 
 typedef struct mc_block {
   CUdeviceptr ptr;        /* the driver allocation; immutable */
@@ -100,13 +101,16 @@ typedef struct mc_block {
   int16_t cls;            /* size class, -1: never cached; immutable */
   uint8_t state;          /* block_state; under the lock */
   const void *key;        /* PENDING: the free's stream key (compared, never used); under the lock */
-  uint64_t seq;           /* PENDING/CLEARING: the device's free sequence number at the free */
+  uint64_t seq;           /* PENDING/CLEARING: the device's free sequence number at the free;
+                             ZEROING: its clearing ticket (zero_tick after its memset) */
   CUevent ev;             /* PENDING/CLEARING: recorded on the free's foreign stream at the free,
                              or NULL; owned (back to the device's spare events when done) */
   struct mc_block *hnext; /* block table chain; under the lock */
-  struct mc_block *bprev, *bnext; /* CACHED: its bin; PENDING: its pending bin; under the lock */
+  struct mc_block *bprev, *bnext; /* CACHED: its bin; PENDING: its pending bin; ZEROING: its
+                                     zeroing bin; under the lock */
   struct mc_block *lprev, *lnext; /* CACHED: the LRU list (oldest first); PENDING: the pending
-                                     list (oldest first); CLEARING/FREEING: a private batch list
+                                     list (oldest first); ZEROING: the zeroing list (lowest
+                                     ticket first); CLEARING/FREEING: a private batch list
                                      (lnext only, owned by the thread that detached it) */
 } mc_block;
 
@@ -116,7 +120,11 @@ typedef struct dev_alloc {
   uint64_t cached_bytes;                /* sum of the ready blocks' sizes */
   mc_block *pbins[2][MC_ALLOC_CLASSES]; /* [managed][class]: pending blocks, last freed first */
   mc_block *pend_head, *pend_tail;      /* pending blocks, lowest sequence number first */
-  uint64_t unready_bytes;               /* PENDING + CLEARING bytes */
+  uint64_t unready_bytes;               /* PENDING + CLEARING + ZEROING bytes */
+  mc_block *zbins[2][MC_ALLOC_CLASSES]; /* [managed][class]: ZEROING blocks */
+  mc_block *zero_head, *zero_tail;      /* ZEROING blocks, lowest ticket first */
+  uint64_t zeroing_bytes;               /* ZEROING bytes (counted against the cap) */
+  uint64_t zero_tick;                   /* ticket of the last memset enqueued by a NULL free */
   uint64_t free_seq;                    /* sequence number of the last stream free */
   int reclaimer;                        /* 1 once its thread was started */
   pthread_cond_t wake;                  /* the reclaimer waits here for work */
@@ -323,10 +331,61 @@ static void unready_done(dev_alloc *d, mc_block *b) {
   mc_stat_add(MC_STAT_alloc_bytes_pending, -(int64_t)b->bytes);
 }
 
+/* ZEROING (issue 21): a block freed with the NULL stream, proven idle by that free's device-wide
+ * wait, whose clearing memset was enqueued on the clearing stream and not waited for. It is
+ * handed out only once a later driver call that started after the memset was enqueued proves it
+ * complete: the next NULL-stream free's cuCtxSynchronize (which the stock cuMemFree makes anyway),
+ * a cuStreamQuery of the clearing stream by an allocation that finds no ready block of its class,
+ * or a synchronisation of that stream (pool allocation, reclaimer round). Tickets are taken after
+ * the memset was enqueued, and a prover reads the last ticket before its call, so every ticket up
+ * to the one read is covered. The blocks count as unready bytes (headroom) and cached bytes
+ * (statistics). */
+static void zeroing_insert(dev_alloc *d, mc_block *b) {
+  b->seq = ++d->zero_tick;
+  bin_push(&d->zbins[b->managed][b->cls], b);
+  list_append(&d->zero_head, &d->zero_tail, b);
+  d->unready_bytes += b->bytes;
+  d->zeroing_bytes += b->bytes;
+  b->state = B_ZEROING;
+  mc_stat_add(MC_STAT_alloc_bytes_cached, (int64_t)b->bytes);
+}
+
+static void zeroing_unlink(dev_alloc *d, mc_block *b) {
+  bin_unlink(&d->zbins[b->managed][b->cls], b);
+  list_unlink(&d->zero_head, &d->zero_tail, b);
+  d->unready_bytes -= b->bytes;
+  d->zeroing_bytes -= b->bytes;
+  mc_stat_add(MC_STAT_alloc_bytes_cached, -(int64_t)b->bytes);
+}
+
+/* The memsets of tickets <= `upto` are proven complete: their blocks become ready. */
+static void zeroing_proven(dev_alloc *d, uint64_t upto) {
+  while (d->zero_head && d->zero_head->seq <= upto) {
+    mc_block *b = d->zero_head;
+    zeroing_unlink(d, b);
+    ready_insert(d, b);
+  }
+}
+
+/* Detach ZEROING blocks for release (all, or the pool blocks only), like detach_ready: they are
+ * idle (their memset is on the clearing stream, which cuMemFreeAsync there follows and cuMemFree
+ * waits for). */
+static void detach_zeroing(dev_alloc *d, int all, mc_block **list) {
+  for (mc_block *b = d->zero_head, *next; b; b = next) {
+    next = b->lnext;
+    if (!all && !b->pooled) continue;
+    zeroing_unlink(d, b);
+    table_remove(b);
+    b->state = B_FREEING;
+    b->lnext = *list;
+    *list = b;
+  }
+}
+
 /* Detach ready blocks (oldest first) for release, onto *list through lnext: all of them, or while
- * the device keeps more than `keep` bytes. They leave the block table. */
+ * the device keeps more than `keep` bytes (ZEROING ones included). They leave the block table. */
 static void detach_ready(dev_alloc *d, uint64_t keep, int all, mc_block **list) {
-  while (d->lru_head && (all || d->cached_bytes > keep)) {
+  while (d->lru_head && (all || d->cached_bytes + d->zeroing_bytes > keep)) {
     mc_block *b = d->lru_head;
     ready_unlink(d, b);
     table_remove(b);
@@ -455,6 +514,9 @@ static mc_status driver_alloc(int device, int managed, int cached, uint64_t byte
   CUmemoryPool pool = (!managed && cached && d) ? device_pool(device, d) : NULL;
   if (pool) {
     CUstream zs = zero_stream(d);
+    pthread_mutex_lock(&g_alloc.lock);
+    uint64_t upto = d->zero_tick;
+    pthread_mutex_unlock(&g_alloc.lock);
     mc_relaxed rx;
     mc_relaxed_enter(&rx);
     r = mc_cu.cuMemAllocFromPoolAsync(p, bytes, pool, zs);
@@ -465,6 +527,9 @@ static mc_status driver_alloc(int device, int managed, int cached, uint64_t byte
     mc_relaxed_leave(&rx);
     mc_ctx_leave(&scope);
     if (r != 0) return MC_FAIL("cuMemAllocFromPoolAsync", r);
+    pthread_mutex_lock(&g_alloc.lock); /* the clearing stream was synchronised: ZEROING proven */
+    zeroing_proven(d, upto);
+    pthread_mutex_unlock(&g_alloc.lock);
     *pooled = 1;
     return MC_OK;
   }
@@ -630,6 +695,7 @@ static void headroom_check(dev_alloc *d, int all, mc_block **victims, int *poke)
       b->lnext = *victims;
       *victims = b;
     }
+    detach_zeroing(d, all, victims);
     if (d->lru_head && poke) { /* non-pool blocks: the reclaimer gives them back */
       d->release_req++;
       *poke = 1;
@@ -786,11 +852,17 @@ static int reclaim_round_(int device, CUstream zs) {
     }
     victims = batch;
     batch = NULL;
-    if (release) detach_ready(d, 0, 1, &victims);
+    if (release) {
+      detach_ready(d, 0, 1, &victims);
+      detach_zeroing(d, 1, &victims);
+    }
   }
+  uint64_t zupto = d->zero_tick;
   pthread_mutex_unlock(&g_alloc.lock);
+  int cleared = batch && zero && zs;
   int badclear = batch && zero && clear_blocks(batch, zs) != 0;
   pthread_mutex_lock(&g_alloc.lock);
+  if (cleared && !badclear) zeroing_proven(d, zupto); /* the clearing stream was synchronised */
   if (badclear) {
     lose_blocks(d, batch);
   } else {
@@ -928,6 +1000,7 @@ static void oom_release(int device) {
     pthread_mutex_unlock(&g_alloc.lock);
     return;
   }
+  detach_zeroing(d, 0, &victims);
   for (mc_block *b = d->lru_head, *next; b; b = next) {
     next = b->lnext;
     if (!b->pooled) continue;
@@ -967,6 +1040,23 @@ static void oom_release(int device) {
   pthread_mutex_unlock(&g_alloc.lock);
 }
 
+/* 1 when every memset enqueued on `device`'s clearing stream so far has completed: one
+ * cuStreamQuery (relaxed mode; the stream is the library's own and never captured). Never waits. */
+static int zeroing_query(int device, dev_alloc *d) {
+  pthread_mutex_lock(&g_alloc.lock);
+  CUstream zs = d->zero_stream;
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (!zs || exiting()) return 0;
+  mc_ctx_scope scope;
+  if (MC_FAILED(mc_ctx_enter(device, &scope))) return 0;
+  mc_relaxed rx;
+  mc_relaxed_enter(&rx);
+  CUresult r = mc_cu.cuStreamQuery(zs);
+  mc_relaxed_leave(&rx);
+  mc_ctx_leave(&scope);
+  return r == 0;
+}
+
 /* ---- entry points ---- */
 
 mc_status mc_alloc_release_all(uint64_t *released) {
@@ -979,6 +1069,7 @@ mc_status mc_alloc_release_all(uint64_t *released) {
     int start = 0;
     if (d) {
       detach_ready(d, 0, 1, &list);
+      detach_zeroing(d, 1, &list);
       if (d->pend_head) { /* given back by the reclaimer once proven idle; not waited for */
         d->release_req++;
         start = poke_reclaimer(d);
@@ -1014,11 +1105,19 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
   }
   if (cls >= 0) {
     const void *key = (cfg->allocator_ordered && !host_shared) ? stream_key : NULL;
-    int ordered = 0;
+    int ordered = 0, managed = host_shared ? 1 : 0;
     pthread_mutex_lock(&g_alloc.lock);
     dev_alloc *d = dev_of(device);
-    mc_block *b = d ? take_locked(d, host_shared ? 1 : 0, cls, key, &ordered) : NULL;
+    mc_block *b = d ? take_locked(d, managed, cls, key, &ordered) : NULL;
+    int query = !b && d && d->zbins[managed][cls]; /* ZEROING ones: is their memset done? */
+    uint64_t upto = d ? d->zero_tick : 0;
     pthread_mutex_unlock(&g_alloc.lock);
+    if (query && zeroing_query(device, d)) {
+      pthread_mutex_lock(&g_alloc.lock);
+      zeroing_proven(d, upto);
+      b = take_locked(d, managed, cls, NULL, &ordered);
+      pthread_mutex_unlock(&g_alloc.lock);
+    }
     if (b) {
       MC_STAT_INC(alloc_hits);
       if (ordered) MC_STAT_INC(alloc_ordered_hits);
@@ -1209,20 +1308,38 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   pthread_mutex_unlock(&g_alloc.lock);
 
   /* The NULL stream: the stock cuMemFree waits for the device; so do we (in the caller's mode, as
-   * stock's call), then clear the block and it is ready at once. */
+   * stock's call). That wait also proves the memsets of earlier NULL-stream frees complete (their
+   * ZEROING blocks become ready). Then the block's memset is enqueued on the clearing stream and
+   * not waited for: the block is ZEROING until a later call proves it (zeroing_insert); without
+   * a clearing stream it is cleared on the legacy stream and waited for, as before. */
   mc_ctx_scope scope;
   st = mc_ctx_enter(bdev, &scope);
   if (MC_FAILED(st)) return drop_block(b);
-  int bad = mc_cu.cuCtxSynchronize() != 0;
+  pthread_mutex_lock(&g_alloc.lock);
+  uint64_t upto = d->zero_tick;
+  pthread_mutex_unlock(&g_alloc.lock);
+  int bad = mc_cu.cuCtxSynchronize() != 0, zeroing = 0;
   if (!bad && mc_config()->allocator_zero) {
-    b->lnext = NULL;
-    bad = clear_blocks(b, zero_stream(d)) != 0;
+    CUstream zs = zero_stream(d);
+    if (zs) {
+      mc_relaxed rx;
+      mc_relaxed_enter(&rx);
+      bad = exiting() || mc_cu.cuMemsetD32Async(b->ptr, 0, (size_t)(b->bytes / 4), zs) != 0;
+      mc_relaxed_leave(&rx);
+      if (!bad) mc_stat_add(MC_STAT_alloc_bytes_zeroed, (int64_t)b->bytes);
+      zeroing = 1;
+    } else {
+      b->lnext = NULL;
+      bad = clear_blocks(b, NULL) != 0;
+    }
   }
   mc_ctx_leave(&scope);
   if (bad) return drop_block(b);
   mc_block *victims = NULL;
   pthread_mutex_lock(&g_alloc.lock);
-  ready_insert(d, b);
+  zeroing_proven(d, upto);
+  if (zeroing) zeroing_insert(d, b);
+  else ready_insert(d, b);
   detach_ready(d, mc_config()->allocator_cache_bytes, 0, &victims);
   pthread_mutex_unlock(&g_alloc.lock);
   st = victims ? release_list(victims) : MC_OK;
@@ -1273,6 +1390,7 @@ void mc_alloc_forget_device(int device) {
         next = b->hnext;
         if (b->device != device || b->state == B_CLEARING) continue;
         if (b->state == B_CACHED) ready_unlink(d, b);
+        if (b->state == B_ZEROING) zeroing_unlink(d, b);
         if (b->state == B_PENDING) {
           pending_unlink(d, b);
           unready_done(d, b);

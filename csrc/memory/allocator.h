@@ -7,7 +7,10 @@
  * fresh block reads as zeros:
  *
  *   - freed with the NULL stream: the free waits for the device (cuCtxSynchronize, as the stock
- *     cuMemFree does), clears the block (unless MGPU_CACHED_ALLOCATOR_ZERO=0) and it is ready.
+ *     cuMemFree does) and enqueues the block's clearing memset (unless
+ *     MGPU_CACHED_ALLOCATOR_ZERO=0) without waiting for it; the block is handed out once a later
+ *     call proves the memset done (the next NULL-stream free's wait, a query of the clearing
+ *     stream by an allocation that finds no ready block, a sync of that stream).
  *   - freed on a stream: the free makes no driver call (the first one of a device starts the
  *     reclaimer and makes the device's clearing stream). The block waits in the device's pending
  *     list with a free sequence number; the device's reclaimer thread (allocator.c) reads the
