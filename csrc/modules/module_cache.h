@@ -18,9 +18,10 @@
  * thread of that device), and a kernel found later is resolved at its look-up on every device
  * where the module's kernels were resolved, so a later launch never triggers a lazy kernel
  * load (but for a look-up racing with another device's first launch). mgpuModuleUnload releases
- * a reference; the module stays cached at zero references and is unloaded when a different blob replaces it at its address, or when more than
- * MGPU_CACHED_MODULE_CACHE (default 256) unreferenced modules are kept (the least recently
- * released first), so a JIT process that makes many modules does not keep them all loaded.
+ * a reference; the module stays cached at zero references and is unloaded when a different
+ * blob replaces it at its address, or when more than MGPU_CACHED_MODULE_CACHE (default 256)
+ * unreferenced modules are kept (the least recently released first), so a JIT process that
+ * makes many modules does not keep them all loaded.
  * Only modules without module-scope state are cached (blob_state.h): a blob with device globals
  * or host-writable constants is loaded from the driver at every load and unloaded at its last
  * unload, as with the stock library, so every load starts from the image's initial values; a
