@@ -303,3 +303,17 @@ def test_default_keeps_a_module_loaded_per_launch_cached(rt):
         rt.launch(rt.mgpuModuleGetFunction(m, b"k"))
         rt.mgpuModuleUnload(m)
     assert rt.fake.count("cuLibraryLoadData") == 1 and rt.fake.count("cuLibraryUnload") == 0
+
+
+def test_a_kernel_the_driver_cannot_load_fails_its_lookup_as_stock(rt, capfd):
+    """The first look-up of a kernel loads it on the thread's device: when the driver refuses
+    (here out of memory), mgpuModuleGetFunction fails, as stock's cuModuleGetFunction does, and
+    nothing is kept: the next look-up asks again and succeeds."""
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    rt.fake.fake_fail(b"cuKernelGetFunction", 2, 0)  # CUDA_ERROR_OUT_OF_MEMORY, next call
+    assert rt.mgpuModuleGetFunction(m, b"k") is None
+    assert "'cuKernelGetFunction' failed with 'CUDA_ERROR_OUT_OF_MEMORY'" in capfd.readouterr().err
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    assert f and rt.fake.count("cuKernelGetFunction") == 2
+    rt.launch(f)
+    assert rt.fake.count("cuKernelGetFunction") == 2 and rt.fake.count("cuLaunchKernel") == 1

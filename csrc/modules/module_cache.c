@@ -672,17 +672,23 @@ static module_rec *pin(uint64_t h, mc_slot_state *s) {
 /* A kernel found by name: resolved (no lock held, m pinned) on the calling thread's device and on
  * every device where m's kernels were resolved for a launch, so its launches there make no lazy
  * load, as the stock wrapper's cuModuleGetFunction loads the kernel it returns. fns[d]: 0 where
- * not resolved (its first launch there resolves it). */
-static void resolve_new(module_rec *m, CUkernel k, int device, CUfunction *fns) {
+ * not resolved (its first launch there resolves it). The driver's refusal on the thread's device
+ * (a broken context, no memory for the kernel) is returned: the look-up fails there, as stock's
+ * cuModuleGetFunction does; elsewhere the launch reports it. */
+static CUresult resolve_new(module_rec *m, CUkernel k, int device, CUfunction *fns) {
   int n = ndev();
+  CUresult mine = 0;
   for (int d = 0; d < n; ++d) {
     if (d != device && !__atomic_load_n(&m->resolved[d], __ATOMIC_ACQUIRE)) continue;
     mc_ctx_scope scope;
     if (MC_FAILED(mc_ctx_enter(d, &scope))) continue;
-    if (mc_cu.cuKernelGetFunction(&fns[d], k) == 0) MC_STAT_INC(function_resolves);
+    CUresult r = mc_cu.cuKernelGetFunction(&fns[d], k);
+    if (r == 0) MC_STAT_INC(function_resolves);
     else fns[d] = NULL;
+    if (d == device) mine = r;
     mc_ctx_leave(&scope);
   }
+  return mine;
 }
 
 /* A function found again: when it has no CUfunction on the calling thread's device yet (a load
@@ -736,10 +742,12 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
   int n = ndev();
   CUfunction fns_small[8] = {0}, *fns = n <= 8 ? fns_small : calloc((size_t)n, sizeof *fns);
   mc_status st = MC_OK;
-  if (r == 0 && fns) resolve_new(m, k, thread_device(), fns);
+  CUresult rr = r == 0 && fns ? resolve_new(m, k, thread_device(), fns) : 0;
   pthread_mutex_lock(&g_cache.lock);
   if (r != 0) {
     st = MC_FAIL("cuLibraryGetKernel", r);
+  } else if (rr != 0) {
+    st = MC_FAIL("cuKernelGetFunction", rr);
   } else if (!fns) {
     st = MC_FAIL("mgpuModuleGetFunction", MC_E_NO_MEMORY);
   } else if ((e = find_entry(m, name, nh)) == NULL) { /* not added by a racing thread */
