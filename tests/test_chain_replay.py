@@ -107,7 +107,6 @@ OBSERVERS = {
     "mgpuStreamDestroy": (lambda rt, s, aux: rt.mgpuStreamDestroy(s), None),
     "mgpuEventCreate": (lambda rt, s, aux: rt.mgpuEventCreate(), None),
     "mgpuEventDestroy": (lambda rt, s, aux: rt.mgpuEventDestroy(aux["e"]), None),
-    "mgpuModuleUnload": (lambda rt, s, aux: rt.mgpuModuleUnload(aux["m"]), None),
     "mgpuMemHostRegister": (lambda rt, s, aux: rt.mgpuMemHostRegister(aux["h"], 8), None),
     "launch on another stream": (lambda rt, s, aux: launch(rt, aux["g"], aux["t"], Args(50, 0)),
                                  None),
@@ -147,17 +146,91 @@ def test_every_observation_point_submits_pending_launches_first(crt, name):
     assert rt.stats()["chain_flushes"] >= 1
 
 
-def test_module_lookups_and_same_stream_launches_do_not_flush(crt):
+def test_module_lookups_unloads_and_same_stream_launches_do_not_flush(crt):
     rt = crt()
     f, = kernels(rt, "f")
     s = rt.mgpuStreamCreate()
     launch(rt, f, s, Args(1, 0))
     m = rt.mgpuModuleLoad(blob_buffer(ptx("x")), 0)
     rt.mgpuModuleGetFunction(m, b"x")
+    rt.mgpuModuleUnload(m)  # stays cached: no driver call, nothing observed
     launch(rt, f, s, Args(2, 0))
-    assert ran(rt) == []
+    assert ran(rt) == [] and "cuLibraryUnload" not in rt.fake.log()
     rt.mgpuStreamSynchronize(s)
     assert ran(rt) == [1, 2]
+
+
+def _llvm19_chain(rt, buf, s, k, first):
+    """K launches as LLVM <= 20 code makes them (load, look-up, launch, unload each), one sync."""
+    for i in range(k):
+        m = rt.mgpuModuleLoad(buf, 0)
+        f = rt.mgpuModuleGetFunction(m, b"f")
+        launch(rt, f, s, Args(first + i, 0))
+        rt.mgpuModuleUnload(m)
+    rt.mgpuStreamSynchronize(s)
+
+
+@pytest.mark.parametrize("k", [10, 100])
+def test_llvm19_code_chains_become_one_graph_launch(crt, k):
+    """Issue 21 item 2: the per-launch mgpuModuleLoad / mgpuModuleUnload of LLVM <= 20 code (a
+    cache hit, an unload that keeps the module) do not end a chain: from the third chain on,
+    K launches and their sync are one cuGraphLaunch and the sync, no other driver call."""
+    rt = crt()
+    buf = blob_buffer(ptx("f"))
+    s = rt.mgpuStreamCreate()
+    expect = []
+    for c in range(3):
+        _llvm19_chain(rt, buf, s, k, 1000 * c)
+        expect += list(range(1000 * c, 1000 * c + k))
+    before = len(rt.fake.log())
+    _llvm19_chain(rt, buf, s, k, 5000)
+    expect += list(range(5000, 5000 + k))
+    log = rt.fake.log()[before:]
+    assert [c for c in log if c not in ("cuCtxGetCurrent", "cuCtxPushCurrent",
+                                        "cuCtxPopCurrent", "cuGraphExecKernelNodeSetParams")] \
+        == ["cuGraphLaunch", "cuStreamSynchronize"]
+    assert ran(rt) == expect
+    st = rt.stats()
+    assert st["chain_flushes"] == 4 and st["chain_replays"] == 2 and st["chain_deferred"] == 4 * k
+    assert rt.fake.count("cuLibraryLoadData") == 1 and rt.fake.count("cuLibraryUnload") == 0
+
+
+def test_unload_of_a_stateful_module_submits_pending_launches_first(crt):
+    """A module with state (issue 19 item 1) is unloaded from the driver at its last unload, as
+    stock does: launches pending on the stream (of any module) are submitted before the driver
+    unload; its own launches were never deferred (the stream path)."""
+    rt = crt()
+    f, = kernels(rt, "f")
+    s = rt.mgpuStreamCreate()
+    src = ptx("g", pad=".global .align 4 .u32 counter;\n")
+    m = rt.mgpuModuleLoad(blob_buffer(src), 0)
+    g = rt.mgpuModuleGetFunction(m, b"g")
+    launch(rt, f, s, Args(1, 0))
+    launch(rt, f, s, Args(2, 0))
+    assert ran(rt) == []
+    launch(rt, g, s, Args(3, 0))  # not deferred: what is pending goes first
+    assert ran(rt) == [1, 2, 3]
+    launch(rt, f, s, Args(4, 0))
+    assert ran(rt) == [1, 2, 3]
+    rt.mgpuModuleUnload(m)  # the driver unloads it: pending launches go first
+    log = rt.fake.log()
+    assert ran(rt) == [1, 2, 3, 4]
+    assert max(i for i, c in enumerate(log) if c in ("cuGraphLaunch", "cuLaunchKernel")) < \
+        log.index("cuLibraryUnload")
+    assert rt.stats()["module_stateful_loads"] == 1
+
+
+def test_unload_with_stock_sync_submits_pending_launches_before_its_wait(crt):
+    """MGPU_CACHED_STOCK_SYNC=1: mgpuModuleUnload waits for the device as stock's does; the
+    launches pending are submitted first, so the wait covers them."""
+    rt = crt(MGPU_CACHED_STOCK_SYNC="1")
+    f, = kernels(rt, "f")
+    s = rt.mgpuStreamCreate()
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("x")), 0)
+    launch(rt, f, s, Args(1, 0))
+    assert ran(rt) == []
+    rt.mgpuModuleUnload(m)
+    assert ran(rt) == [1]
 
 
 def test_unknown_argument_sizes_are_not_deferred(crt):

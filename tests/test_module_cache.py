@@ -7,7 +7,8 @@ from conftest import blob_buffer, elf, fatbin, overwrite, ptx
 
 @pytest.mark.parametrize("make_blob", [ptx, fatbin, elf], ids=["ptx", "fatbin", "cubin-elf"])
 def test_llvm19_pattern_loads_once(rt, make_blob):
-    """LLVM <= 20 code loads, resolves and unloads around every launch."""
+    """LLVM <= 20 code loads, resolves and unloads around every launch: one driver load, and
+    only the kernel it asks for is resolved (once)."""
     blob = make_blob("k_add", "k_mul")
     buf = blob_buffer(blob)
     modules, functions = set(), set()
@@ -26,7 +27,7 @@ def test_llvm19_pattern_loads_once(rt, make_blob):
                        "cuLaunchKernel", "cuStreamCreate", "cuStreamDestroy", "cuModuleLoadData",
                        "cuModuleGetFunction", "cuDeviceGetAttribute")
     c["cuLaunchKernel"] += rt.fake.count("cuGraphLaunch")  # the graph launch path (issue 12)
-    assert c == {"cuLibraryLoadData": 1, "cuLibraryUnload": 0, "cuKernelGetFunction": 2,
+    assert c == {"cuLibraryLoadData": 1, "cuLibraryUnload": 0, "cuKernelGetFunction": 1,
                  "cuLaunchKernel": 200, "cuStreamCreate": 1, "cuStreamDestroy": 0,
                  "cuModuleLoadData": 0, "cuModuleGetFunction": 0, "cuDeviceGetAttribute": 0}
     s = rt.stats()
@@ -111,24 +112,76 @@ def test_jit_load_cached_per_opt_level(rt):
     assert rt.mgpuModuleGetFunction(c, b"jk")
 
 
-def test_functions_resolved_at_load_and_once_per_device(make_runtime):
-    """Load before any device is chosen (global constructor); launch on the thread's device."""
+def test_functions_resolved_at_first_lookup_and_once_per_device(make_runtime):
+    """Load before any device is chosen (global constructor): nothing resolved; a kernel is found
+    and resolved on the thread's device at its first mgpuModuleGetFunction (as the stock
+    wrapper's cuModuleGetFunction loads it), on another device at the first launch there, and a
+    kernel found later also on every device where the module's kernels already ran."""
     rt = make_runtime(devices=2)
     buf = blob_buffer(ptx("k1", "k2", "k3"))
     m = rt.mgpuModuleLoad(buf, 0)  # thread default device: 0
-    assert rt.fake.count("cuKernelGetFunction") == 3  # resolved eagerly at load, on device 0
+    assert rt.fake.count("cuKernelGetFunction") == 0
     f1 = rt.mgpuModuleGetFunction(m, b"k1")
     f2 = rt.mgpuModuleGetFunction(m, b"k2")
+    assert rt.fake.count("cuKernelGetFunction") == 2  # each on device 0, when asked for
+    assert rt.mgpuModuleGetFunction(m, b"k1") == f1
+    assert rt.fake.count("cuKernelGetFunction") == 2 and rt.fake.count("cuLibraryGetKernel") == 2
     rt.mgpuSetDefaultDevice(1)
     rt.launch(f1)
     assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 1
-    assert rt.fake.count("cuKernelGetFunction") == 6  # every kernel resolved on device 1 at once
+    assert rt.fake.count("cuKernelGetFunction") == 4  # every kernel found so far, on device 1
     rt.launch(f2)
-    assert rt.fake.count("cuKernelGetFunction") == 6
+    assert rt.fake.count("cuKernelGetFunction") == 4
+    f3 = rt.mgpuModuleGetFunction(m, b"k3")  # on device 1 (the thread's) only
+    assert rt.fake.count("cuKernelGetFunction") == 5
+    rt.launch(f3)
+    assert rt.fake.count("cuKernelGetFunction") == 5
     rt.mgpuSetDefaultDevice(0)
     rt.launch(f2)
     assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 0
+    assert rt.fake.count("cuKernelGetFunction") == 5
+    f3_again = rt.mgpuModuleGetFunction(m, b"k3")  # not yet on device 0: resolved there now
+    assert f3_again == f3 and rt.fake.count("cuKernelGetFunction") == 6
+    rt.launch(f3)
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 0
     assert rt.fake.count("cuKernelGetFunction") == 6
+    g = rt.mgpuModuleGetFunction(m, b"k1")  # resolved on both devices before
+    assert g == f1 and rt.fake.count("cuKernelGetFunction") == 6
+
+
+MANY = [f"k{i}" for i in range(16)]  # as many kernels as the fake driver holds per module
+
+
+@pytest.mark.parametrize("llvm", [19, 22])
+def test_first_call_of_a_many_kernel_module_resolves_only_the_kernel_it_launches(make_runtime,
+                                                                                 llvm):
+    """Issue 21 item 5: the first call of a module of many kernels makes the stock wrapper's
+    module calls (one load, one look-up of the kernel it launches, which loads that kernel into
+    the context); no kernel is enumerated, named or resolved at load (a 300-kernel module cost
+    300 cuKernelGetFunction there)."""
+    calls = {}
+    for mode in ("cached", "stock"):
+        rt = make_runtime(env={"MGPU_CACHED_DISABLE": "1"} if mode == "stock" else {})
+        buf = blob_buffer(ptx(*MANY))
+        m = rt.mgpuModuleLoad(buf, 0)  # LLVM 22: in a global constructor; LLVM 19: per launch
+        f = rt.mgpuModuleGetFunction(m, b"k7")
+        s = rt.mgpuStreamCreate()
+        rt.launch(f, stream=s)
+        rt.mgpuStreamSynchronize(s)
+        if llvm == 19:
+            rt.mgpuModuleUnload(m)
+        calls[mode] = rt.fake.log()
+    cached = calls["cached"]
+    for c in ("cuLibraryGetKernelCount", "cuLibraryEnumerateKernels", "cuKernelGetName"):
+        assert c not in cached
+    assert cached.count("cuLibraryLoadData") == 1 and cached.count("cuLibraryGetKernel") == 1
+    assert cached.count("cuKernelGetFunction") == 1  # not 16
+    assert "cuLibraryUnload" not in cached  # kept for the next load (LLVM 19: every launch)
+    stock = calls["stock"]
+    assert stock.count("cuModuleLoadData") == 1 and stock.count("cuModuleGetFunction") == 1
+    # the module's driver calls: a load, then the look-up and resolution of the one kernel
+    modcalls = [c for c in cached if c.startswith(("cuLibrary", "cuKernel", "cuModule"))]
+    assert modcalls == ["cuLibraryLoadData", "cuLibraryGetKernel", "cuKernelGetFunction"]
 
 
 def test_smem_limit_set_only_when_it_grows(rt):
@@ -250,3 +303,17 @@ def test_default_keeps_a_module_loaded_per_launch_cached(rt):
         rt.launch(rt.mgpuModuleGetFunction(m, b"k"))
         rt.mgpuModuleUnload(m)
     assert rt.fake.count("cuLibraryLoadData") == 1 and rt.fake.count("cuLibraryUnload") == 0
+
+
+def test_a_kernel_the_driver_cannot_load_fails_its_lookup_as_stock(rt, capfd):
+    """The first look-up of a kernel loads it on the thread's device: when the driver refuses
+    (here out of memory), mgpuModuleGetFunction fails, as stock's cuModuleGetFunction does, and
+    nothing is kept: the next look-up asks again and succeeds."""
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    rt.fake.fake_fail(b"cuKernelGetFunction", 2, 0)  # CUDA_ERROR_OUT_OF_MEMORY, next call
+    assert rt.mgpuModuleGetFunction(m, b"k") is None
+    assert "'cuKernelGetFunction' failed with 'CUDA_ERROR_OUT_OF_MEMORY'" in capfd.readouterr().err
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    assert f and rt.fake.count("cuKernelGetFunction") == 2
+    rt.launch(f)
+    assert rt.fake.count("cuKernelGetFunction") == 2 and rt.fake.count("cuLaunchKernel") == 1

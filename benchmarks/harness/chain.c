@@ -5,7 +5,12 @@
  *   chain FATBIN MODE K CHAINS REPS
  *
  * MODE: mgpu        K mgpuLaunchKernel on one mgpuStreamCreate stream + mgpuStreamSynchronize
- *                   (the library's switches decide the path: MGPU_CACHED_GRAPH, MGPU_CACHED_CHAIN)
+ *                   (the library's switches decide the path: MGPU_CACHED_GRAPH, MGPU_CACHED_CHAIN);
+ *                   the module loaded once (the shape of LLVM >= 21 code)
+ *       mgpu19      the same, each launch as LLVM <= 20 code makes it: mgpuModuleLoad,
+ *                   mgpuModuleGetFunction, mgpuLaunchKernel, mgpuModuleUnload (the blob is read
+ *                   from FATBIN into the heap, so each cache hit compares its bytes, ~0.1 us for
+ *                   the empty kernel's; MLIR's blob in .rodata is not compared)
  *       cu_stream   K cuLaunchKernel + cuStreamSynchronize (the floor of today's path)
  *       cu_graph1   K x (cuGraphExecKernelNodeSetParams + cuGraphLaunch) of a one-node exec + sync
  *       cu_graphK   one K-node graph (a chain of dependent nodes) made once by hand:
@@ -35,7 +40,8 @@
 
 static const char *mode;
 static long K;
-static void *mfn, *mstream;
+static void *mfn, *mstream, *mblob;
+static size_t mblob_size;
 static CUfunction cfn;
 static CUstream cs;
 static CUgraphExec one, chain;
@@ -47,6 +53,16 @@ static void run(long n) {
   if (!strcmp(mode, "mgpu")) {
     for (long c = 0; c < n; ++c) {
       for (long i = 0; i < K; ++i) mgpuLaunchKernel(mfn, 1, 1, 1, 1, 1, 1, 0, mstream, NULL, NULL, 0);
+      mgpuStreamSynchronize(mstream);
+    }
+  } else if (!strcmp(mode, "mgpu19")) {
+    for (long c = 0; c < n; ++c) {
+      for (long i = 0; i < K; ++i) {
+        void *m = mgpuModuleLoad(mblob, mblob_size);
+        void *f = mgpuModuleGetFunction(m, "empty");
+        mgpuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, mstream, NULL, NULL, 0);
+        mgpuModuleUnload(m);
+      }
       mgpuStreamSynchronize(mstream);
     }
   } else if (!strcmp(mode, "cu_stream")) {
@@ -72,7 +88,8 @@ static void run(long n) {
 
 int main(int argc, char **argv) {
   if (argc != 6) {
-    fprintf(stderr, "usage: %s FATBIN mgpu|cu_stream|cu_graph1|cu_graphK K CHAINS REPS\n", argv[0]);
+    fprintf(stderr, "usage: %s FATBIN mgpu|mgpu19|cu_stream|cu_graph1|cu_graphK K CHAINS REPS\n",
+            argv[0]);
     return 2;
   }
   mode = argv[2];
@@ -82,7 +99,9 @@ int main(int argc, char **argv) {
   if (K < 1 || chains < 2 || reps < 1 || reps > 64) return 2;
   size_t size;
   void *blob = read_file(argv[1], &size);
-  if (!strcmp(mode, "mgpu")) {
+  if (!strncmp(mode, "mgpu", 4)) {
+    mblob = blob;
+    mblob_size = size;
     void *m = mgpuModuleLoad(blob, size);
     mfn = mgpuModuleGetFunction(m, "empty");
     mstream = mgpuStreamCreate();

@@ -42,7 +42,7 @@ static inline int FAILED_REPORT(const char *where, mc_status st) {
 
 /* Opt-in chain replay (chain.h): every entry point that could observe a stream's work, or change
  * what a pending launch uses, first submits the launches deferred so far (one atomic load when
- * nothing is pending). The module look-ups do not. */
+ * nothing is pending). The module look-ups do not, nor does mgpuModuleUnload (see there). */
 #define CHAIN_FLUSH(where) (FAULT_CHECK(), FAILED_REPORT(where, mc_chain_flush()))
 
 /* Faults (issue 19 item 5, context.h): a device whose context a CONTEXT_IS_DESTROYED made suspect
@@ -153,9 +153,16 @@ MC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySi
 MC_EXPORT void mgpuModuleUnload(CUmodule module) {
   MC_TRACE_CALL(mc_trace_ModuleUnload(mgpuModuleUnload, module));
   if (mc_disabled()) return mc_stock_module_unload(module);
-  CHAIN_FLUSH("mgpuModuleUnload");
-  /* MGPU_CACHED_STOCK_SYNC: the device wait of the stock cuModuleUnload (issue 19, item 7) */
-  if (mc_config()->stock_sync) mc_device_drain();
+  FAULT_CHECK();
+  /* Chain replay (chain.h): an unload that keeps the module cached makes no driver call and
+   * observes nothing, so pending launches stay pending (LLVM <= 20 code unloads after every
+   * launch); one that unloads it from the driver submits them first (the cache's unload hook). */
+  /* MGPU_CACHED_STOCK_SYNC: the device wait of the stock cuModuleUnload (issue 19, item 7), which
+   * pending launches must be inside */
+  if (mc_config()->stock_sync) {
+    FAILED_REPORT("mgpuModuleUnload", mc_chain_flush());
+    mc_device_drain();
+  }
   /* On a broken device stock's cuModuleUnload reports the sticky error (and the module stays
    * loaded): report it the same; the cache lets go of its reference quietly. */
   int sticky = mc_ctx_trouble() ? mc_ctx_sticky(mc_thread_device()) : 0;

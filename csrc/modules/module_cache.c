@@ -73,13 +73,20 @@
  * by all threads). */
 #define MC_HIT_SKIP_MIN_BYTES 2048
 
+/* Kernels are found by name (cuLibraryGetKernel) at their first mgpuModuleGetFunction, never
+ * enumerated at load: a module of hundreds of kernels costs at load what the stock wrapper's
+ * cuModuleLoadData costs, and each kernel what its cuModuleGetFunction costs, when it is asked
+ * for. */
+#define NAME_BUCKETS 32 /* per module: chains of kernels found by name (lock-free reads) */
+
 typedef struct kernel_entry {
   char *name;                /* owned copy; immutable */
   uint64_t hash;             /* of name; immutable */
   CUkernel kernel;           /* library-level kernel; immutable */
   uint64_t handle;           /* the mc_function handle (its slot: mc_slot_index); immutable once
                                 published */
-  struct kernel_entry *next; /* the record's kernels found by name; written before publication */
+  struct kernel_entry *next; /* the record's list of every kernel; written before publication */
+  struct kernel_entry *chain; /* its name bucket's chain; written before publication */
 } kernel_entry;
 
 typedef struct module_rec {
@@ -97,11 +104,14 @@ typedef struct module_rec {
                                  compares. Atomic: read and written by hits without the lock */
   mc_blob_kind kind;          /* immutable (MC_BLOB_UNKNOWN: not cacheable, never in the table) */
   CUlibrary lib;              /* driver library; immutable; unloaded at retirement */
-  size_t nkernels;            /* kernels enumerated at load; immutable */
-  kernel_entry *kernels;      /* [nkernels]; immutable */
-  kernel_entry *named;        /* kernels found later by name; head stored with release, under the
-                                 lock; read lock-free (acquire) */
-  unsigned char *resolved;    /* [ndev] every kernel known then resolved there; atomic flags */
+  kernel_entry *named;        /* every kernel found by name so far; head stored with release,
+                                 under the lock; read lock-free (acquire) */
+  kernel_entry *by_name[NAME_BUCKETS]; /* the same kernels by name hash; heads stored with
+                                 release, under the lock; read lock-free (acquire) */
+  size_t nnamed;              /* length of `named`; under the lock */
+  unsigned char *resolved;    /* [ndev] every kernel known then resolved there (its first launch
+                                 there); atomic flags: a kernel found later is resolved there
+                                 at once */
   int refs;                   /* loads minus unloads; under the lock */
   int pins;                   /* threads using lib outside the lock; under the lock */
   int in_table;               /* reachable through the hash table; under the lock */
@@ -183,8 +193,6 @@ static void free_entry_fields(kernel_entry *e) { free(e->name); }
 
 static void rec_free(mc_reclaim_node *node) {
   module_rec *m = (module_rec *)node;
-  for (size_t i = 0; i < m->nkernels; ++i) free_entry_fields(&m->kernels[i]);
-  free(m->kernels);
   for (kernel_entry *e = m->named, *n; e; e = n) {
     n = e->next;
     free_entry_fields(e);
@@ -203,18 +211,30 @@ static int entry_init(kernel_entry *e, CUkernel k, const char *name) {
   return 0;
 }
 
+/* Lock-free (acquire loads of the bucket heads; entries are immutable once published). */
 static kernel_entry *find_entry(module_rec *m, const char *name, uint64_t h) {
-  for (size_t i = 0; i < m->nkernels; ++i)
-    if (m->kernels[i].hash == h && strcmp(m->kernels[i].name, name) == 0) return &m->kernels[i];
-  for (kernel_entry *e = __atomic_load_n(&m->named, __ATOMIC_ACQUIRE); e; e = e->next)
+  for (kernel_entry *e = __atomic_load_n(&m->by_name[h % NAME_BUCKETS], __ATOMIC_ACQUIRE); e;
+       e = e->chain)
     if (e->hash == h && strcmp(e->name, name) == 0) return e;
   return NULL;
 }
 
+/* Make e (published) reachable by name and in the record's list. Lock held. */
+static void add_entry_locked(module_rec *m, kernel_entry *e) {
+  size_t b = e->hash % NAME_BUCKETS;
+  e->chain = m->by_name[b];
+  e->next = m->named;
+  __atomic_store_n(&m->by_name[b], e, __ATOMIC_RELEASE);
+  __atomic_store_n(&m->named, e, __ATOMIC_RELEASE);
+  m->nnamed++;
+}
+
 static uint64_t *fslot(uint32_t slot) { return mc_slot_payload(&g_functions, slot); }
 
-/* A function slot for entry e of module handle mh: allocated, filled, published. Lock held. */
-static int publish_entry_locked(kernel_entry *e, uint64_t mh, int transient) {
+/* A function slot for entry e of module handle mh: allocated, filled (fns: its CUfunction per
+ * device, 0 where not resolved), published. Lock held. */
+static int publish_entry_locked(kernel_entry *e, uint64_t mh, int transient,
+                                const CUfunction *fns) {
   uint32_t slot;
   uint64_t h;
   uint64_t *w = mc_slot_alloc(&g_functions, &slot, &h);
@@ -223,27 +243,21 @@ static int publish_entry_locked(kernel_entry *e, uint64_t mh, int transient) {
   uint64_t gen = mc_slot_gen(h);
   __atomic_store_n(&w[0], mh, __ATOMIC_RELEASE);
   __atomic_store_n(&w[FLAGS_WORD(n)], transient ? FN_TRANSIENT : 0u, __ATOMIC_RELEASE);
-  for (int d = 0; d < n; ++d) __atomic_store_n(&w[SMEM_WORD(n, d)], gen << 32, __ATOMIC_RELEASE);
+  for (int d = 0; d < n; ++d) {
+    __atomic_store_n(&w[FN_WORD(d)], (uint64_t)(uintptr_t)fns[d], __ATOMIC_RELEASE);
+    __atomic_store_n(&w[SMEM_WORD(n, d)], gen << 32, __ATOMIC_RELEASE);
+  }
   e->handle = mc_slot_publish(&g_functions, slot);
   return 0;
 }
 
-/* Give the record a module slot and each kernel a function slot. 0, or -1 (no memory: nothing
- * taken). Lock held. */
+/* Give the record a module slot (its kernels get theirs when first asked for by name). 0, or -1
+ * (no memory: nothing taken). Lock held. */
 static int publish_locked(module_rec *m) {
   uint32_t ms;
   uint64_t mh;
   void *mp = mc_slot_alloc(&g_modules, &ms, &mh);
   if (!mp) return -1;
-  /* Function slots first (their handles need mh), the module slot last. */
-  size_t i = 0;
-  for (; i < m->nkernels; ++i)
-    if (publish_entry_locked(&m->kernels[i], mh, m->kind == MC_BLOB_UNKNOWN) != 0) break;
-  if (i < m->nkernels) {
-    while (i--) mc_slot_retire(&g_functions, mc_slot_index(m->kernels[i].handle));
-    mc_slot_unalloc(&g_modules, ms);
-    return -1;
-  }
   __atomic_store_n((module_rec **)mp, m, __ATOMIC_SEQ_CST);
   m->handle = mc_slot_publish(&g_modules, ms);
   return 0;
@@ -305,8 +319,6 @@ static void retire_locked(module_rec *m, module_rec **grave) {
   uint32_t ms = mc_slot_index(m->handle);
   __atomic_store_n((module_rec **)mc_slot_payload(&g_modules, ms), NULL, __ATOMIC_SEQ_CST);
   mc_slot_retire(&g_modules, ms);
-  for (size_t i = 0; i < m->nkernels; ++i)
-    mc_slot_retire(&g_functions, mc_slot_index(m->kernels[i].handle));
   for (kernel_entry *e = m->named; e; e = e->next)
     mc_slot_retire(&g_functions, mc_slot_index(e->handle));
   m->grave = *grave;
@@ -389,14 +401,11 @@ static void note_unresolved(const kernel_entry *e, int device, unresolved *todo,
  * holds m. The driver calls run without the lock; racing resolutions store the same function. */
 static mc_status resolve_module(module_rec *m, int device) {
   pthread_mutex_lock(&g_cache.lock);
-  size_t count = m->nkernels;
-  for (kernel_entry *e = m->named; e; e = e->next) count++;
+  size_t count = m->nnamed;
   unresolved *todo = calloc(count ? count : 1, sizeof *todo);
   size_t n = 0;
-  if (todo) { /* the enumerated kernels, then those found by name */
-    for (size_t i = 0; i < m->nkernels; ++i) note_unresolved(&m->kernels[i], device, todo, &n);
+  if (todo)
     for (kernel_entry *e = m->named; e; e = e->next) note_unresolved(e, device, todo, &n);
-  }
   pthread_mutex_unlock(&g_cache.lock);
   if (!todo) return MC_FAIL("mgpuLaunchKernel", MC_E_NO_MEMORY);
   mc_status st = MC_OK;
@@ -421,61 +430,28 @@ static mc_status resolve_module(module_rec *m, int device) {
   return st;
 }
 
-/* Resolve the kernels for the calling thread's default device, when that works. Failures are not
- * fatal here: the first launch resolves again and reports. The caller holds m. */
-static void resolve_for_thread_device(module_rec *m) {
+/* The calling thread's default device, if the cache covers it (else -1). */
+static int thread_device(void) {
   int device = mc_thread_device();
-  if (device < 0 || device >= mc_device_count() || device >= ndev() ||
-      __atomic_load_n(&m->resolved[device], __ATOMIC_ACQUIRE))
-    return;
+  return device >= 0 && device < mc_device_count() && device < ndev() ? device : -1;
+}
+
+/* Resolve every kernel of m known so far on `device` (its first launch there, or a kernel found
+ * later on a device where the module already ran), entering its context. Failures are not fatal
+ * here: the launch resolves again and reports. The caller holds m. */
+static void resolve_on(module_rec *m, int device) {
   mc_ctx_scope scope;
   mc_status st = mc_ctx_enter(device, &scope);
   if (!MC_FAILED(st)) {
     st = resolve_module(m, device);
     mc_ctx_leave(&scope);
   }
-  if (MC_FAILED(st)) mc_debug("eager resolution on device %d failed: %s", device, st.call);
+  if (MC_FAILED(st)) mc_debug("resolution on device %d failed: %s", device, st.call);
 }
 
 /* ---- loading ---- */
 
-/* Enumerate the library's kernels into m->kernels. Drivers before 12.4 cannot enumerate; their
- * kernels are then found by name in mc_module_get_function. m is not published yet. */
-static mc_status enumerate(module_rec *m) {
-  if (!mc_cu.cuLibraryGetKernelCount || !mc_cu.cuLibraryEnumerateKernels || !mc_cu.cuKernelGetName)
-    return MC_OK;
-  unsigned int count = 0;
-  MC_CU_TRY("cuLibraryGetKernelCount", mc_cu.cuLibraryGetKernelCount(&count, m->lib));
-  if (!count) return MC_OK;
-  CUkernel *ks = calloc(count, sizeof *ks);
-  m->kernels = calloc(count, sizeof *m->kernels);
-  if (!ks || !m->kernels) {
-    free(ks);
-    return MC_FAIL("mgpuModuleLoad", MC_E_NO_MEMORY);
-  }
-  CUresult r = mc_cu.cuLibraryEnumerateKernels(ks, count, m->lib);
-  if (r != 0) {
-    free(ks);
-    return MC_FAIL("cuLibraryEnumerateKernels", r);
-  }
-  for (unsigned int i = 0; i < count; ++i) {
-    const char *name = NULL;
-    r = mc_cu.cuKernelGetName(&name, ks[i]);
-    if (r != 0) {
-      free(ks);
-      return MC_FAIL("cuKernelGetName", r);
-    }
-    if (entry_init(&m->kernels[m->nkernels], ks[i], name) != 0) {
-      free(ks);
-      return MC_FAIL("mgpuModuleLoad", MC_E_NO_MEMORY);
-    }
-    m->nkernels++;
-  }
-  free(ks);
-  return MC_OK;
-}
-
-/* Check the blob, load it into the driver and enumerate its kernels: a new, unpublished record.
+/* Check the blob and load it into the driver: a new, unpublished record.
  * No lock held. On failure after the driver load, *out is the record to discard(). */
 static mc_status load_new(const void *blob, int jit, int opt_level, module_rec **out, char *log,
                           size_t log_size) {
@@ -543,7 +519,7 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   }
   m->len = len;
   m->kind = kind;
-  return enumerate(m);
+  return MC_OK;
 }
 
 /* A loaded record that was never published: unload and free it. No lock held. */
@@ -611,7 +587,6 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
       m->refs++; /* held while the bytes are compared outside the lock: never retired meanwhile */
       pthread_mutex_unlock(&g_cache.lock);
       if (hit_is_same(m, blob)) {
-        resolve_for_thread_device(m);
         MC_STAT_INC(module_hits);
         *out = (mc_module *)(uintptr_t)m->handle;
         return MC_OK;
@@ -638,7 +613,7 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
   pthread_mutex_unlock(&g_cache.lock);
   bury(grave);
 
-  /* A miss: checked, loaded (the JIT included) and enumerated without the lock. */
+  /* A miss: checked and loaded (the JIT included) without the lock. */
   module_rec *m = NULL;
   st = load_new(blob, jit, opt_level, &m, log, log_size);
 
@@ -659,9 +634,7 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
     if (m) discard(m);
     return st;
   }
-  mc_debug("loaded %s blob %p (%zu bytes, %zu kernels)", mc_blob_kind_name(m->kind), blob, m->len,
-           m->nkernels);
-  resolve_for_thread_device(m); /* held by the reference just taken */
+  mc_debug("loaded %s blob %p (%zu bytes)", mc_blob_kind_name(m->kind), blob, m->len);
   MC_STAT_INC(module_misses);
   *out = (mc_module *)(uintptr_t)m->handle;
   return MC_OK;
@@ -706,6 +679,49 @@ static module_rec *pin(uint64_t h, mc_slot_state *s) {
   return m;
 }
 
+/* A kernel found by name: resolved (no lock held, m pinned) on the calling thread's device and on
+ * every device where m's kernels were resolved for a launch, so its launches there make no lazy
+ * load, as the stock wrapper's cuModuleGetFunction loads the kernel it returns. fns[d]: 0 where
+ * not resolved (its first launch there resolves it). The driver's refusal on the thread's device
+ * (a broken context, no memory for the kernel) is returned: the look-up fails there, as stock's
+ * cuModuleGetFunction does; elsewhere the launch reports it. */
+static CUresult resolve_new(module_rec *m, CUkernel k, int device, CUfunction *fns) {
+  int n = ndev();
+  CUresult mine = 0;
+  for (int d = 0; d < n; ++d) {
+    if (d != device && !__atomic_load_n(&m->resolved[d], __ATOMIC_ACQUIRE)) continue;
+    mc_ctx_scope scope;
+    if (MC_FAILED(mc_ctx_enter(d, &scope))) continue;
+    CUresult r = mc_cu.cuKernelGetFunction(&fns[d], k);
+    if (r == 0) MC_STAT_INC(function_resolves);
+    else fns[d] = NULL;
+    if (d == device) mine = r;
+    mc_ctx_leave(&scope);
+  }
+  return mine;
+}
+
+/* A function found again: when it has no CUfunction on the calling thread's device yet (a load
+ * or look-up from another device than its first), m's kernels are resolved there now, not at a
+ * launch. One thread-local and one atomic load when it has one. */
+static void resolve_for_thread(uint64_t fh) {
+  int device = thread_device();
+  if (device < 0) return;
+  uint64_t *w = NULL;
+  if (mc_slot_find(&g_functions, fh, (void **)&w) != MC_SLOT_LIVE ||
+      __atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE))
+    return;
+  mc_slot_state s = MC_SLOT_STALE;
+  pthread_mutex_lock(&g_cache.lock);
+  module_rec *m = mc_slot_find(&g_functions, fh, (void **)&w) == MC_SLOT_LIVE
+                      ? pin_locked(__atomic_load_n(&w[0], __ATOMIC_ACQUIRE), &s)
+                      : NULL;
+  pthread_mutex_unlock(&g_cache.lock);
+  if (!m) return;
+  resolve_on(m, device);
+  unpin(m);
+}
+
 mc_status mc_module_get_function(mc_module *module, const char *name, mc_function **out) {
   *out = NULL;
   MC_STAT_INC(function_lookups);
@@ -723,33 +739,42 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
   mc_reclaim_exit();
   if (!m) return handle_error("mgpuModuleGetFunction", s);
   if (fh) {
+    resolve_for_thread(fh);
     *out = (mc_function *)(uintptr_t)fh;
     return MC_OK;
   }
-  /* Not enumerated at load: ask the driver by name (old drivers, HIP; unknown names fail here),
+  /* The first look-up of this name: asked of the driver (unknown names fail here) and resolved,
    * the module pinned and the lock released. */
   m = pin(h, &s);
   if (!m) return handle_error("mgpuModuleGetFunction", s);
   CUkernel k = NULL;
   CUresult r = mc_cu.cuLibraryGetKernel(&k, m->lib, name);
+  int n = ndev();
+  CUfunction fns_small[8] = {0}, *fns = n <= 8 ? fns_small : calloc((size_t)n, sizeof *fns);
   mc_status st = MC_OK;
+  CUresult rr = r == 0 && fns ? resolve_new(m, k, thread_device(), fns) : 0;
   pthread_mutex_lock(&g_cache.lock);
   if (r != 0) {
     st = MC_FAIL("cuLibraryGetKernel", r);
+  } else if (rr != 0) {
+    st = MC_FAIL("cuKernelGetFunction", rr);
+  } else if (!fns) {
+    st = MC_FAIL("mgpuModuleGetFunction", MC_E_NO_MEMORY);
   } else if ((e = find_entry(m, name, nh)) == NULL) { /* not added by a racing thread */
     e = calloc(1, sizeof *e);
-    if (!e || entry_init(e, k, name) != 0 || publish_entry_locked(e, m->handle, m->kind == MC_BLOB_UNKNOWN) != 0) {
+    if (!e || entry_init(e, k, name) != 0 ||
+        publish_entry_locked(e, m->handle, m->kind == MC_BLOB_UNKNOWN, fns) != 0) {
       if (e) free(e->name);
       free(e);
       e = NULL;
       st = MC_FAIL("mgpuModuleGetFunction", MC_E_NO_MEMORY);
     } else {
-      e->next = m->named;
-      __atomic_store_n(&m->named, e, __ATOMIC_RELEASE);
+      add_entry_locked(m, e);
     }
   }
   if (e) fh = e->handle;
   pthread_mutex_unlock(&g_cache.lock);
+  if (fns != fns_small) free(fns);
   unpin(m);
   if (!MC_FAILED(st)) *out = (mc_function *)(uintptr_t)fh;
   return st;

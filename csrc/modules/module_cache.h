@@ -8,13 +8,20 @@
  * still current (no dlopen or dlclose since): those bytes cannot have changed; a hit after any
  * dlopen or dlclose compares and looks again (MGPU_CACHED_HIT_CHECK=full: every hit compares).
  * A blob is loaded with cuLibraryLoadData, which needs no context: loading works in a global
- * constructor, before main and before any mgpuSetDefaultDevice. Each kernel is resolved (cuKernelGetFunction, which loads it into the
- * context) for the loading thread's default device at load, and for any other device on the
- * first launch there, all kernels of the module at once, so a later launch never triggers a lazy
- * load. mgpuModuleUnload releases a reference; the module stays cached at zero references and is
- * unloaded when a different blob replaces it at its address, or when more than
- * MGPU_CACHED_MODULE_CACHE (default 256) unreferenced modules are kept (the least recently
- * released first), so a JIT process that makes many modules does not keep them all loaded.
+ * constructor, before main and before any mgpuSetDefaultDevice. Kernels are not enumerated or
+ * resolved at load (a module of hundreds of kernels then costs what the stock wrapper's
+ * cuModuleLoadData costs): a kernel is found by name (cuLibraryGetKernel) at its first
+ * mgpuModuleGetFunction and resolved there (cuKernelGetFunction, which loads it into the context)
+ * on the calling thread's default device, as the stock wrapper's cuModuleGetFunction loads the
+ * kernel it returns; later look-ups of the name are lock-free and make no driver call. On another
+ * device every kernel found so far is resolved at the first launch there (or at a look-up from a
+ * thread of that device), and a kernel found later is resolved at its look-up on every device
+ * where the module's kernels were resolved, so a later launch never triggers a lazy kernel
+ * load (but for a look-up racing with another device's first launch). mgpuModuleUnload releases
+ * a reference; the module stays cached at zero references and is unloaded when a different
+ * blob replaces it at its address, or when more than MGPU_CACHED_MODULE_CACHE (default 256)
+ * unreferenced modules are kept (the least recently released first), so a JIT process that
+ * makes many modules does not keep them all loaded.
  * Only modules without module-scope state are cached (blob_state.h): a blob with device globals
  * or host-writable constants is loaded from the driver at every load and unloaded at its last
  * unload, as with the stock library, so every load starts from the image's initial values; a
