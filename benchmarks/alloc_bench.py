@@ -13,13 +13,13 @@ alloc/kernel/host read/dealloc per step), µs per step in four configurations. N
 --pairs (issue 21 item 3) runs only the synchronous pair, mgpuMemAlloc(bytes, NULL) +
 mgpuMemFree(p, NULL) (MLIR's synchronous gpu.alloc / gpu.dealloc), 256 B to 64 MiB, device and
 host_shared (benchmarks/alloc_pair_bench.c): cached, ZERO=0, stock behaviour and, with --before LIB
-(or $MGPU_CACHED_BEFORE_LIB), a libmgpu_cached.so of an earlier tree, side by side in one process.
+(or $ALLOC_BENCH_BEFORE_LIB), a libmgpu_cached.so of an earlier tree, side by side in one process.
 With --step DIR it then runs the suite's MLIR async step (benchmarks/run.py, programs async and
 async_prealloc, the earlier tree preloaded as the runtime "before") into DIR and prints the
 allocating step / the step with buffers made once, for cached and before. About 2-3 minutes on the
 H100:
 
-    MGPU_CACHED_BEFORE_LIB=/path/libmgpu_cached.so python3 benchmarks/alloc_bench.py --pairs --step /tmp/step
+    ALLOC_BENCH_BEFORE_LIB=/path/libmgpu_cached.so python3 benchmarks/alloc_bench.py --pairs --step /tmp/step
 """
 import argparse
 import json
@@ -43,7 +43,7 @@ def main() -> None:
                     help="also run the MLIR alloc_loop programs with N steps")
     ap.add_argument("--pairs", action="store_true",
                     help="only the alloc + free(NULL) pairs (issue 21), see the module's text")
-    ap.add_argument("--before", default=os.environ.get("MGPU_CACHED_BEFORE_LIB", ""),
+    ap.add_argument("--before", default=os.environ.get("ALLOC_BENCH_BEFORE_LIB", ""),
                     metavar="LIB", help="with --pairs / --step: an earlier tree's libmgpu_cached.so")
     ap.add_argument("--step", type=Path, default=None, metavar="DIR",
                     help="with --pairs: also the MLIR async step against made-once, into DIR")
