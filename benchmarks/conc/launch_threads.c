@@ -10,6 +10,15 @@
  *   mgpu-load  per launch what LLVM <= 20 code does: mgpuModuleLoad, mgpuModuleGetFunction,
  *              mgpuLaunchKernel, mgpuModuleUnload (the module cache's hit path under threads)
  * The mgpu modes use whatever libmgpu_cached does (MGPU_CACHED_DISABLE=1: the stock behaviour).
+ * Modes that locate a loss (issue 21), each the driver loop or an mgpu mode with one thing changed:
+ *   driver-scoped  the driver loop in a thread with no current context, the primary context
+ *              pushed and popped around each cuLaunchKernel: what the stock wrapper (ScopedContext)
+ *              and the library (context.h, mc_ctx_enter) do in such a thread, the worker threads of
+ *              the mgpu modes included; the driver's own cost of the same work
+ *   driver-graph   each thread launches its own one-node graph exec of the kernel on its own
+ *              stream (cuGraphLaunch): the bound of the library's graph path under threads
+ *   mgpu-current / mgpu-load-current   the mgpu modes in threads that made the primary context
+ *              current first (cuCtxSetCurrent): the library then pushes no context per launch
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -24,7 +33,17 @@
 
 typedef int (*fn_t)();
 static fn_t cuInit_, cuDeviceGet_, cuDevicePrimaryCtxRetain_, cuCtxSetCurrent_, cuModuleLoadData_,
-    cuModuleGetFunction_, cuStreamCreate_, cuStreamSynchronize_, cuStreamDestroy_;
+    cuModuleGetFunction_, cuStreamCreate_, cuStreamSynchronize_, cuStreamDestroy_,
+    cuCtxPushCurrent_, cuCtxPopCurrent_, cuGraphCreate_, cuGraphAddKernelNode_,
+    cuGraphInstantiate_, cuGraphLaunch_;
+
+/* CUDA 12's kernel node parameters (cuGraphAddKernelNode_v2), as csrc/platform/cuda_api.h. */
+typedef struct {
+  void *func;
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  void **kernelParams, **extra;
+  void *kern, *ctx;
+} node_params;
 static int (*cuLaunchKernel_)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                               unsigned, void *, void **, void **);
 
@@ -52,17 +71,35 @@ static double now(void) {
 
 static void *worker(void *arg) {
   (void)arg;
-  void *s = NULL;
-  int driver = !strcmp(g_mode, "driver"), load = !strcmp(g_mode, "mgpu-load");
+  void *s = NULL, *exec = NULL;
+  int scoped = !strcmp(g_mode, "driver-scoped"), graph = !strcmp(g_mode, "driver-graph");
+  int driver = !strncmp(g_mode, "driver", 6), load = !strncmp(g_mode, "mgpu-load", 9);
+  int current = strstr(g_mode, "-current") != NULL;
   if (driver) {
     CK(cuCtxSetCurrent_(g_ctx));
     CK(cuStreamCreate_(&s, 1));
+    if (graph) {
+      void *g = NULL, *node = NULL;
+      node_params p = {g_dfunc, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, NULL};
+      CK(cuGraphCreate_(&g, 0));
+      CK(cuGraphAddKernelNode_(&node, g, NULL, (size_t)0, &p));
+      CK(cuGraphInstantiate_(&exec, g, (unsigned long long)0));
+    }
+    if (scoped) CK(cuCtxSetCurrent_(NULL)); /* as a thread that never made one current */
   } else {
+    if (current) CK(cuCtxSetCurrent_(g_ctx));
     s = mgpuStreamCreate();
   }
   pthread_barrier_wait(&g_start);
   for (long i = 0; i < g_launches; ++i) {
-    if (driver) {
+    if (graph) {
+      CK(cuGraphLaunch_(exec, s));
+    } else if (scoped) {
+      void *popped = NULL;
+      CK(cuCtxPushCurrent_(g_ctx));
+      CK(cuLaunchKernel_(g_dfunc, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+      CK(cuCtxPopCurrent_(&popped));
+    } else if (driver) {
       CK(cuLaunchKernel_(g_dfunc, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
     } else if (load) {
       void *m = mgpuModuleLoad(g_blob, g_len);
@@ -74,6 +111,7 @@ static void *worker(void *arg) {
     }
   }
   if (driver) {
+    if (scoped) CK(cuCtxSetCurrent_(g_ctx));
     CK(cuStreamSynchronize_(s));
     CK(cuStreamDestroy_(s));
   } else {
@@ -85,7 +123,8 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: %s driver|mgpu|mgpu-load BLOB LAUNCHES THREADS...\n", argv[0]);
+    fprintf(stderr, "usage: %s driver[-scoped|-graph]|mgpu[-load][-current] BLOB LAUNCHES "
+            "THREADS...\n", argv[0]);
     return 2;
   }
   g_mode = argv[1];
@@ -98,26 +137,34 @@ int main(int argc, char **argv) {
   if (fread(g_blob, 1, g_len, fp) != g_len) return 2;
   fclose(fp);
   g_launches = atol(argv[3]);
-  if (!strcmp(g_mode, "driver")) {
-    void *h = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!h) return 3;
+  /* the driver: the reference loop's, and the primary context the -current modes make current
+   * (the one the library retains too) */
+  void *h = dlopen("libcuda.so.1", RTLD_NOW);
+  if (!h) return 3;
 #define SYM(v, n) v = (fn_t)dlsym(h, n)
-    SYM(cuInit_, "cuInit");
-    SYM(cuDeviceGet_, "cuDeviceGet");
-    SYM(cuDevicePrimaryCtxRetain_, "cuDevicePrimaryCtxRetain");
-    SYM(cuCtxSetCurrent_, "cuCtxSetCurrent");
-    SYM(cuModuleLoadData_, "cuModuleLoadData");
-    SYM(cuModuleGetFunction_, "cuModuleGetFunction");
-    SYM(cuStreamCreate_, "cuStreamCreate");
-    SYM(cuStreamSynchronize_, "cuStreamSynchronize");
-    SYM(cuStreamDestroy_, "cuStreamDestroy_v2");
-    cuLaunchKernel_ = (int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                               unsigned, void *, void **, void **))dlsym(h, "cuLaunchKernel");
-    int dev = 0;
+  SYM(cuInit_, "cuInit");
+  SYM(cuDeviceGet_, "cuDeviceGet");
+  SYM(cuDevicePrimaryCtxRetain_, "cuDevicePrimaryCtxRetain");
+  SYM(cuCtxSetCurrent_, "cuCtxSetCurrent");
+  SYM(cuCtxPushCurrent_, "cuCtxPushCurrent_v2");
+  SYM(cuCtxPopCurrent_, "cuCtxPopCurrent_v2");
+  SYM(cuModuleLoadData_, "cuModuleLoadData");
+  SYM(cuModuleGetFunction_, "cuModuleGetFunction");
+  SYM(cuStreamCreate_, "cuStreamCreate");
+  SYM(cuStreamSynchronize_, "cuStreamSynchronize");
+  SYM(cuStreamDestroy_, "cuStreamDestroy_v2");
+  SYM(cuGraphCreate_, "cuGraphCreate");
+  SYM(cuGraphAddKernelNode_, "cuGraphAddKernelNode_v2");
+  SYM(cuGraphInstantiate_, "cuGraphInstantiateWithFlags");
+  SYM(cuGraphLaunch_, "cuGraphLaunch");
+  cuLaunchKernel_ = (int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, void *, void **, void **))dlsym(h, "cuLaunchKernel");
+  int dev = 0;
+  CK(cuInit_(0));
+  CK(cuDeviceGet_(&dev, 0));
+  CK(cuDevicePrimaryCtxRetain_(&g_ctx, dev));
+  if (!strncmp(g_mode, "driver", 6)) {
     void *mod = NULL;
-    CK(cuInit_(0));
-    CK(cuDeviceGet_(&dev, 0));
-    CK(cuDevicePrimaryCtxRetain_(&g_ctx, dev));
     CK(cuCtxSetCurrent_(g_ctx));
     CK(cuModuleLoadData_(&mod, g_blob));
     CK(cuModuleGetFunction_(&g_dfunc, mod, "empty"));

@@ -3,10 +3,15 @@ in one run (issue 4). Builds launch_threads.c, runs each mode as its own process
 --reps times; prints the median launches/s per mode and thread count and each mode's ratio to the
 driver-level loop with the same threads. Needs a GPU and a C compiler.
 
-    python3 benchmarks/conc/throughput.py [--launches 5000] [--reps 3] [--before LIB]
+    python3 benchmarks/conc/throughput.py [--launches 5000] [--reps 3] [--before LIB] [--diagnose]
 
 --before LIB adds the two cached modes run with another build of the library preloaded
 (LD_PRELOAD=LIB), e.g. the build before a change, for a before/after comparison in the same run.
+--diagnose adds the modes that locate a loss (issue 21; launch_threads.c says what each does):
+the driver loop with the context pushed and popped around each launch (what the stock wrapper and
+the library do in a thread without a current context: the driver's own cost of that work), the
+driver's graph launches from each thread (the graph path's bound under threads), and the cached
+modes in threads that made the primary context current first (no per-launch context push).
 """
 from __future__ import annotations
 
@@ -25,6 +30,9 @@ THREADS = [1, 2, 4, 8, 16]
 # (label, launch_threads mode, MGPU_CACHED_DISABLE)
 MODES = [("driver", "driver", False), ("cached", "mgpu", False), ("stock", "mgpu", True),
          ("cached llvm19-load", "mgpu-load", False), ("stock llvm19-load", "mgpu-load", True)]
+DIAGNOSE = [("driver ctx push/pop", "driver-scoped", False), ("driver graph", "driver-graph", False),
+            ("cached ctx current", "mgpu-current", False),
+            ("cached llvm19-load ctx current", "mgpu-load-current", False)]
 
 
 def main() -> None:
@@ -32,10 +40,13 @@ def main() -> None:
     ap.add_argument("--launches", type=int, default=5000, help="launches per thread")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--before", help="another libmgpu_cached.so to compare (preloaded)")
+    ap.add_argument("--diagnose", action="store_true", help="add the modes that locate a loss")
     a = ap.parse_args()
     modes = list(MODES)
     if a.before:
         modes += [("before", "mgpu", False), ("before llvm19-load", "mgpu-load", False)]
+    if a.diagnose:
+        modes += DIAGNOSE
     with tempfile.TemporaryDirectory() as d:
         exe = Path(d) / "launch_threads"
         subprocess.run(["cc", "-std=c11", "-O2", "-pthread", "-o", str(exe),
@@ -58,14 +69,18 @@ def main() -> None:
                     res.setdefault((label, int(t)), []).append(float(v))
     print(f"empty-kernel launches per second (thousands), {a.launches} async launches per thread "
           f"on its own stream, median of {a.reps}; in brackets: ratio to the driver loop")
-    print(f"{'threads':>8} " + " ".join(f"{m[0]:>24}" for m in modes))
-    for t in THREADS:
-        drv = statistics.median(res[("driver", t)])
-        cells = []
-        for label, _, _ in modes:
-            v = statistics.median(res[(label, t)])
-            cells.append(f"{v / 1e3:>15.0f} ({v / drv:5.2f})")
-        print(f"{t:>8} " + " ".join(f"{c:>24}" for c in cells))
+    # one table per row of modes (a wide run stays readable): at most 6 modes each
+    for first in range(0, len(modes), 6):
+        part = modes[first:first + 6]
+        w = max(24, *(len(m[0]) + 1 for m in part))
+        print(f"{'threads':>8} " + " ".join(f"{m[0]:>{w}}" for m in part))
+        for t in THREADS:
+            drv = statistics.median(res[("driver", t)])
+            cells = []
+            for label, _, _ in part:
+                v = statistics.median(res[(label, t)])
+                cells.append(f"{v / 1e3:>15.0f} ({v / drv:5.2f})")
+            print(f"{t:>8} " + " ".join(f"{c:>{w}}" for c in cells))
 
 
 if __name__ == "__main__":

@@ -1060,7 +1060,7 @@ static int zeroing_query(int device, dev_alloc *d) {
 /* ---- entry points ---- */
 
 mc_status mc_alloc_release_all(uint64_t *released) {
-  uint64_t before = __atomic_load_n(&mc_stats_values[MC_STAT_alloc_releases], __ATOMIC_RELAXED);
+  uint64_t before = mc_stat_get(MC_STAT_alloc_releases);
   mc_status first = MC_OK;
   for (int i = 0; i < MC_ALLOC_MAX_DEVICES; ++i) {
     mc_block *list = NULL;
@@ -1083,7 +1083,7 @@ mc_status mc_alloc_release_all(uint64_t *released) {
   }
   if (released)
     *released =
-        __atomic_load_n(&mc_stats_values[MC_STAT_alloc_releases], __ATOMIC_RELAXED) - before;
+        mc_stat_get(MC_STAT_alloc_releases) - before;
   return first;
 }
 
@@ -1361,9 +1361,9 @@ void mc_alloc_fork_child(void) {
   memset(g_alloc.devs, 0, sizeof g_alloc.devs);
   pthread_mutex_init(&g_alloc.lock, NULL); /* held by the forking thread: a fresh one */
   __atomic_store_n(&g_alloc.rounds, 0, __ATOMIC_SEQ_CST); /* rounds of threads left behind */
-  __atomic_store_n(&mc_stats_values[MC_STAT_alloc_bytes_in_use], 0, __ATOMIC_RELAXED);
-  __atomic_store_n(&mc_stats_values[MC_STAT_alloc_bytes_cached], 0, __ATOMIC_RELAXED);
-  __atomic_store_n(&mc_stats_values[MC_STAT_alloc_bytes_pending], 0, __ATOMIC_RELAXED);
+  mc_stat_set(MC_STAT_alloc_bytes_in_use, 0);
+  mc_stat_set(MC_STAT_alloc_bytes_cached, 0);
+  mc_stat_set(MC_STAT_alloc_bytes_pending, 0);
 }
 
 /* ---- faults (issue 19 item 5): a device's primary context was reset (context.h) ----

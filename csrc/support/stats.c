@@ -10,7 +10,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,13 +24,82 @@
 #define MGPU_CACHED_VERSION "0.1.0"
 #endif
 
-uint64_t mc_stats_values[MC_STAT_COUNT];
 void (*mc_stats_observer)(int id); /* written once at library load (trace.c) */
 static const char *(*g_backend_name)(void); /* written once at library load (abi/hooks.c) */
 
 void mc_stats_set_backend_name(const char *(*name)(void)) { g_backend_name = name; }
 
 static const char *backend_name(void) { return g_backend_name ? g_backend_name() : "none"; }
+
+/* ---- per-thread counters (stats.h) ----
+ * g_blocks: every block ever made (pushed with a compare-and-swap, never removed or freed).
+ * A thread takes a free block over (owned 0 -> 1, compare-and-swap) or makes one at its first
+ * count; g_exit_key's destructor frees it (owned = 0, release) at thread exit. The block's values
+ * stay: the next owner adds to them, every read sums them. A thread counting again after its
+ * destructor ran (another destructor calling in) takes a block again, given back in the next
+ * destructor round (a block is leaked only past glibc's last round, its counts still summed). */
+uint64_t mc_stats_shared[MC_STAT_COUNT];
+_Thread_local mc_stats_block *mc_stats_tl;
+static mc_stats_block *g_blocks;   /* atomic head of the list */
+static pthread_key_t g_exit_key;   /* made by the constructor below */
+static int g_exit_key_ok;          /* written once by the constructor */
+
+static void block_exit(void *p) {
+  mc_stats_block *b = p;
+  if (mc_stats_tl == b) mc_stats_tl = NULL;
+  __atomic_store_n(&b->owned, 0, __ATOMIC_RELEASE); /* its counts happen before the next owner's */
+}
+
+__attribute__((constructor)) static void stats_init(void) {
+  g_exit_key_ok = pthread_key_create(&g_exit_key, block_exit) == 0;
+}
+
+mc_stats_block *mc_stats_block_slow(void) {
+  mc_stats_block *b = NULL;
+  for (mc_stats_block *x = __atomic_load_n(&g_blocks, __ATOMIC_ACQUIRE); x && !b; x = x->next) {
+    int free_ = 0;
+    if (!__atomic_load_n(&x->owned, __ATOMIC_RELAXED) &&
+        __atomic_compare_exchange_n(&x->owned, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+      b = x;
+  }
+  if (!b) {
+    b = aligned_alloc(64, (sizeof *b + 63) & ~(size_t)63); /* a line of its own */
+    if (!b) return NULL; /* this thread counts in the shared words */
+    memset(b, 0, sizeof *b);
+    b->owned = 1;
+    mc_stats_block *head = __atomic_load_n(&g_blocks, __ATOMIC_RELAXED);
+    do {
+      b->next = head;
+    } while (!__atomic_compare_exchange_n(&g_blocks, &head, b, 1, __ATOMIC_RELEASE,
+                                          __ATOMIC_RELAXED));
+  }
+  /* Without the exit hook the block stays this thread's for good (still summed). */
+  if (g_exit_key_ok) (void)pthread_setspecific(g_exit_key, b);
+  mc_stats_tl = b;
+  return b;
+}
+
+uint64_t mc_stat_get(mc_stat_id id) {
+  uint64_t v = __atomic_load_n(&mc_stats_shared[id], __ATOMIC_RELAXED);
+  if (mc_stat_is_gauge(id)) return v;
+  for (mc_stats_block *b = __atomic_load_n(&g_blocks, __ATOMIC_ACQUIRE); b; b = b->next)
+    v += __atomic_load_n(&b->v[id], __ATOMIC_RELAXED);
+  return v;
+}
+
+int mc_stats_blocks(void) {
+  int n = 0;
+  for (mc_stats_block *b = __atomic_load_n(&g_blocks, __ATOMIC_ACQUIRE); b; b = b->next) ++n;
+  return n;
+}
+
+void mc_stats_snapshot(uint64_t *values) {
+  for (int i = 0; i < MC_STAT_COUNT; ++i) values[i] = mc_stat_get((mc_stat_id)i);
+}
+
+void mc_stat_set(mc_stat_id id, uint64_t value) {
+  mc_stat_add(id, (int64_t)(value - mc_stat_get(id)));
+}
 
 static const char *const g_names[] = {
 #define MC_STATS_NAME(name, desc) #name,
@@ -53,7 +124,7 @@ MC_EXPORT const char *mgpu_cached_stats_description(int i) {
 MC_EXPORT int mgpu_cached_stats_read(uint64_t *values, int n) {
   if (!values || n <= 0) return 0;
   int count = n < MC_STAT_COUNT ? n : MC_STAT_COUNT;
-  for (int i = 0; i < count; ++i) values[i] = __atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED);
+  for (int i = 0; i < count; ++i) values[i] = mc_stat_get((mc_stat_id)i);
   return count;
 }
 
@@ -63,11 +134,15 @@ MC_EXPORT int mgpu_cached_stats_read(uint64_t *values, int n) {
 static uint64_t g_fork_base[MC_STAT_COUNT];
 
 void mc_stats_fork_child(void) {
-  for (int i = 0; i < MC_STAT_COUNT; ++i)
-    g_fork_base[i] = __atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED);
+  /* The parent's other threads are not in the child: their blocks are free to take over. */
+  for (mc_stats_block *b = __atomic_load_n(&g_blocks, __ATOMIC_ACQUIRE); b; b = b->next)
+    if (b != mc_stats_tl) __atomic_store_n(&b->owned, 0, __ATOMIC_RELEASE);
+  mc_stats_snapshot(g_fork_base);
 }
 
 static void write_json(FILE *f) {
+  uint64_t now[MC_STAT_COUNT];
+  mc_stats_snapshot(now);
   int forked = 0;
   for (int i = 0; i < MC_STAT_COUNT; ++i) forked |= g_fork_base[i] != 0;
   fprintf(f, "{\"version\": \"%s\", \"enabled\": %s, \"backend\": \"%s\", \"pid\": %ld, "
@@ -75,16 +150,18 @@ static void write_json(FILE *f) {
           backend_name(), (long)getpid(), forked ? "true" : "false");
   for (int i = 0; i < MC_STAT_COUNT; ++i) /* a gauge may have gone down since the fork */
     fprintf(f, "%s\"%s\": %lld", i ? ", " : "", g_names[i],
-            (long long)(__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED) - g_fork_base[i]));
+            (long long)(now[i] - g_fork_base[i]));
   fprintf(f, "}}\n");
 }
 
 static void print_table(FILE *f) {
+  uint64_t now[MC_STAT_COUNT];
+  mc_stats_snapshot(now);
   fprintf(f, "mgpu-cached statistics (%s, backend %s):\n", mc_disabled() ? "disabled" : "enabled",
           backend_name());
   for (int i = 0; i < MC_STAT_COUNT; ++i)
     fprintf(f, "  %-22s %llu\n", g_names[i],
-            (unsigned long long)__atomic_load_n(&mc_stats_values[i], __ATOMIC_RELAXED));
+            (unsigned long long)now[i]);
 }
 
 /* Open the statistics file named by MGPU_CACHED_STATS_FILE: "%p" becomes the process id, and then

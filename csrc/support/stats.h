@@ -1,8 +1,18 @@
-/* stats.h - cache and pool statistics: relaxed atomic counters, read through the exported
- * mgpu_cached_stats_* interface (include/mgpu_cached.h) and printed or written at exit on request.
+/* stats.h - cache and pool statistics, read through the exported mgpu_cached_stats_* interface
+ * (include/mgpu_cached.h) and printed or written at exit on request.
  *
- * MC_STATS(X): X(name, description). Counters are monotonic except the gauges (live_*, pooled_*),
- * which go up and down. No lock: each counter is one atomic word.
+ * MC_STATS(X): X(name, description). Counters are monotonic except the gauges (MC_STAT_GAUGES:
+ * live_*, pooled_*, alloc_bytes_*), which go up and down.
+ *
+ * Per-thread counters (issue 21): a counter is incremented on every launch, load and lookup, so
+ * one shared atomic word per counter would bounce its cache line between the cores of threads
+ * launching side by side. Each thread instead owns a block of counters (stats.c), written by that
+ * thread only with a plain load and store (no read-modify-write, no shared line); a read sums
+ * every block. A block outlives its thread: at thread exit it is marked free, keeps its values
+ * (still summed) and is taken over by the next new thread, which goes on adding to it. Gauges stay
+ * one shared atomic word each: they go up in one thread and down in another, and a sum of blocks
+ * read one after the other could show the decrement without the increment (a negative gauge).
+ * No lock anywhere: blocks are published on a list with a compare-and-swap and never freed.
  */
 #ifndef MGPU_CACHED_STATS_H
 #define MGPU_CACHED_STATS_H
@@ -87,7 +97,35 @@ typedef enum {
       MC_STAT_COUNT
 } mc_stat_id;
 
-extern uint64_t mc_stats_values[MC_STAT_COUNT];
+/* The gauges: shared atomic words (see above). */
+#define MC_STAT_GAUGES(G)                                                                     \
+  G(live_streams) G(pooled_streams) G(live_events) G(pooled_events) G(alloc_bytes_in_use)     \
+  G(alloc_bytes_cached) G(alloc_bytes_pending)
+
+static inline int mc_stat_is_gauge(mc_stat_id id) {
+  switch (id) {
+#define MC_STATS_GAUGE_CASE(name) case MC_STAT_##name:
+    MC_STAT_GAUGES(MC_STATS_GAUGE_CASE)
+#undef MC_STATS_GAUGE_CASE
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* One thread's counters (stats.c). */
+typedef struct mc_stats_block {
+  uint64_t v[MC_STAT_COUNT];   /* written by the owning thread only (relaxed load + store); read
+                                  by any thread (relaxed loads); gauges' words unused */
+  struct mc_stats_block *next; /* the list of every block; immutable once published */
+  int owned;                   /* atomic: a live thread owns the block (0: free, to take over) */
+} mc_stats_block;
+
+/* The calling thread's block; NULL until its first count (then mc_stats_block_slow). */
+extern _Thread_local mc_stats_block *mc_stats_tl;
+mc_stats_block *mc_stats_block_slow(void);
+/* Gauges, and every counter of a thread that could not get a block (no memory): atomic words. */
+extern uint64_t mc_stats_shared[MC_STAT_COUNT];
 
 /* Told which counter moved: set once at library load by the timeline trace when it is on
  * (trace.c: a traced call notes the counters it moved), NULL otherwise: one load and a predictable
@@ -95,15 +133,35 @@ extern uint64_t mc_stats_values[MC_STAT_COUNT];
 extern void (*mc_stats_observer)(int id);
 
 static inline void mc_stat_add(mc_stat_id id, int64_t delta) {
-  __atomic_fetch_add(&mc_stats_values[id], (uint64_t)delta, __ATOMIC_RELAXED);
+  mc_stats_block *b = mc_stats_tl;
+  if (__builtin_expect(!b, 0) && !mc_stat_is_gauge(id)) b = mc_stats_block_slow();
+  if (b && !mc_stat_is_gauge(id)) /* this thread's word: no other thread writes it */
+    __atomic_store_n(&b->v[id], __atomic_load_n(&b->v[id], __ATOMIC_RELAXED) + (uint64_t)delta,
+                     __ATOMIC_RELAXED);
+  else
+    __atomic_fetch_add(&mc_stats_shared[id], (uint64_t)delta, __ATOMIC_RELAXED);
   void (*observer)(int) = mc_stats_observer;
   if (__builtin_expect(observer != NULL, 0)) observer((int)id);
 }
 
+/* A counter's value now: the sum over every thread's block (exited threads' included). A count
+ * made by a thread before something that happens before this call (a join, a lock) is in it. */
+uint64_t mc_stat_get(mc_stat_id id);
+/* Every counter (values[MC_STAT_COUNT]). */
+void mc_stats_snapshot(uint64_t *values);
+/* Set a counter to `value` (fork children resetting a gauge; the calling thread's block takes up
+ * the difference, so only meaningful while no other thread moves the counter). */
+void mc_stat_set(mc_stat_id id, uint64_t value);
+
+/* Blocks made so far (owned or free; tests). */
+int mc_stats_blocks(void);
+
 /* The backend's name for the reports ("cuda", "hip" or "none"; backend.h: mc_backend_name),
  * registered at library load by the ABI edge (abi/hooks.c); "none" until then. */
 void mc_stats_set_backend_name(const char *(*name)(void));
-/* fork(): in the child, the statistics file counts from here on (fork.c calls it). */
+
+/* fork(): in the child, the statistics file counts from here on, and the blocks of the parent's
+ * other threads (absent in the child) are free to take over (fork.c calls it). */
 void mc_stats_fork_child(void);
 
 #define MC_STAT_INC(name) mc_stat_add(MC_STAT_##name, 1)

@@ -37,7 +37,7 @@ static int failures;
     }                                                                                             \
   } while (0)
 
-static uint64_t stat(mc_stat_id id) { return __atomic_load_n(&mc_stats_values[id], __ATOMIC_RELAXED); }
+static uint64_t stat(mc_stat_id id) { return mc_stat_get(id); }
 
 /* Wait (at most 20 s, a guard against hangs) until cond holds. */
 #define UNTIL(cond)                                                                               \
