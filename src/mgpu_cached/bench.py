@@ -20,7 +20,7 @@ ctypes, which adds the same small cost to both modes: the ratios understate what
 gains (``benchmarks/run.py`` measures that with real MLIR programs).
 
 Progress goes to stderr, the table to stdout; ``--plot FILE.png`` draws the per-iteration
-distributions (needs matplotlib: ``pip install "mgpu-cached[plot]"``). Without a usable GPU it
+distributions (needs matplotlib: ``pip install matplotlib``). Without a usable GPU it
 says so and returns 2.
 """
 
