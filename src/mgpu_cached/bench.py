@@ -307,7 +307,7 @@ def write_plot(results: Dict[str, Result], path: str) -> Optional[str]:
         import matplotlib.pyplot as plt
     except ImportError:
         return ("--plot needs matplotlib, which is not installed: "
-                "pip install 'mgpu-cached[plot]' (or pip install matplotlib)")
+                "pip install matplotlib")
     fig, axes = plt.subplots(1, len(SEQUENCES), figsize=(11, 4), squeeze=False)
     for ax, (_, label) in zip(axes[0], SEQUENCES):
         top = 0.0
