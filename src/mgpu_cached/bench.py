@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """``mgpu-cached bench``: what the library saves per launch, on this machine, in a minute.
 
 No MLIR toolchain needed. The package ships an empty kernel as PTX (``data/empty.ptx``); each
