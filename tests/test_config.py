@@ -147,8 +147,8 @@ def test_readme_lists_every_variable_in_one_table():
     assert readme.count("| variable |") == 1, "one table of variables"
 
 
-def test_help_lists_every_variable():
-    out = subprocess.run([sys.executable, "-m", "mgpu_cached", "--help"], capture_output=True,
+def test_help_env_lists_every_variable():
+    out = subprocess.run([sys.executable, "-m", "mgpu_cached", "--help-env"], capture_output=True,
                          text=True, check=True).stdout
     listed = re.findall(r"^  ([A-Z][A-Z0-9_]+)$", out, re.M)
     assert listed == _library_names()

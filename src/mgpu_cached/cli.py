@@ -70,8 +70,7 @@ def _print_stats(values: Dict[str, int], as_json: bool, descriptions: Dict[str, 
 
 
 def _run_command(command: List[str], env: Dict[str, str]) -> int:
-    """Run COMMAND, return its exit status as a shell reports it (128+N for signal N, see
-    _ending)."""
+    """Run COMMAND, return its exit status as a shell reports it (128+N for signal N)."""
     try:
         proc = subprocess.Popen(command, env=env)
     except FileNotFoundError:
@@ -95,9 +94,16 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _ending(code: int, direct_signal: bool) -> str:
+def _signalled(code: int) -> bool:
+    """Whether a status from _run_command means the command was ended by a signal: 129 to
+    128+NSIG (a shell's report of its child's signal reads the same, and is as good a reason
+    for a missing statistics file)."""
+    return 128 < code < 128 + signal.NSIG
+
+
+def _ending(code: int) -> str:
     """How a command ended, for a message: 'exited with status N' or 'ended by signal SIGX'."""
-    if direct_signal:
+    if _signalled(code):
         return f"ended by signal {_signal_name(code - 128)}"
     return f"exited with status {code}"
 
@@ -134,19 +140,12 @@ def _stats_of_command(command: List[str]) -> Tuple[Dict[str, int], str, int, int
     return values, ",".join(backends) or "none", processes, code
 
 
-def _signalled(code: int) -> bool:
-    """Whether a status from _run_command means the command itself was ended by a signal: the
-    statuses 129..128+NSIG (a shell's report of its child's signal reads the same, and is as
-    good a reason for a missing statistics file)."""
-    return 128 < code < 128 + signal.NSIG
-
-
 def _run_stats(args: argparse.Namespace) -> int:
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     code = 0
     if cmd:
         values, backend, processes, code = _stats_of_command(cmd)
-        ending = _ending(code, _signalled(code))
+        ending = _ending(code)
         if processes == 0:
             # each process writes its file at exit (a library destructor): a process ended by a
             # signal never does, whether or not it loaded the library
