@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Build libmgpu_cached.so from csrc/ with a C compiler, and install what C users need beside it.
 
 This file is both the project's PEP 517 build backend (it re-exports setuptools' hooks, see
@@ -5,7 +6,7 @@ This file is both the project's PEP 517 build backend (it re-exports setuptools'
 library lands inside the ``mgpu_cached`` package (in the source tree for an editable install). It
 needs only a C compiler: no CUDA toolkit, no libcuda, no GPU, and (run as a script) no setuptools:
 
-    python build_runtime.py [OUT_DIR]      # default src/mgpu_cached/lib (what PYTHONPATH=src uses)
+    python build_runtime.py [--no-strip] [OUT_DIR]   # default src/mgpu_cached/lib (PYTHONPATH=src)
 
 Outputs, in OUT_DIR (``lib/`` of the package) and its sibling ``include/``:
   libmgpu_cached.so                      the runtime (SONAME libmgpu_cached.so)
@@ -24,10 +25,15 @@ installed, else ``cc``/``gcc``/``clang``; ``$CFLAGS`` and ``$LDFLAGS`` are appen
 to the build requirements automatically) against glibc 2.17, and the wheel is tagged
 ``manylinux_2_17`` (``manylinux2014``): it then runs on any distribution since 2014, which
 ``auditwheel show`` confirms. ``MGPU_CACHED_MANYLINUX=2_28`` (say) picks another glibc.
+
+The library is linked stripped (``-s``: no symbol table, no debug information; the exported
+functions are in the dynamic symbol table, which stays). For a library to debug, build it
+in place with ``CFLAGS=-g python build_runtime.py --no-strip``.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import shlex
@@ -53,6 +59,7 @@ CFLAGS = ["-std=c11", "-D_GNU_SOURCE", "-O2", "-fPIC", "-fvisibility=hidden", "-
 LDFLAGS = ["-shared", "-pthread", "-Wl,--no-undefined", "-Wl,-z,now", "-Wl,-z,nodelete"]
 LIBS = ["-ldl"]
 MANYLINUX_ENV = "MGPU_CACHED_MANYLINUX"
+STRIP_LDFLAGS = ["-s"]  # at link: gcc, clang and zig cc alike (zig has no objcopy/strip)
 
 
 def version() -> str:
@@ -113,7 +120,6 @@ stocklibdir=${{libdir}}/{STOCK_DIR}
 Name: mgpu_cached
 Description: Drop-in libmlir_cuda_runtime / libmlir_rocm_runtime replacement for MLIR GPU code
 Version: {ver}
-URL: https://pypi.org/project/mgpu-cached/
 Cflags: -I${{includedir}}
 Libs: -L${{libdir}} -Wl,-rpath,${{libdir}} -lmgpu_cached
 """
@@ -188,10 +194,11 @@ C_USER_FILES = (("pkgconfig/mgpu_cached.pc", _pkgconfig),
 
 def build(out_dir: os.PathLike | str, extra_cflags: Sequence[str] = (),
           build_temp: os.PathLike | str | None = None,
-          include_dir: os.PathLike | str | None = None) -> List[Path]:
+          include_dir: os.PathLike | str | None = None,
+          strip: bool = True) -> List[Path]:
     """Compile csrc/*.c, link the runtime into ``out_dir`` and write the files for C users there
     and in ``include_dir`` (default: ``out_dir``'s sibling ``include``); returns the paths
-    written."""
+    written. ``strip`` links it without symbol table and debug information."""
     out = Path(out_dir)
     inc = Path(include_dir) if include_dir else out.parent / "include"
     (out / STOCK_DIR).mkdir(parents=True, exist_ok=True)
@@ -206,7 +213,8 @@ def build(out_dir: os.PathLike | str, extra_cflags: Sequence[str] = (),
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         list(pool.map(lambda so: _run(cc + cflags + ["-c", str(so[0]), "-o", str(so[1])]),
                       zip(sources, objects)))
-    ldflags = LDFLAGS + shlex.split(os.environ.get("LDFLAGS", ""))
+    ldflags = LDFLAGS + (STRIP_LDFLAGS if strip else []) + \
+        shlex.split(os.environ.get("LDFLAGS", ""))
     written = []
     for rel, soname in LIBRARIES:
         target = out / rel
@@ -293,7 +301,31 @@ if _meta is not None:
             return "py3", "none", plat
 
 
-if __name__ == "__main__":
-    dest = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "src" / "mgpu_cached" / "lib")
-    for path in build(dest):
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python build_runtime.py [--no-strip] [OUT_DIR]``: build, print the paths written."""
+    parser = argparse.ArgumentParser(
+        prog="python build_runtime.py",
+        description="Compile csrc/ into libmgpu_cached.so (and its stock-named copies), and write "
+        "the headers, pkg-config and CMake files beside it. Needs only a C compiler ($CC, else "
+        "cc/gcc/clang; $CFLAGS and $LDFLAGS are appended).")
+    parser.add_argument("out_dir", nargs="?", metavar="OUT_DIR",
+                        default=str(ROOT / "src" / "mgpu_cached" / "lib"),
+                        help="folder of the library (default: src/mgpu_cached/lib, what "
+                        "PYTHONPATH=src and an editable install use); the headers go to its "
+                        "sibling include/")
+    parser.add_argument("--no-strip", action="store_true",
+                        help="keep the symbol table and debug information (with CFLAGS=-g: a library "
+                        "to debug)")
+    args = parser.parse_args(argv)
+    try:
+        written = build(args.out_dir, strip=not args.no_strip)
+    except RuntimeError as e:
+        print(f"build_runtime.py: {e}", file=sys.stderr)
+        return 1
+    for path in written:
         print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

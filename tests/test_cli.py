@@ -132,8 +132,11 @@ def test_a_missing_library_is_one_line(tmp_path):
         assert p.returncode == 1 and p.stdout == "", args
         assert p.stderr.count("\n") == 1 and "libmgpu_cached.so is missing" in p.stderr, p.stderr
         assert "Traceback" not in p.stderr
-    helped = cli("--help", env=env)
-    assert helped.returncode == 0 and "environment variables: unavailable" in helped.stdout
+    helped = cli("--help", env=env)  # the help needs no library; the variables come from it
+    assert helped.returncode == 0 and "--help-env" in helped.stdout and helped.stderr == ""
+    env_help = cli("--help-env", env=env)
+    assert env_help.returncode == 1 and env_help.stdout == ""
+    assert env_help.stderr.count("\n") == 1 and "libmgpu_cached.so is missing" in env_help.stderr
 
 
 def test_stats_of_a_command_killed_by_a_signal_returns_128_plus_the_signal():
@@ -179,3 +182,77 @@ def test_fork_after_the_library_was_unloaded(tmp_path):
             "print(os.waitpid(pid, 0)[1])\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.strip() == str(7 << 8), (p.stdout, p.stderr)
+
+
+# ---- help: short per command, the variables only where asked ------------------------------------
+
+SUBCOMMANDS = ("stats", "config", "bench", "trace", "report")
+
+
+def test_help_is_short_and_every_command_has_a_description():
+    top = cli("--help")
+    assert top.returncode == 0 and top.stderr == ""
+    assert "MGPU_CACHED_" not in top.stdout and len(top.stdout.splitlines()) < 40
+    for sub in SUBCOMMANDS:
+        assert f"    {sub} " in top.stdout  # listed with its help line
+        p = cli(sub, "--help")
+        assert p.returncode == 0 and p.stderr == "", sub
+        assert "MGPU_CACHED_STREAM_CAP" not in p.stdout, sub  # no variable dump
+        assert len(p.stdout.splitlines()) < 30, sub
+        # usage, a blank line, then a description paragraph before the arguments
+        blocks = p.stdout.split("\n\n")
+        assert blocks[0].startswith(f"usage: mgpu-cached {sub}"), sub
+        assert not blocks[1].startswith(("options:", "positional arguments:")), sub
+        assert len(blocks[1].split()) >= 10, (sub, blocks[1])
+
+
+def test_help_env_lists_every_variable_the_library_reads():
+    names = [s.name for s in mgpu_cached.runtime().config()]
+    assert len(names) > 20
+    for args in (["--help-env"], ["config", "--help-env"]):
+        p = cli(*args)
+        assert p.returncode == 0 and p.stderr == "", args
+        listed = [l.strip() for l in p.stdout.splitlines()
+                  if l.startswith("  ") and not l.startswith("   ")]
+        assert listed == names, args
+        assert all(len(l) <= 78 for l in p.stdout.splitlines()), args
+
+
+# ---- stats of a program that crashes after loading the library ----------------------------------
+
+CRASH_PROGRAM = (
+    "#include <signal.h>\n"
+    "void *mgpuStreamCreate(void); void mgpuStreamDestroy(void *);\n"
+    "int main(void) { mgpuStreamDestroy(mgpuStreamCreate()); raise(SIGSEGV); return 0; }\n")
+
+
+@pytest.fixture
+def crashing_program(tmp_path):
+    """Linked against the library (so it certainly loaded it), makes a call, then dies by
+    SIGSEGV: the statistics file is written at exit, which never comes."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    (tmp_path / "crash.c").write_text(CRASH_PROGRAM)
+    exe = tmp_path / "crash"
+    subprocess.run([CC, "-o", str(exe), str(tmp_path / "crash.c"), *mgpu_cached.ldflags_list()],
+                   check=True)
+    return exe
+
+
+def test_stats_of_a_program_that_crashed_after_loading_the_library(crashing_program,
+                                                                   fake_driver_build):
+    p = cli("stats", "--", str(crashing_program), env=fake_env(fake_driver_build))
+    assert p.returncode == 128 + 11 and p.stdout == ""
+    assert p.stderr == (f"mgpu-cached: '{crashing_program}' ended by signal SIGSEGV before "
+                        "writing statistics (each process writes them when it exits): no "
+                        "statistics\n")
+    assert "loaded" not in p.stderr
+
+
+def test_stats_when_a_child_crashed_and_the_parent_exited(crashing_program, fake_driver_build):
+    """The shell's own file counts; the crashed child's counters are missing, and the shell's
+    status (its report of the signal) says why."""
+    p = cli("stats", "--json", "--", "sh", "-c", f"{crashing_program}",
+            env=fake_env(fake_driver_build))
+    assert p.returncode == 128 + 11
+    assert "SIGSEGV" in p.stderr and "Traceback" not in p.stderr

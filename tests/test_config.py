@@ -260,8 +260,8 @@ def _library_names():
     return [s.name for s in mgpu_cached.runtime().config()]
 
 
-def test_help_lists_every_variable():
-    out = subprocess.run([sys.executable, "-m", "mgpu_cached", "--help"], capture_output=True,
+def test_help_env_lists_every_variable():
+    out = subprocess.run([sys.executable, "-m", "mgpu_cached", "--help-env"], capture_output=True,
                          text=True, check=True).stdout
     listed = re.findall(r"^  ([A-Z][A-Z0-9_]+)$", out, re.M)
     assert listed == _library_names()

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import mgpu_cached
-from conftest import CC, DATA
+from conftest import CC, DATA, ROOT
 
 
 def exported(path):
@@ -139,3 +139,113 @@ def test_python_api_without_gpu():
     names = list(mgpu_cached.stats())
     assert names[:3] == ["module_loads", "module_hits", "module_misses"]
     assert all(rt.descriptions()[n] for n in names)
+
+
+# ---- packaging: stripped library, build command line, licence, links, examples ------------------
+
+SPDX = "SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception"
+
+
+def section_names(path):
+    """The section names of an ELF64 little-endian file (no binutils needed)."""
+    import struct
+    data = path.read_bytes()
+    assert data[:6] == b"\x7fELF\x02\x01", path
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    def header(i):
+        return struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+    strtab_off = header(shstrndx)[4]
+    names = []
+    for i in range(shnum):
+        name_off = header(i)[0]
+        end = data.index(b"\0", strtab_off + name_off)
+        names.append(data[strtab_off + name_off:end].decode())
+    return names
+
+
+def test_the_library_and_its_copies_are_stripped():
+    for path in (mgpu_cached.library_path(),
+                 mgpu_cached.stock_libdir() / "libmlir_cuda_runtime.so",
+                 mgpu_cached.stock_libdir() / "libmlir_rocm_runtime.so"):
+        names = section_names(path)
+        assert ".dynsym" in names and ".text" in names, path
+        assert ".symtab" not in names and not any(n.startswith(".debug") for n in names), \
+            (path, names)
+
+
+def build_script(*args, cwd):
+    return subprocess.run([sys.executable, str(ROOT / "build_runtime.py"), *args], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+def test_build_script_help_builds_nothing(tmp_path):
+    p = build_script("--help", cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout.startswith("usage: python build_runtime.py")
+    assert "--no-strip" in p.stdout and "OUT_DIR" in p.stdout
+    assert list(tmp_path.iterdir()) == []  # no folder named --help
+    bad = build_script("--bogus", cwd=tmp_path)
+    assert bad.returncode == 2 and "unrecognized arguments: --bogus" in bad.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_build_script_no_strip_keeps_the_symbol_table(tmp_path):
+    if CC is None:
+        pytest.skip("no C compiler")
+    p = build_script("--no-strip", str(tmp_path / "lib"), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert ".symtab" in section_names(tmp_path / "lib" / "libmgpu_cached.so")
+    assert str(tmp_path / "lib" / "libmgpu_cached.so") in p.stdout.splitlines()
+
+
+def test_license_is_the_full_apache_text_with_the_llvm_exceptions():
+    text = (ROOT / "LICENSE").read_text()
+    for part in ("Apache License\n                           Version 2.0, January 2004",
+                 "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION",
+                 "9. Accepting Warranty or Additional Liability.", "END OF TERMS AND CONDITIONS",
+                 "APPENDIX: How to apply the Apache License to your work.",
+                 "---- LLVM Exceptions to the Apache 2.0 License ----",
+                 "only with respect to the Combined\nSoftware."):
+        assert part in text, part
+    assert 'license = "Apache-2.0 WITH LLVM-exception"' in (ROOT / "pyproject.toml").read_text()
+
+
+def project_urls():
+    urls, inside = {}, False
+    for line in (ROOT / "pyproject.toml").read_text().splitlines():
+        if line.startswith("["):
+            inside = line.strip() == "[project.urls]"
+        elif inside and "=" in line:
+            key, value = line.split("=", 1)
+            urls[key.strip()] = value.strip().strip('"')
+    return urls
+
+
+def test_project_urls_name_files_of_the_source_distribution():
+    urls = project_urls()
+    assert {"Homepage", "Documentation", "Changelog"} <= set(urls)
+    for label, url in urls.items():
+        assert "example" not in url and "TODO" not in url and "<" not in url, (label, url)
+        if "://" not in url:
+            assert (ROOT / url).is_file(), (label, url)
+
+
+def test_examples_install_from_the_checkout():
+    examples = ROOT / "examples"
+    for path in sorted(examples.rglob("*")):
+        if path.suffix not in (".md", ".sh", ".txt", ".py") and path.name != "CMakeLists.txt":
+            continue
+        text = path.read_text()
+        assert "pip install mgpu-cached" not in text and "pip install mgpu_cached" not in text, \
+            path
+        for line in text.splitlines():
+            if "pip install" in line:  # a path: the checkout's root, relative to the example
+                target = line.split("pip install", 1)[1].split()[0]
+                assert (path.parent / target / "pyproject.toml").is_file(), (path, line)
+
+
+def test_python_files_and_scripts_carry_the_spdx_line():
+    files = sorted((ROOT / "src" / "mgpu_cached").glob("*.py")) + [ROOT / "build_runtime.py"]
+    files += [p for p in (ROOT / ".ci" / "run", ROOT / ".ci" / "artifacts") if p.exists()]
+    for path in files:
+        assert SPDX in "".join(path.read_text().splitlines(True)[:3]), path

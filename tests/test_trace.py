@@ -453,3 +453,127 @@ def test_written_when_library_destructors_never_run(program, fake_driver_build, 
     p = run_program(program, fake_driver_build, {"MGPU_CACHED_TRACE": str(out)}, "4")
     assert p.returncode == 0, p.stderr
     assert names_of(out).count("mgpuLaunchKernel") == 2
+
+
+# ---- report: streams by ordinal, any input answered in one line ---------------------------------
+
+def gpu_span(name, ts, dur, tid, driver_stream, pid=7, device=0):
+    return {"name": name, "cat": "gpu", "ph": "X", "ts": ts, "dur": dur, "pid": pid, "tid": tid,
+            "args": {"stream": "0x1", "driver_stream": driver_stream, "device": device,
+                     "launch": 1, "call": "mgpuLaunchKernel"}}
+
+
+def test_report_names_streams_by_ordinal_in_the_order_they_first_ran(make_runtime, tmp_path,
+                                                                     capsys):
+    rt, out = traced(make_runtime, tmp_path, gpu=True)
+    buf = blob_buffer(ptx("a", "b"))
+    m = rt.mgpuModuleLoad(buf, len(buf))
+    fa, fb = rt.mgpuModuleGetFunction(m, b"a"), rt.mgpuModuleGetFunction(m, b"b")
+    s1, s2 = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
+    for _ in range(2):
+        rt.launch(fb, stream=s2)  # s2 runs first
+        rt.launch(fa, stream=s1)
+    rt.mgpuStreamSynchronize(s1)
+    rt.mgpuStreamSynchronize(s2)
+    data, ev = write(rt, out)
+    gpu = sorted((e for e in ev if e["cat"] == "gpu"), key=lambda e: e["ts"])
+    first, second = gpu[0]["args"]["driver_stream"], next(
+        e["args"]["driver_stream"] for e in gpu if e["args"]["driver_stream"] != gpu[0]["args"][
+            "driver_stream"])
+    from mgpu_cached.cli import main
+    assert main(["report", str(out)]) == 0
+    text = capsys.readouterr().out
+    table = text[text.index("GPU streams"):].splitlines()
+    assert [r.split()[:3] for r in table[3:5]] == [["stream", "1", "0"], ["stream", "2", "0"]]
+    assert "0x" not in text  # no pointer in the tables
+    assert main(["report", str(out), "--json"]) == 0
+    streams = json.loads(capsys.readouterr().out)["streams"]
+    assert list(streams) == ["stream 1", "stream 2"]
+    assert (streams["stream 1"]["driver_stream"], streams["stream 2"]["driver_stream"]) == \
+        (first, second)
+    assert streams["stream 1"]["spans"] == streams["stream 2"]["spans"] == 2
+
+
+def test_report_stream_ordinals_are_numbers_not_pointers():
+    """Eleven streams whose pointers sort the other way round: named 1..11 by first start, in
+    numeric order (stream 10 after stream 9), the same names for the same trace every time."""
+    events = [gpu_span("k", 100.0 * i, 10.0, 1000 + i, hex(0xfff - i)) for i in range(11)]
+    events.reverse()  # the file order does not decide, the start does
+    s = trace_py.summarize([{"traceEvents": events}])
+    assert list(s.streams) == [f"stream {n}" for n in range(1, 12)]
+    assert [v["driver_stream"] for v in s.streams.values()] == [hex(0xfff - i) for i in range(11)]
+    assert trace_py.summarize([{"traceEvents": events}]).streams == s.streams
+    two = trace_py.summarize([{"traceEvents": [gpu_span("k", 5.0, 1.0, 1, "0xa", pid=9)]},
+                              {"traceEvents": [gpu_span("k", 1.0, 1.0, 1, "0xb", pid=3)]}])
+    assert list(two.streams) == ["pid 3 stream 1", "pid 9 stream 1"]
+
+
+def test_report_plot_labels_streams_by_ordinal(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+    seen = []
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: seen.append(self))
+    events = [gpu_span("k", 10.0, 5.0, 2000, "0x55bde2b88d20"),
+              gpu_span("k", 12.0, 5.0, 2001, "0x55bde2b00000"),
+              {"name": "thread_name", "ph": "M", "pid": 7, "tid": 2000,
+               "args": {"name": "GPU 0 stream 0x55bde2b88d20"}}]
+    traces = [{"traceEvents": events}]
+    assert trace_py.plot(traces, trace_py.summarize(traces), str(tmp_path / "p.png")) is None
+    labels = [t.get_text() for t in seen[0].axes[0].get_yticklabels()]
+    assert labels == ["stream 1", "stream 2"]
+
+
+BAD_TRACES = {
+    "wrong-shape.json": ('{"traceEvents": 5}', "not a trace (traceEvents is a number, not an "
+                         "array)"),
+    "null-dur.json": ('{"traceEvents": [{"name": "mgpuLaunchKernel", "ph": "X", "ts": 1, '
+                      '"dur": null}]}', "event 0 ('mgpuLaunchKernel'): \"dur\" is null, not a "
+                      "number"),
+    "no-ts.json": ('[{"name": "k", "cat": "gpu", "ph": "X", "dur": 1}]',
+                   "event 0 ('k'): \"ts\" is null, not a number"),
+    "not-json.json": ("this is not JSON\n", "not JSON (Expecting value at line 1 column 1)"),
+    "scalar.json": ("42", "not a trace (the file holds a number, not an object with "
+                    "traceEvents)"),
+    "no-events.json": ('{"otherData": {}}', "not a trace (no traceEvents)"),
+    "bad-event.json": ('{"traceEvents": [{"ph": "X", "ts": 0, "dur": 1}, "x"]}',
+                       "event 1 is a string, not an object"),
+    "bad-args.json": ('[{"name": "k", "ph": "X", "ts": 0, "dur": 1, "args": [1]}]',
+                      "event 0 ('k'): \"args\" is an array, not an object"),
+    "bad-counters.json": ('[{"name": "k", "ph": "X", "ts": 0, "dur": 1, "args": '
+                          '{"counters": 3}}]', "event 0 ('k'): args \"counters\" is a number, "
+                          "not an array"),
+    "bad-pid.json": ('[{"name": "k", "ph": "X", "ts": 0, "dur": 1, "pid": [1]}]',
+                     "event 0 ('k'): \"pid\" is an array, not an integer"),
+    "bad-other.json": ('{"traceEvents": [], "otherData": 1}',
+                       "otherData is a number, not an object"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_TRACES))
+def test_report_on_a_bad_file_is_one_line_naming_it(name, tmp_path, capsys):
+    text, what = BAD_TRACES[name]
+    path = tmp_path / name
+    path.write_text(text)
+    from mgpu_cached.cli import main
+    assert main(["report", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"mgpu-cached: report: {path}: {what}\n"
+
+
+def test_report_on_a_missing_file_binary_file_or_folder(tmp_path, capsys):
+    from mgpu_cached.cli import main
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00")
+    for path, what in ((tmp_path / "missing.json", "No such file or directory"),
+                       (tmp_path / "bin.json", "not a trace (not UTF-8 text)"),
+                       (tmp_path, "Is a directory")):
+        assert main(["report", str(path)]) == 1
+        assert capsys.readouterr() == ("", f"mgpu-cached: report: {path}: {what}\n")
+
+
+def test_report_through_the_command_has_no_traceback(tmp_path):
+    bad = tmp_path / "t.json"
+    bad.write_text('{"traceEvents": [{"ph": "X", "ts": 0, "dur": null}]}')
+    p = subprocess.run([sys.executable, "-m", "mgpu_cached", "report", str(bad)],
+                       capture_output=True, text=True)
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr == f"mgpu-cached: report: {bad}: event 0: \"dur\" is null, not a number\n"

@@ -1,13 +1,16 @@
 # setup_h100.sh - sourced by run_h100_{a,b,c}.sh on the GPU machine (repository root, `.whl` with the
 # cffi/pycparser wheels carried): installs the project, builds the library from csrc/ into
-# /tmp/libmc.so, and the tree before issue 19 (.gpu/base-src, carried) into .gpu/base/ when
-# that is carried too. Sets O (the output folder) and R (the repository root).
+# /tmp/libmc.so, the tree before issue 19 (.gpu/base-src, carried) into .gpu/base/ and a
+# session's starting tree (.gpu/start-src) into .gpu/start/ when those are carried too. Sets O (the output folder) and R (the repository root).
 O=${OUT:-/tmp/out}
 R=$(pwd)
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 python3 -m pip install -q --no-deps --no-build-isolation . > /tmp/install.log 2>&1 || { tail -20 /tmp/install.log; exit 1; }
 CF="-O2 -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -shared -pthread -Wl,-z,nodelete"
 cc $CF -Icsrc $(find csrc -name "*.c") -o /tmp/libmc.so -ldl 2>/dev/null || exit 1
+if [ -d .gpu/start-src ]; then  # the tree at the start of a session (issue 21's "before"), if carried
+  mkdir -p .gpu/start && cc $CF -I.gpu/start-src/csrc .gpu/start-src/csrc/*.c -o .gpu/start/libmgpu_cached.so -ldl 2>/dev/null || exit 1
+fi
 if [ -d .gpu/base-src ]; then
   mkdir -p .gpu/base && cc $CF -I.gpu/base-src/csrc .gpu/base-src/csrc/*.c -o .gpu/base/libmgpu_cached.so -ldl || exit 1
 fi

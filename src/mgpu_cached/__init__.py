@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """mgpu-cached: a drop-in replacement for MLIR's CUDA runtime wrappers (``libmlir_cuda_runtime``).
 
 The package ships ``libmgpu_cached.so`` and tells you how to use it::

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """``python -m mgpu_cached`` is the ``mgpu-cached`` command."""
 import sys
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The library's small C interface (``mgpu_cached.h``), read through cffi.
 
 Loading the library does not load the CUDA driver; :meth:`Runtime.driver_error` does, and

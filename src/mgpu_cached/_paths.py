@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Where the installed runtime library, headers, pkg-config and CMake files are, and the flags to
 use them.
 

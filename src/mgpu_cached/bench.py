@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """``mgpu-cached bench``: what the library saves per launch, on this machine, in a minute.
 
 No MLIR toolchain needed. The package ships an empty kernel as PTX (``data/empty.ptx``); each
@@ -20,7 +21,7 @@ ctypes, which adds the same small cost to both modes: the ratios understate what
 gains (``benchmarks/run.py`` measures that with real MLIR programs).
 
 Progress goes to stderr, the table to stdout; ``--plot FILE.png`` draws the per-iteration
-distributions (needs matplotlib: ``pip install "mgpu-cached[plot]"``). Without a usable GPU it
+distributions (needs matplotlib: ``pip install matplotlib``). Without a usable GPU it
 says so and returns 2.
 """
 
@@ -307,7 +308,7 @@ def write_plot(results: Dict[str, Result], path: str) -> Optional[str]:
         import matplotlib.pyplot as plt
     except ImportError:
         return ("--plot needs matplotlib, which is not installed: "
-                "pip install 'mgpu-cached[plot]' (or pip install matplotlib)")
+                "pip install matplotlib")
     fig, axes = plt.subplots(1, len(SEQUENCES), figsize=(11, 4), squeeze=False)
     for ax, (_, label) in zip(axes[0], SEQUENCES):
         top = 0.0

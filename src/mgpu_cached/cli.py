@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The ``mgpu-cached`` command: where the library is, how to link or preload it, statistics.
 
     mgpu-cached                  summary (version, library, backend, driver, mode)
@@ -14,6 +15,7 @@
                                  counters of every process of COMMAND, run with the library
                                  preloaded (or of this process); exits with COMMAND's status
     mgpu-cached config           the environment variables, their defaults and values in use
+    mgpu-cached --help-env       what each environment variable does
     mgpu-cached bench [--iterations N] [--rounds R] [--plot FILE.png]
                                  time MLIR's per-launch call sequences, cached vs stock
                                  (needs a GPU; exit status 2 without one)
@@ -22,8 +24,10 @@
     mgpu-cached report FILE... [--plot OUT.png]
                                  per-kernel and per-stream tables (and a plot) of a trace
 
-A subcommand is a function ``add(subparsers)`` in SUBCOMMANDS that adds its parser and sets
-``run=FUNCTION(args) -> exit status`` on it (see _add_stats); a module of its own may provide it.
+A subcommand is a function ``add(subparsers)`` in SUBCOMMANDS that adds its parser (with a help
+line and a description) and sets ``run=FUNCTION(args) -> exit status`` on it (see _add_stats); a
+module of its own may provide it. ``--help`` stays short: the environment variables (45 of them,
+described by the library itself) are listed by ``--help-env`` and ``config --help-env`` only.
 """
 
 from __future__ import annotations
@@ -83,6 +87,27 @@ def _run_command(command: List[str], env: Dict[str, str]) -> int:
     return 128 - code if code < 0 else code
 
 
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _signalled(code: int) -> bool:
+    """Whether a status from _run_command means the command was ended by a signal: 129 to
+    128+NSIG (a shell's report of its child's signal reads the same, and is as good a reason
+    for a missing statistics file)."""
+    return 128 < code < 128 + signal.NSIG
+
+
+def _ending(code: int) -> str:
+    """How a command ended, for a message: 'exited with status N' or 'ended by signal SIGX'."""
+    if _signalled(code):
+        return f"ended by signal {_signal_name(code - 128)}"
+    return f"exited with status {code}"
+
+
 def merge_stats(files: List[str]) -> Tuple[Dict[str, int], List[str], int]:
     """Sum the counters of the statistics files (one per process and copy of the library);
     returns (counters, backends named, number of distinct processes)."""
@@ -120,13 +145,22 @@ def _run_stats(args: argparse.Namespace) -> int:
     code = 0
     if cmd:
         values, backend, processes, code = _stats_of_command(cmd)
+        ending = _ending(code)
         if processes == 0:
-            print(f"mgpu-cached: no process of '{cmd[0]}' loaded {library_path().name} with the "
-                  "statistics on (a static or setuid program, one that cleared LD_PRELOAD, or one "
-                  "that did not exit normally): no statistics", file=sys.stderr)
+            # each process writes its file at exit (a library destructor): a process ended by a
+            # signal never does, whether or not it loaded the library
+            if _signalled(code):
+                print(f"mgpu-cached: '{cmd[0]}' {ending} before writing statistics (each "
+                      "process writes them when it exits): no statistics", file=sys.stderr)
+            else:
+                print(f"mgpu-cached: no process of '{cmd[0]}' loaded {library_path().name} with "
+                      "the statistics on (a static or setuid program, one that cleared LD_PRELOAD, "
+                      "or one that ended through _exit): no statistics", file=sys.stderr)
             return code
         if code != 0:
-            print(f"mgpu-cached: '{cmd[0]}' exited with status {code}", file=sys.stderr)
+            print(f"mgpu-cached: '{cmd[0]}' {ending}"
+                  + (" (the counters are those of its processes that exited)"
+                     if _signalled(code) else ""), file=sys.stderr)
     else:
         values, backend, processes = runtime().stats(), runtime().backend, 1
     if not args.json:
@@ -144,8 +178,9 @@ def _add_stats(sub) -> None:
                        "of every process of it that loaded the library, summed (one statistics "
                        "file per process). Exits with COMMAND's status.")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("cmd", nargs=argparse.REMAINDER,
-                   help="-- COMMAND ARGS: run it with the library preloaded and report")
+    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS",
+                   help="run COMMAND with the library preloaded and report (without it: the "
+                   "counters of this process)")
     p.set_defaults(run=_run_stats)
 
 
@@ -153,13 +188,10 @@ def _add_stats(sub) -> None:
 
 def environment_help() -> str:
     """The table of environment variables, from the library itself (the one place they are
-    parsed)."""
-    try:
-        settings = runtime().config()
-    except OSError as e:  # FileNotFoundError included
-        return f"environment variables: unavailable ({e})"
-    lines = ["environment (read once by the library, at its first call; an invalid value is "
-             "reported on stderr and the default used):"]
+    parsed); OSError when the library cannot be loaded."""
+    settings = runtime().config()
+    lines = textwrap.wrap("environment (read once by the library, at its first call; an invalid "
+                          "value is reported on stderr and the default used):", width=78)
     for s in settings:
         dflt = f" (default {s.default})" if s.default else ""
         lines.append(f"  {s.name}")
@@ -180,11 +212,25 @@ def _run_config(args: argparse.Namespace) -> int:
     return 0
 
 
+class _HelpEnv(argparse.Action):
+    """--help-env: print what each environment variable does, then exit (as --help does)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help="list the environment variables the library reads, with what each does"):
+        super().__init__(option_strings, dest, nargs=0, default=default, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(environment_help())
+        parser.exit(0)
+
+
 def _add_config(sub) -> None:
     p = sub.add_parser("config", help="the environment variables and the values in use",
                        description="Every environment variable the library reads, the value it "
-                       "uses in this environment and whether it was set.")
+                       "uses in this environment and whether it was set (an invalid value is "
+                       "reported on stderr). --help-env says what each one does.")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--help-env", action=_HelpEnv)
     p.set_defaults(run=_run_config)
 
 
@@ -198,7 +244,11 @@ def _run_bench(args: argparse.Namespace) -> int:
 
 
 def _add_bench(sub) -> None:
-    p = sub.add_parser("bench", help="per-launch cost, cached vs stock behaviour (GPU)")
+    p = sub.add_parser("bench", help="per-launch cost, cached vs stock behaviour (GPU)",
+                       description="Time the call sequence MLIR-compiled code makes for every "
+                       "launch (an empty kernel shipped as PTX), in the library's cached mode and "
+                       "with the stock behaviour, and print per-launch times. Needs an NVIDIA GPU: "
+                       "exits with status 2 without one.")
     p.add_argument("--iterations", type=int, default=3000, help="per worker (default 3000)")
     p.add_argument("--rounds", type=int, default=3, help="workers per row (default 3)")
     p.add_argument("--plot", metavar="FILE.png", help="draw the distributions (matplotlib)")
@@ -244,17 +294,19 @@ _PRINTERS = {  # option -> what it prints
 
 def _parser() -> argparse.ArgumentParser:
     class Parser(argparse.ArgumentParser):
-        def format_help(self) -> str:  # the variables come from the library: only when asked
-            self.epilog = environment_help()
-            return super().format_help()
-
         def print_help(self, file=None) -> None:  # argparse would swallow a broken pipe
             print(self.format_help(), end="", file=file or sys.stdout)
 
-    parser = Parser(prog="mgpu-cached", description=__doc__.split("\n\nA subcommand")[0],
-                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(prog="mgpu-cached",
+                    description="mgpu-cached: a drop-in libmlir_cuda_runtime.so with cached "
+                    "modules, pooled streams and events and a caching allocator. Without options: "
+                    "a summary (version, library, backend, driver, mode). The options print where "
+                    "the library is and how to link or preload it.",
+                    epilog="'mgpu-cached COMMAND --help' describes a command; 'mgpu-cached "
+                    "--help-env' the environment variables.")
     version = f"mgpu-cached {__version__}"
     parser.add_argument("--version", action="version", version=version)
+    parser.add_argument("--help-env", action=_HelpEnv)
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--libdir", action="store_true", help="print the library folder")
     group.add_argument("--includedir", action="store_true", help="print the header folder")
@@ -268,7 +320,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="print the folder of mgpu_cached.pc (PKG_CONFIG_PATH)")
     group.add_argument("--cmake-dir", action="store_true",
                        help="print the folder of mgpu_cachedConfig.cmake (mgpu_cached_DIR)")
-    sub = parser.add_subparsers(dest="command", metavar="{stats,config,bench,...}")
+    sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
     for add in SUBCOMMANDS:
         add(sub)
     for p in sub.choices.values():  # --version everywhere

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """``mgpu-cached trace`` and ``mgpu-cached report``: record a timeline, read it back.
 
     mgpu-cached trace -o FILE [--no-gpu] [--limit N] -- COMMAND ARGS
@@ -10,7 +11,10 @@
         hits of the kernel lookups), per-call table (count, host time, cache and pool hits and
         misses the calls caused), GPU
         time per stream (busy time, and time with two or more streams busy); --plot draws a
-        timeline of a few steps and the GPU time per kernel (matplotlib).
+        timeline of a few steps and the GPU time per kernel (matplotlib). Streams are named
+        ``stream 1``, ``stream 2``, ... in the order their first GPU span starts (per process);
+        the driver's stream pointer is only in the --json output. A file that is missing, not
+        JSON or not a trace of the expected shape is one line naming it and what is wrong.
 
 The library writes the file itself (``MGPU_CACHED_TRACE=FILE``, see the README); this module only
 runs commands and reads files.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -87,14 +92,122 @@ def run_traced(output: str, command: Sequence[str], gpu: bool = True,
 
 # ---- reading a trace ---------------------------------------------------------------------------
 
+class TraceError(ValueError):
+    """A trace file that cannot be read: the message names the file and what is wrong."""
+
+
+def _kind(value: object) -> str:
+    return {type(None): "null", bool: "a boolean", int: "a number", float: "a number",
+            str: "a string", list: "an array", dict: "an object"}.get(type(value), "a value")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+        math.isfinite(value)
+
+
+# what the readers below use of an event, and the type it must have where present
+_FIELDS = {"name": str, "ph": str, "cat": str, "pid": int, "tid": int, "args": dict}
+_ARGS = {"counters": list, "kernel": str, "depth": int}
+_KIND_NAMES = {str: "a string", int: "an integer", dict: "an object", list: "an array"}
+
+
+def _check_event(i: int, e: object) -> Optional[str]:
+    """What is wrong with trace event number i (from 0), or None."""
+    if not isinstance(e, dict):
+        return f"event {i} is {_kind(e)}, not an object"
+    label = f"event {i}" + (f" ({e['name']!r})" if isinstance(e.get("name"), str) else "")
+    for key, kind in _FIELDS.items():
+        v = e.get(key)
+        if v is not None and not (isinstance(v, kind) and not isinstance(v, bool)):
+            return f"{label}: \"{key}\" is {_kind(v)}, not {_KIND_NAMES[kind]}"
+    args = e.get("args") or {}
+    for key, kind in _ARGS.items():
+        v = args.get(key)
+        if v is not None and not (isinstance(v, kind) and not isinstance(v, bool)):
+            return f"{label}: args \"{key}\" is {_kind(v)}, not {_KIND_NAMES[kind]}"
+    if e.get("ph") == "X":  # a span: read for its start and length
+        for key in ("ts", "dur"):
+            if not _is_number(e.get(key)):
+                return f"{label}: \"{key}\" is {_kind(e.get(key))}, not a number"
+        if e["dur"] < 0:
+            return f"{label}: \"dur\" is negative"
+    if e.get("ph") == "M" and e.get("name") == "thread_name" and \
+            not isinstance(args.get("name", ""), str):
+        return f"{label}: args \"name\" is {_kind(args.get('name'))}"
+    return None
+
+
 def load(path: str) -> dict:
-    with open(path) as f:
-        data = json.load(f)
+    """Read a Chrome trace-event file (object or array form) and check the fields the report
+    reads; TraceError (one line naming the file) when it cannot be used."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise TraceError(f"{path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise TraceError(f"{path}: not a trace (not UTF-8 text)") from None
+    except json.JSONDecodeError as e:
+        raise TraceError(f"{path}: not JSON ({e.msg} at line {e.lineno} column {e.colno})") \
+            from None
+    except (ValueError, RecursionError) as e:
+        raise TraceError(f"{path}: not JSON ({e})") from None
     if isinstance(data, list):  # the array form of the format
         data = {"traceEvents": data}
+    if not isinstance(data, dict):
+        raise TraceError(f"{path}: not a trace (the file holds {_kind(data)}, not an object "
+                         "with traceEvents)")
     if "traceEvents" not in data:
-        raise ValueError(f"{path}: not a trace-event file (no traceEvents)")
+        raise TraceError(f"{path}: not a trace (no traceEvents)")
+    if not isinstance(data["traceEvents"], list):
+        raise TraceError(f"{path}: not a trace (traceEvents is {_kind(data['traceEvents'])}, "
+                         "not an array)")
+    if not isinstance(data.get("otherData", {}), dict):
+        raise TraceError(f"{path}: otherData is {_kind(data['otherData'])}, not an object")
+    for i, e in enumerate(data["traceEvents"]):
+        wrong = _check_event(i, e)
+        if wrong:
+            raise TraceError(f"{path}: {wrong}")
     return data
+
+
+# ---- the GPU streams: named by ordinal ---------------------------------------------------------
+
+@dataclass
+class Stream:
+    """A GPU track of a trace: the spans of one driver stream of one process."""
+    label: str  # "stream N" (N from 1, in the order the first span starts), "pid P stream N"
+    pid: int
+    order: Tuple[int, int]  # (the process's place, N): processes in the order of their first span
+    device: object  # args.device of its spans (None when absent)
+    driver_stream: object  # args.driver_stream (the driver's pointer; JSON output only)
+
+
+def gpu_streams(traces: Sequence[dict]) -> Dict[Tuple[int, int], Stream]:
+    """The GPU tracks, (pid, tid) -> Stream: numbered per process in the order their first span
+    starts (ties: the order in the file), so the names do not depend on pointer values."""
+    spans = [e for d in traces for e in d["traceEvents"]
+             if e.get("ph") == "X" and e.get("cat") == "gpu"]
+    spans.sort(key=lambda e: e["ts"])  # stable: file order among equal starts
+    pids: List[int] = []
+    streams: Dict[Tuple[int, int], Stream] = {}
+    counts: Dict[int, int] = {}
+    for e in spans:
+        key = (e.get("pid", 0), e.get("tid", 0))
+        if key in streams:
+            continue
+        pid = key[0]
+        if pid not in counts:
+            pids.append(pid)
+        counts[pid] = counts.get(pid, 0) + 1
+        args = e.get("args") or {}
+        streams[key] = Stream(f"stream {counts[pid]}", pid, (pids.index(pid), counts[pid]),
+                              args.get("device"), args.get("driver_stream"))
+    if len(traces) > 1 or len(pids) > 1:
+        for st in streams.values():
+            st.label = f"pid {st.pid} {st.label}"
+    return streams
 
 
 def _pct(values: List[float], p: float) -> float:
@@ -173,10 +286,11 @@ class Summary:
 
 
 def summarize(traces: Sequence[dict], files: Sequence[str] = ()) -> Summary:
+    """The tables of the report, from traces checked by :func:`load`."""
     kernels: Dict[str, Kernel] = {}
     calls: Dict[str, Call] = {}
-    per_stream: Dict[str, List[Tuple[float, float]]] = {}
-    names: Dict[Tuple[int, int], str] = {}
+    gpu = gpu_streams(traces)
+    per_stream: Dict[Tuple[int, int], List[Tuple[float, float]]] = {}
     other: dict = {}
     for data in traces:
         for k, v in data.get("otherData", {}).items():
@@ -185,27 +299,21 @@ def summarize(traces: Sequence[dict], files: Sequence[str] = ()) -> Summary:
             else:
                 other.setdefault(k, v)
         for e in data["traceEvents"]:
-            if e.get("ph") == "M" and e.get("name") == "thread_name":
-                names[(e.get("pid", 0), e.get("tid", 0))] = e.get("args", {}).get("name", "")
-        for e in data["traceEvents"]:
             if e.get("ph") != "X":
                 continue
-            args = e.get("args", {})
-            dur = float(e.get("dur", 0))
+            args = e.get("args") or {}
+            dur = float(e["dur"])
             if e.get("cat") == "gpu":
-                track = names.get((e.get("pid", 0), e.get("tid", 0)),
-                                  f"stream {args.get('stream', '?')}")
-                if len(traces) > 1:
-                    track = f"pid {e.get('pid')} {track}"
+                track = (e.get("pid", 0), e.get("tid", 0))
                 per_stream.setdefault(track, []).append((float(e["ts"]), float(e["ts"]) + dur))
                 if "launch" in args:
-                    kernels.setdefault(e["name"], Kernel()).gpu_us.append(dur)
+                    kernels.setdefault(e.get("name", "?"), Kernel()).gpu_us.append(dur)
                 continue
             name = e.get("name", "?")
             c = calls.setdefault(name, Call())
             c.count += 1
             c.host_us.append(dur)
-            counters = args.get("counters", [])
+            counters = args.get("counters") or []
             if "errors" in counters:
                 c.errors += 1
             for hit, miss in HIT_COUNTERS:
@@ -226,10 +334,12 @@ def summarize(traces: Sequence[dict], files: Sequence[str] = ()) -> Summary:
     streams = {}
     all_spans = [s for spans in per_stream.values() for s in spans]
     window = (max(b for _, b in all_spans) - min(a for a, _ in all_spans)) if all_spans else 0.0
-    for track, spans in sorted(per_stream.items()):
-        streams[track] = {"spans": len(spans), "busy_us": _union(spans),
-                          "first_us": min(a for a, _ in spans),
-                          "last_us": max(b for _, b in spans)}
+    for track in sorted(per_stream, key=lambda t: gpu[t].order):
+        spans, st = per_stream[track], gpu[track]
+        streams[st.label] = {"spans": len(spans), "busy_us": _union(spans),
+                             "first_us": min(a for a, _ in spans),
+                             "last_us": max(b for _, b in spans), "pid": st.pid,
+                             "device": st.device, "driver_stream": st.driver_stream}
     return Summary(kernels, calls, streams, _concurrent(per_stream), window, other, list(files))
 
 
@@ -273,8 +383,9 @@ def format_report(s: Summary) -> str:
         lines.append("")
         lines.append(f"GPU streams (µs; window {_f(s.gpu_window_us)} from the first to the last "
                      f"GPU span)")
-        hdr = ["stream", "spans", "busy", "busy share"]
-        rows = [[t, str(v["spans"]), _f(v["busy_us"]),
+        hdr = ["stream", "GPU", "spans", "busy", "busy share"]
+        rows = [[t, "–" if v["device"] is None else str(v["device"]), str(v["spans"]),
+                 _f(v["busy_us"]),
                  f"{v['busy_us'] / s.gpu_window_us:.0%}" if s.gpu_window_us else "–"]
                 for t, v in s.streams.items()]
         lines += _table(hdr, rows)
@@ -323,11 +434,12 @@ def plot(traces: Sequence[dict], s: Summary, out: str, window: Optional[Tuple[fl
     except ImportError:
         return "matplotlib is not installed: no plot (pip install matplotlib, or the plot extra)"
     events = [e for d in traces for e in d["traceEvents"] if e.get("ph") == "X"]
-    names: Dict[Tuple[int, int], str] = {}
+    names: Dict[Tuple[int, int], str] = {}  # host threads: the trace's names; streams: ordinals
     for d in traces:
         for e in d["traceEvents"]:
             if e.get("ph") == "M" and e.get("name") == "thread_name":
-                names[(e.get("pid", 0), e.get("tid", 0))] = e["args"]["name"]
+                names[(e.get("pid", 0), e.get("tid", 0))] = (e.get("args") or {}).get("name", "")
+    names.update((key, st.label) for key, st in gpu_streams(traces).items())
     gpu = sorted((e for e in events if e.get("cat") == "gpu"), key=lambda e: e["ts"])
     if window is None:
         # the last few steps: the window holding the last 12 GPU spans (or 40 host calls)
@@ -361,13 +473,14 @@ def plot(traces: Sequence[dict], s: Summary, out: str, window: Optional[Tuple[fl
                 continue
             a = max(e["ts"], lo) - lo
             w = min(e["ts"] + e.get("dur", 0), hi) - lo - a
-            depth = e.get("args", {}).get("depth", 0) if not is_gpu else 0
+            depth = (e.get("args") or {}).get("depth", 0) if not is_gpu else 0
             ax.broken_barh([(a, max(w, (hi - lo) * 0.001))], (row - 0.4 + 0.1 * depth,
                                                              0.8 - 0.2 * depth),
-                           facecolors=colour(e["name"], host=not is_gpu), edgecolor="black",
+                           facecolors=colour(e.get("name", "?"), host=not is_gpu),
+                           edgecolor="black",
                            linewidth=0.3)
             if w > (hi - lo) * 0.06:
-                label = e["name"].replace("mgpu", "")
+                label = e.get("name", "?").replace("mgpu", "")
                 ax.text(a + w / 2, row, label, ha="center", va="center", fontsize=6,
                         clip_on=True)
     ax.set_yticks(range(len(tracks)))
@@ -408,18 +521,29 @@ def plot(traces: Sequence[dict], s: Summary, out: str, window: Optional[Tuple[fl
 # ---- the subcommands (registered in cli.SUBCOMMANDS) ------------------------------------------
 
 def add_trace(sub) -> None:
-    p = sub.add_parser("trace", help="run a command with a timeline trace (Chrome trace JSON)")
+    p = sub.add_parser("trace", help="run a command with a timeline trace (Chrome trace JSON)",
+                       description="Run COMMAND with the library preloaded and tracing on: FILE "
+                       "gets a timeline of every mgpu* call and, unless --no-gpu, of the GPU work "
+                       "(Chrome trace-event JSON, for https://ui.perfetto.dev or 'mgpu-cached "
+                       "report'). Every other process of COMMAND that uses the library writes "
+                       "FILE.<pid>. Exits with COMMAND's status.")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="trace file to write")
     p.add_argument("--no-gpu", action="store_true",
                    help="host spans only (no timing events on the GPU)")
     p.add_argument("--limit", type=int, help="records kept (MGPU_CACHED_TRACE_LIMIT)")
-    p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- COMMAND ARGS")
+    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS",
+                   help="the command to run")
     p.set_defaults(run=_run_trace)
 
 
 def add_report(sub) -> None:
-    r = sub.add_parser("report", help="tables (and a plot) from trace files")
-    r.add_argument("files", nargs="+", metavar="FILE")
+    r = sub.add_parser("report", help="tables (and a plot) from trace files",
+                       description="Read traces written by 'mgpu-cached trace' (or "
+                       "MGPU_CACHED_TRACE) and print per-kernel, per-call and per-stream tables; "
+                       "several files (the processes of one run) are summed. Streams are named "
+                       "'stream 1', 'stream 2', ... in the order they first ran; --json adds the "
+                       "driver's stream pointer.")
+    r.add_argument("files", nargs="+", metavar="FILE", help="trace JSON files")
     r.add_argument("--plot", metavar="OUT.png", help="draw a timeline and per-kernel bars")
     r.add_argument("--window", metavar="START:END",
                    help="timeline window in µs of the trace clock (default: the last steps)")
@@ -440,23 +564,26 @@ def _run_trace(args: argparse.Namespace) -> int:
 
 
 def _run_report(args: argparse.Namespace) -> int:
+    window = None
+    if args.window:
+        try:
+            a, b = (float(x) for x in args.window.split(":"))
+            window = (a, b)
+        except ValueError:
+            raise _error("report: --window START:END (µs)", 2) from None
     traces = []
     for path in args.files:
         try:
             traces.append(load(path))
-        except (OSError, ValueError) as e:
+        except TraceError as e:
             raise _error(f"report: {e}", 1) from None
     s = summarize(traces, args.files)
     print(json.dumps(as_json(s), indent=1) if args.json else format_report(s))
     if args.plot:
-        window = None
-        if args.window:
-            try:
-                a, b = (float(x) for x in args.window.split(":"))
-                window = (a, b)
-            except ValueError:
-                raise _error("report: --window START:END (µs)", 2) from None
-        note = plot(traces, s, args.plot, window)
+        try:
+            note = plot(traces, s, args.plot, window)
+        except OSError as e:
+            raise _error(f"report: cannot write {args.plot}: {e.strerror or e}", 1) from None
         if note:
             print(note, file=sys.stderr)
             return 2
