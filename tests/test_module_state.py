@@ -8,9 +8,12 @@ load) that the kernel `count_up(out)` stores through `out` and increments
 and on real images (nvcc's, MLIR's)."""
 
 import ctypes
+import json
 import os
+import shutil
 import struct
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -335,38 +338,79 @@ def test_real_images_classification(classify):
         assert classify(b[i:i + hs + fs], FATBIN) == (1 if "counter" in o.name else 0), o.name
         seen += 1
     assert seen >= 10
+    assert {o.name for o in MODSTATE.glob("counter_llvm*.o")} == {"counter_llvm19.o",
+                                                                   "counter_llvm22.o"}
 
 
-# ---- the MLIR program (counter.mlir, LLVM 19) on the fake driver --------------------------------
+# ---- the MLIR program (counter.mlir, LLVM 19 and 22) on the fake driver ------------------------
 
-COUNTED = ["cuLibraryLoadData", "cuLibraryUnload", "cuModuleLoadData", "cuModuleUnload"]
+COUNTED = ["cuLibraryLoadData", "cuLibraryUnload", "cuModuleLoadData", "cuModuleUnload",
+           "cuLaunchKernel"]
+STEPS = 4
 
 
 @pytest.mark.skipif(not have_zstd(), reason="no libzstd.so.1")
 @pytest.mark.parametrize("disable", [False, True], ids=["cached", "stock"])
-def test_mlir_module_global_program_loads_per_launch(tmp_path, fake_driver_build, disable):
+@pytest.mark.parametrize("llvm", [19, 22])
+def test_mlir_module_global_program_loads(tmp_path, fake_driver_build, llvm, disable):
     """counter_llvm19.o loads its module around every launch: the module has a memref.global, so
-    each load is a driver load (what the GPU test, tests/gpu/test_module_state_gpu.py, relies
-    on)."""
+    each load is a driver load. counter_llvm22.o loads it once, in a global constructor, and
+    unloads it in a global destructor: one driver load, as stock. (What the GPU test,
+    tests/gpu/test_module_state_gpu.py, relies on; the fake does not see MLIR's variable, so the
+    values themselves are checked there.)"""
     if CC is None:
         pytest.skip("no C compiler")
     exe = tmp_path / "counter"
     subprocess.run([CC, "-std=c11", "-o", str(exe), str(MODSTATE / "counter_main.c"),
-                    str(MODSTATE / "counter_llvm19.o"), *mgpu_cached.ldflags_list(), "-ldl"],
+                    str(MODSTATE / f"counter_llvm{llvm}.o"), *mgpu_cached.ldflags_list(), "-ldl"],
                    check=True)
+    stats = tmp_path / "stats.json"
     env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build),
-               HARNESS_FAKE_COUNTS=",".join(COUNTED))
+               HARNESS_FAKE_COUNTS=",".join(COUNTED), MGPU_CACHED_STATS_FILE=str(stats))
     env.pop("MGPU_CACHED_DISABLE", None)
     if disable:
         env["MGPU_CACHED_DISABLE"] = "1"
-    p = subprocess.run([str(exe), "4"], env=env, capture_output=True, text=True, timeout=60)
+    p = subprocess.run([str(exe), str(STEPS)], env=env, capture_output=True, text=True,
+                       timeout=60)
     assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
     c = {l.split()[1]: int(l.split()[2]) for l in p.stdout.splitlines() if l.startswith("count")}
+    loads = STEPS if llvm == 19 else 1
+    # counted at the end of main: LLVM 22's destructor unloads after that
+    unloads = STEPS if llvm == 19 else 0
     if disable:
-        assert c["cuModuleLoadData"] == 4 and c["cuModuleUnload"] == 4
+        assert c == {"cuLibraryLoadData": 0, "cuLibraryUnload": 0, "cuModuleLoadData": loads,
+                     "cuModuleUnload": unloads, "cuLaunchKernel": STEPS}
     else:
-        assert c == {"cuLibraryLoadData": 4, "cuLibraryUnload": 4, "cuModuleLoadData": 0,
-                     "cuModuleUnload": 0}
+        assert c == {"cuLibraryLoadData": loads, "cuLibraryUnload": unloads,
+                     "cuModuleLoadData": 0, "cuModuleUnload": 0, "cuLaunchKernel": STEPS}
+        st = json.loads(stats.read_text())["stats"]  # written at exit, after the destructors
+        assert st["module_stateful_loads"] == loads and st["module_hits"] == 0
+        assert st["driver_module_loads"] == loads and st["driver_module_unloads"] == loads
+
+
+# The toolchains counter_llvm{19,22}.o were made with (tests/data/modstate/compile.sh; LLVM 22
+# through benchmarks/mlir/setup_trixie.sh's wrappers): other versions make other (valid) bytes.
+TOOLS = {19: "LLVM version 19.1.7", 22: "LLVM version 22.1.8", "ptxas": "V13.0.88"}
+
+
+@pytest.mark.parametrize("llvm", [19, 22])
+def test_committed_counter_objects_are_what_compile_sh_makes(tmp_path, llvm):
+    """Where the toolchain is installed (MLIR_BIN, default /opt/mlirtc/bin, or mlir-opt-N on
+    PATH), compile.sh remakes the committed object byte for byte."""
+    bindir = Path(os.environ.get("MLIR_BIN", "/opt/mlirtc/bin"))
+    opt = bindir / f"mlir-opt-{llvm}"
+    opt_path = str(opt) if opt.exists() else shutil.which(f"mlir-opt-{llvm}")
+    ptxas = Path(os.environ.get("CUDA_PATH_DIR", "/usr/local/cuda")) / "bin" / "ptxas"
+    if opt_path is None or not ptxas.exists():
+        pytest.skip(f"mlir-opt-{llvm} or {ptxas} not installed")
+    have = subprocess.run([opt_path, "--version"], capture_output=True, text=True).stdout
+    have_ptxas = subprocess.run([str(ptxas), "--version"], capture_output=True, text=True).stdout
+    if TOOLS[llvm] not in have or TOOLS["ptxas"] not in have_ptxas:
+        pytest.skip(f"made by {TOOLS[llvm]} and ptxas {TOOLS['ptxas']}, not these")
+    subprocess.run(["sh", str(MODSTATE / "compile.sh"), str(llvm), str(tmp_path)], check=True,
+                   capture_output=True)
+    made = (tmp_path / f"counter_llvm{llvm}.o").read_bytes()
+    assert made == (MODSTATE / f"counter_llvm{llvm}.o").read_bytes()
 
 
 # ---- the HIP backend: the same rule (the cache sits above both backends) ------------------------

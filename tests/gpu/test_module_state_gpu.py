@@ -55,6 +55,8 @@ def test_mlir_module_global_matches_stock(gpu, tmp_path, llvm):
         assert st["module_stateful_loads"] == STEPS and st["driver_module_loads"] == STEPS
     else:  # loaded once in a global constructor: the state persists, with stock as here
         assert stock == list(range(7, 7 + STEPS))
+        assert st["module_stateful_loads"] == 1 and st["driver_module_loads"] == 1
+        assert st["driver_module_unloads"] == 1  # the global destructor's mgpuModuleUnload
 
 
 @pytest.mark.parametrize("disable", [False, True], ids=["cached", "stock"])

@@ -4,7 +4,11 @@
 # global). The benchmark pipeline (benchmarks/mlir/compile.sh).
 # Usage: compile.sh 19|22 [OUT_DIR]    (default OUT_DIR: this directory)
 #   MLIR_BIN: the directory with mlir-opt-N, mlir-translate-N, llc-N (default /opt/mlirtc/bin,
-#   falling back to PATH: Debian bookworm's mlir-19-tools put mlir-opt-19 in /usr/bin).
+#   falling back to PATH: Debian bookworm's mlir-19-tools put mlir-opt-19 in /usr/bin). LLVM 22
+#   (Debian trixie's 22.1.8): benchmarks/mlir/setup_trixie.sh makes /opt/mlirtc/bin/*-22.
+#   CUDA_PATH_DIR: the toolkit with bin/ptxas and bin/fatbinary (default /usr/local/cuda; both
+#   committed objects: CUDA 13.0, ptxas V13.0.88). tests/test_module_state.py remakes the
+#   objects and compares bytes where these toolchains are installed.
 set -eu
 V=${1:?usage: compile.sh 19|22 [out_dir]}
 HERE=$(cd "$(dirname "$0")" && pwd)
