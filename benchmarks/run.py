@@ -391,7 +391,8 @@ def async_breakdown(cells: Dict[Tuple[str, int, str], Cell], llvms: Sequence[int
 
 
 COUNTERS = ("launches", "graph_launches", "graph_updates", "graph_update_skips",
-            "graph_instantiates", "graph_full", "module_hits", "verify_skips")
+            "graph_instantiates", "graph_full", "module_hits", "verify_skips",
+            "driver_stream_creates", "alloc_hits", "alloc_misses", "alloc_headroom_checks")
 
 
 def counters(cells: Dict[Tuple[str, int, str], Cell]) -> str:

@@ -65,7 +65,9 @@ def test_llvm19_launch_sequence_driver_calls(make_runtime, graph):
         assert it["get"] == {}
         assert it["create"] == {"cuCtxGetId": 1}  # a pooled stream, proven idle before
         # the stream given back one iteration earlier is polled, in relaxed mode, before the wait
-        assert it["sync"] == {"cuStreamQuery": 1, EXCHANGE: 2, "cuStreamSynchronize": 1}
+        # (the context checked first: nothing of a reset context is queried)
+        assert it["sync"] == {"cuCtxGetId": 1, "cuStreamQuery": 1, EXCHANGE: 2,
+                              "cuStreamSynchronize": 1}
         assert it["sync_log"] == ["cuStreamQuery", "cuStreamSynchronize"]
         assert it["destroy"] == {}  # parked: no driver call
         assert it["unload"] == {}
@@ -79,7 +81,7 @@ def test_llvm19_launch_sequence_driver_calls(make_runtime, graph):
     assert all(it["launch"] == launch for it in log[2:])
     total = sum(sum(it[k].values()) for k in ("load", "get", "create", "launch", "sync",
                                                "destroy", "unload") for it in log[2:3])
-    assert total == 6 + sum(launch.values())
+    assert total == 7 + sum(launch.values())
 
 
 def test_async_step_driver_calls_and_stream_turns(rt):
@@ -113,8 +115,8 @@ def test_async_step_driver_calls_and_stream_turns(rt):
         turns.append(row)
     steps = 4
     assert per_call["create"] == {"cuCtxGetId": 3 * steps}
-    assert per_call["sync"] == {"cuStreamQuery": 3 * steps, EXCHANGE: 6 * steps,
-                                "cuStreamSynchronize": 3 * steps}
+    assert per_call["sync"] == {"cuCtxGetId": 3 * steps, "cuStreamQuery": 3 * steps,
+                                EXCHANGE: 6 * steps, "cuStreamSynchronize": 3 * steps}
     assert "destroy" not in per_call  # no driver call at all
     assert all(row == turns[1] for row in turns[1:])
     assert rt.stats()["driver_stream_creates"] == 3
@@ -132,7 +134,8 @@ def test_event_sequence_driver_calls(rt):
         log.append(it)
     for it in log[2:]:
         assert it == {"create": {"cuCtxGetId": 1}, "record": {"cuEventRecord": 1},
-                      "sync": {"cuEventQuery": 1, EXCHANGE: 2, "cuEventSynchronize": 1},
+                      "sync": {"cuCtxGetId": 1, "cuEventQuery": 1, EXCHANGE: 2,
+                               "cuEventSynchronize": 1},
                       "destroy": {}}
     assert rt.stats()["driver_event_creates"] == 2
 
@@ -205,3 +208,22 @@ def test_the_synchronisations_poll_adds_nothing_to_another_threads_capture(make_
     assert violations() == 1  # the first synchronisation, as with stock; the capture is over
     assert capfd.readouterr().err.count("'cuStreamSynchronize(stream)' failed") == 1
     assert result[0] == 0 and result[1] != 0
+
+
+def test_a_reset_before_the_poll_forgets_the_parked_stream(rt):
+    """A stream parked by mgpuStreamDestroy, then the primary context reset (G7): the next
+    synchronisation checks the context before it polls, so the dead stream is never queried nor
+    handed out again; the next create makes one in the new context."""
+    (f,) = module(rt, "k")
+    s = rt.mgpuStreamCreate()
+    rt.launch(f, stream=s)
+    rt.mgpuStreamSynchronize(s)
+    rt.mgpuStreamDestroy(s)  # parked
+    rt.fake.cuDevicePrimaryCtxReset_v2.argtypes = [ctypes.c_int]
+    assert rt.fake.cuDevicePrimaryCtxReset_v2(0) == 0
+    c = calls(rt, lambda: rt.mgpuStreamSynchronize(None))
+    assert c.get("cuStreamQuery", 0) == 0 and c["cuCtxGetId"] >= 1
+    assert rt.stats()["context_recoveries"] == 1
+    made = rt.fake.count("cuStreamCreate")
+    rt.mgpuStreamCreate()
+    assert rt.fake.count("cuStreamCreate") == made + 1  # a new driver stream, not the dead one

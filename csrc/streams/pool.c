@@ -1081,11 +1081,14 @@ static mc_status d_use_begin(CUstream handle, const char *call, mc_stream_use *u
  * one without a driver call. mgpu*Destroy parks objects without a query (d_destroy); the queries
  * run here instead, where the thread is about to wait for the device: while the work waited for
  * outlasts them they cost the program no time. Only the driver's answer makes an object idle.
- * One relaxed-mode bracket (capture.h) for the polls; nothing when nothing drains. */
+ * The context is checked first (context.h: one cuCtxGetId, in the same wait): after a reset the
+ * recovery forgets the parked objects, so none of a dead context is queried. One relaxed-mode
+ * bracket (capture.h) for the polls; nothing at all when nothing drains. */
 static void d_sync_poll(int device) {
   if (device < 0 || device >= MC_MAX_DEVICES) return;
   dev_pool *p = &g_pool.devs[device];
   if (!__atomic_load_n(&p->ndrain, __ATOMIC_RELAXED)) return;
+  mc_ctx_verify(device); /* no lock held */
   mc_relaxed rx;
   mc_relaxed_enter(&rx);
   pthread_mutex_lock(&g_pool.lock);
