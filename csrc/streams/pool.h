@@ -53,7 +53,8 @@
  * (mgpuStreamSynchronize / mgpuEventSynchronize) polls up to two draining objects before it
  * waits, where the thread waits for the device anyway; a create that finds none idle makes a
  * new object while at most one drains, else polls. So a create / launch / synchronise / destroy
- * loop alternates between two driver streams with its only query inside the wait
+ * loop alternates between two driver streams with its only query (and a context check) inside
+ * the wait
  * (tests/test_call_counts.py pins the calls of each entry point).
  */
 #ifndef MGPU_CACHED_POOL_H
