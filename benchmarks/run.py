@@ -1,6 +1,7 @@
 """The benchmark suite: MLIR-compiled programs under every runtime, side by side in one run.
 
     python3 benchmarks/run.py --out DIR [--rounds 3] [--reps 5] [--config NAME:VAR=VAL[,VAR=VAL]]...
+                              [--skip stock,stock-named,preload]
 
 Needs an NVIDIA GPU, gcc and the CUDA toolkit's cuda.h (for the floor; ``--cuda`` or $CUDA_HOME,
 default /usr/local/cuda), and the installed ``mgpu_cached`` package. It links the committed objects
@@ -16,6 +17,9 @@ an order rotated from round to round, so drift hits all runtimes alike. Runtimes
     stock-named  linked against lib/stock-name/libmlir_cuda_runtime.so, MGPU_CACHED_DISABLE=1
     preload      that binary with LD_PRELOAD=libmgpu_cached.so (and no MGPU_CACHED_DISABLE)
     NAME         from --config NAME:VAR=VAL,...: the cached binary with those variables added
+
+``--skip`` leaves out any of stock, stock-named and preload (their columns read "–"): more rounds of
+the others in the same time, e.g. for a side-by-side run of two library trees.
 
 Each run prints one JSON line (µs per iteration of each timed repetition, a hash of the final
 results, a CPU-reference check). Results must be identical across runtimes: the suite exits 1
@@ -54,6 +58,7 @@ PROGRAMS: Dict[str, Tuple[str, str, str, int]] = {
     "async_prealloc": ("async_step", "PROG_ASYNC_PREALLOC", "async_prealloc", 2000),
 }
 BUILTIN_RUNTIMES = ("floor", "cached", "stock", "stock-named", "preload")
+SKIPPABLE = ("stock", "stock-named", "preload")  # --skip: floor and cached give the ratios
 BLOB_SYMBOLS = (b"kernels_binary", b"kernels_bin_cst")  # LLVM 22 / LLVM 19 names of the blob
 
 
@@ -97,11 +102,14 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     ap.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"),
                     help="CUDA toolkit folder (for include/cuda.h)")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per process")
+    ap.add_argument("--skip", default="", help="comma list of stock, stock-named, preload: "
+                    "built-in runtimes not to run")
     ap.add_argument("--callcost", action="store_true",
                     help="also time each mgpu* call, cached and stock (DIR/callcost.txt)")
     args = ap.parse_args(argv)
     args.programs = _list(args.programs, PROGRAMS, "--programs")
     args.llvm = [int(v) for v in _list(args.llvm, ("19", "22"), "--llvm")]
+    args.skip = _list(args.skip, SKIPPABLE, "--skip") if args.skip.strip() else []
     names = [c.name for c in args.config]
     if len(set(names)) != len(names):
         ap.error("--config names must be distinct")
@@ -257,7 +265,7 @@ def result_line(stdout: str) -> Optional[str]:
 def run_all(args: argparse.Namespace, exes: Dict[str, Path], build_dir: Path
             ) -> Dict[Tuple[str, int, str], Cell]:
     configs = {c.name: c for c in args.config}
-    runtimes = list(BUILTIN_RUNTIMES) + list(configs)
+    runtimes = [r for r in BUILTIN_RUNTIMES if r not in getattr(args, "skip", [])] + list(configs)
     cells: Dict[Tuple[str, int, str], Cell] = {}
     total = args.rounds * len(args.programs) * len(args.llvm) * len(runtimes)
     done = 0
@@ -383,7 +391,8 @@ def async_breakdown(cells: Dict[Tuple[str, int, str], Cell], llvms: Sequence[int
 
 
 COUNTERS = ("launches", "graph_launches", "graph_updates", "graph_update_skips",
-            "graph_instantiates", "graph_full", "module_hits", "verify_skips")
+            "graph_instantiates", "graph_full", "module_hits", "verify_skips",
+            "driver_stream_creates", "alloc_hits", "alloc_misses", "alloc_headroom_checks")
 
 
 def counters(cells: Dict[Tuple[str, int, str], Cell]) -> str:

@@ -57,6 +57,11 @@ def test_parse_args_defaults_and_errors(capsys):
         run.parse_args(["--out", "d", "--programs", "nope"])
     with pytest.raises(SystemExit):
         run.parse_args(["--out", "d", "--llvm", "18"])
+    assert d.skip == []
+    assert run.parse_args(["--out", "d", "--skip", "stock,preload"]).skip == ["stock", "preload"]
+    for bad in ("cached", "floor", "nope"):  # the ratios need floor and cached
+        with pytest.raises(SystemExit):
+            run.parse_args(["--out", "d", "--skip", bad])
 
 
 def test_runtime_env(monkeypatch):

@@ -186,8 +186,13 @@ def test_token_through_loop_driver_calls(make_runtime, handles):
         # synchronized through the library just before: given back without a query ("known idle")
         assert rt.fake.log() == ["cuStreamSynchronize"]
         assert rt.stats()["stream_query_skips"] == 1
-    else:  # the program may have used the driver stream itself: the pool asks the driver
-        assert rt.fake.log() == ["cuStreamSynchronize", "cuStreamQuery"]
+    else:  # the program may have used the driver stream itself: parked, no driver call; the
+        # pool asks the driver at a later synchronisation (pool.c, d_sync_poll)
+        assert rt.fake.log() == ["cuStreamSynchronize"]
+        rt.mgpuStreamSynchronize(None)
+        log = rt.fake.log()
+        assert log[:2] == ["cuStreamSynchronize", "cuStreamQuery"] and log.count("cuStreamQuery") == 1
+        assert log[-2:] == ["cuStreamSynchronize", "cuCtxPopCurrent"]  # the poll, then the wait
     assert rt.stats()["live_streams"] == 0
 
 

@@ -53,13 +53,15 @@ def test_tagged_handles_are_opt_in(make_runtime):
 
 def test_streams_and_events_are_pooled_and_a_destroyed_handle_is_reported(rt):
     s = rt.mgpuStreamCreate()
-    rt.mgpuStreamDestroy(s)
+    rt.mgpuStreamDestroy(s)  # parked: reused once a synchronisation's poll finds it idle
+    rt.mgpuStreamSynchronize(None)
     assert rt.mgpuStreamCreate() == s  # idle: reused, no new driver stream
     assert rt.fake.count("cuStreamCreate") == 1
     e = rt.mgpuEventCreate()
     rt.mgpuEventDestroy(e)
     rt.mgpuEventDestroy(e)  # destroyed twice: reported as the driver reports a dead handle
     assert rt.stats()["errors"] == 1
+    rt.mgpuStreamSynchronize(None)
     assert rt.mgpuEventCreate() == e
     assert rt.fake.count("cuEventCreate") == 1
     assert rt.fake.count("cuStreamDestroy") == rt.fake.count("cuEventDestroy") == 0
@@ -75,6 +77,7 @@ def test_a_busy_destroyed_stream_is_reused_only_once_idle(rt):
     assert t != s
     rt.fake.fake_complete(s)
     rt.mgpuStreamDestroy(t)
+    rt.mgpuStreamSynchronize(None)  # polls the parked streams: both idle now
     assert s in (rt.mgpuStreamCreate(), rt.mgpuStreamCreate())
 
 

@@ -62,6 +62,7 @@ def test_busy_driver_stream_is_not_reused_until_its_work_is_done(rt):
     d2 = rt.driver_stream(f, s2)
     assert d2 != d1  # a new owner must not wait behind the old work
     rt.fake.fake_complete(d1)
+    rt.mgpuStreamSynchronize(None)  # a synchronisation polls the parked streams (pool.c)
     s3 = rt.mgpuStreamCreate()
     assert rt.driver_stream(f, s3) == d1  # finished now: reused
     assert rt.fake.count("cuStreamCreate") == 2
@@ -115,19 +116,23 @@ def test_events_are_pooled_and_wait_for_completion(rt):
         rt.mgpuEventRecord(e, s)
         rt.mgpuEventSynchronize(e)
         rt.mgpuEventDestroy(e)
-    assert rt.fake.count("cuEventCreate") == 1
+    # two take turns: a destroyed one is parked until the next synchronisation's poll (pool.c)
+    assert rt.fake.count("cuEventCreate") == 2
     rt.fake.fake_set_busy_launches(1)
     rt.launch(f, stream=s)
     e1 = rt.mgpuEventCreate()
     rt.mgpuEventRecord(e1, s)
     rt.mgpuEventDestroy(e1)  # its recorded work is still pending: its driver event drains
     e2 = rt.mgpuEventCreate()
-    assert rt.fake.count("cuEventCreate") == 2  # a new driver event, not the busy one
+    assert e2 != e1  # never the busy one
+    n = rt.fake.count("cuEventCreate")
     d = rt.fake.fake_last_stream()
     rt.fake.fake_complete(d)
     rt.mgpuEventDestroy(e2)
-    rt.mgpuEventCreate(), rt.mgpuEventCreate()
-    assert rt.fake.count("cuEventCreate") == 2  # both reused once idle
+    for _ in range(2):  # each synchronisation polls two parked objects: all three idle now
+        rt.mgpuStreamSynchronize(None)
+    assert e1 in (rt.mgpuEventCreate(), rt.mgpuEventCreate(), rt.mgpuEventCreate())
+    assert rt.fake.count("cuEventCreate") == n  # both reused once idle
 
 
 def test_stream_passed_as_event_is_synchronised_and_released(rt):
@@ -141,7 +146,8 @@ def test_stream_passed_as_event_is_synchronised_and_released(rt):
     assert rt.fake.counts("cuStreamSynchronize", "cuEventSynchronize", "cuEventDestroy") == {
         "cuStreamSynchronize": 1, "cuEventSynchronize": 0, "cuEventDestroy": 0}
     assert rt.stats()["live_streams"] == 0
-    assert rt.driver_stream(f, rt.mgpuStreamCreate()) == d  # synchronised, so back in the pool
+    rt.mgpuStreamSynchronize(None)  # polls the parked stream: idle, so back in the pool
+    assert rt.driver_stream(f, rt.mgpuStreamCreate()) == d
 
 
 def test_stream_passed_as_event_to_a_wait_joins_that_stream(rt):

@@ -77,6 +77,9 @@
 #define RECLAIM_CHECKS 8 /* bound handles tried per bind at the stream cap */
 #define POLL_ALL_ABOVE 64 /* driver objects of a kind on a device above which a take that found
                              no idle one polls every draining one before a new one is made */
+#define SYNC_POLLS 2      /* driver handles: draining objects a synchronisation polls first */
+#define SPARE_DRAIN 1     /* driver handles: while at most this many objects of a kind drain on a
+                             device, a take that finds none idle makes a new one without polling */
 
 /* One cache line per record: threads using different handles never contend on a line. */
 typedef struct __attribute__((aligned(64))) obj_rec {
@@ -101,13 +104,16 @@ typedef struct obj_list {
 } obj_list;
 
 typedef struct dev_pool {
-  obj_list idle[2];     /* [kind - 1]: driver objects known idle (LIFO) */
+  obj_list idle[2];     /* [kind - 1]: driver objects known idle (tagged: LIFO; driver
+                           handles: oldest first) */
   obj_list draining[2]; /* [kind - 1]: given back maybe busy, oldest first */
   uint32_t *bound;      /* slots of stream records holding a driver stream (owned array) */
   size_t nbound, capbound;
   size_t cursor;        /* where the next reclaim scan starts */
   size_t drain_cursor[2]; /* [kind - 1]: the draining object the next poll starts at */
   size_t nobjs[2];      /* [kind - 1]: driver objects made for this device */
+  size_t ndrain;        /* atomic: draining[0].n + draining[1].n, stored under g_pool.lock after
+                           every change; read without it as a hint (d_sync_poll) */
 } dev_pool;
 
 static struct {
@@ -285,13 +291,22 @@ static void bound_remove(dev_pool *p, obj_rec *r) {
 
 /* Whether a pooled driver object's work has completed. The library's own query (stock makes none
  * here): in relaxed capture mode, so another thread's global-mode capture stays valid (capture.h). */
+static int query_ready(mc_obj_kind kind, void *h) { /* the caller is in relaxed mode */
+  CUresult r = kind == MC_OBJ_STREAM ? mc_cu.cuStreamQuery((CUstream)h)
+                                     : mc_cu.cuEventQuery((CUevent)h);
+  return r == 0;
+}
+
 static int is_ready(mc_obj_kind kind, void *h) {
   mc_relaxed rx;
   mc_relaxed_enter(&rx);
-  CUresult r = kind == MC_OBJ_STREAM ? mc_cu.cuStreamQuery((CUstream)h)
-                                     : mc_cu.cuEventQuery((CUevent)h);
+  int ready = query_ready(kind, h);
   mc_relaxed_leave(&rx);
-  return r == 0;
+  return ready;
+}
+
+static void drain_hint_locked(dev_pool *p) {
+  __atomic_store_n(&p->ndrain, p->draining[0].n + p->draining[1].n, __ATOMIC_RELAXED);
 }
 
 static void stat_pooled(mc_obj_kind kind, int delta) {
@@ -306,27 +321,56 @@ static void give_back_locked(mc_obj_kind kind, int device, void *obj, int known_
   if (list_push(ready ? &p->idle[kind - 1] : &p->draining[kind - 1], obj) == 0)
     stat_pooled(kind, 1);
   /* else: dropped (never reused, never destroyed): harmless */
+  drain_hint_locked(p);
+}
+
+/* Driver handles: give a driver object back to the draining list without asking the driver (no
+ * driver call). It is reused only once a later poll finds it complete: a synchronisation's
+ * (d_sync_poll), or a take's. */
+static void park_locked(mc_obj_kind kind, int device, void *obj) {
+  if (!obj || device < 0 || device >= MC_MAX_DEVICES) return;
+  dev_pool *p = &g_pool.devs[device];
+  if (list_push(&p->draining[kind - 1], obj) == 0) stat_pooled(kind, 1);
+  drain_hint_locked(p);
+}
+
+/* Poll up to `checks` draining objects of `kind` on `p` round the list (drain_cursor: objects that
+ * never complete, behind a kernel that never ends, do not hide the ones after them), moving those
+ * the driver reports complete to the idle list; stops at the first one found when `one`. The
+ * caller is in relaxed mode when `relaxed`, else each query is bracketed. Lock held. */
+static void drain_poll_locked(dev_pool *p, mc_obj_kind kind, size_t checks, int one, int relaxed) {
+  obj_list *idle = &p->idle[kind - 1], *dr = &p->draining[kind - 1];
+  size_t *cur = &p->drain_cursor[kind - 1];
+  for (size_t n = 0; dr->n && n < checks; ++n) {
+    if (*cur >= dr->n) *cur = 0;
+    void *h = dr->items[*cur];
+    if (relaxed ? query_ready(kind, h) : is_ready(kind, h)) {
+      dr->items[*cur] = dr->items[--dr->n];
+      if (list_push(idle, h) != 0) stat_pooled(kind, -1);
+      if (one) break;
+    } else {
+      ++*cur;
+    }
+  }
+  drain_hint_locked(p);
 }
 
 /* An idle driver object of `kind` on `p`, polling up to `checks_max` draining ones if none is
  * idle. The polls go round the draining list (drain_cursor): objects that never complete (behind
  * a kernel that never ends) do not hide the ones after them. */
 static void *take_idle_locked(dev_pool *p, mc_obj_kind kind, size_t checks_max) {
-  obj_list *idle = &p->idle[kind - 1], *dr = &p->draining[kind - 1];
-  size_t *cur = &p->drain_cursor[kind - 1];
-  for (size_t checks = 0; idle->n == 0 && dr->n && checks < checks_max; ++checks) {
-    if (*cur >= dr->n) *cur = 0;
-    void *h = dr->items[*cur];
-    if (is_ready(kind, h)) {
-      dr->items[*cur] = dr->items[--dr->n];
-      if (list_push(idle, h) != 0) stat_pooled(kind, -1);
-    } else {
-      ++*cur;
-    }
-  }
+  obj_list *idle = &p->idle[kind - 1];
+  if (idle->n == 0 && checks_max) drain_poll_locked(p, kind, checks_max, 1, 0);
   if (idle->n == 0) return NULL;
   stat_pooled(kind, -1);
-  return idle->items[--idle->n];
+  if (!direct_mode()) return idle->items[--idle->n];
+  /* Driver handles: the oldest first. Objects then go round in the order the program gives them
+   * back, so a loop that makes its streams in the same order each step gets the same driver
+   * stream for the same launch each step (the graph path keeps its execs per stream), e.g. an
+   * async step's three streams with the synchronisations' polls (d_sync_poll). */
+  void *obj = idle->items[0];
+  memmove(idle->items, idle->items + 1, --idle->n * sizeof *idle->items);
+  return obj;
 }
 
 /* At the stream cap: the driver stream of a live, unpinned, unused handle whose work has all
@@ -386,7 +430,14 @@ static mc_status make_driver_object(mc_obj_kind kind, int device, void **out) {
  * idle live handle other than `self` (reclaim_locked). NULL if none. */
 static void *take_pooled_locked(mc_obj_kind kind, int device, obj_rec *self) {
   dev_pool *p = &g_pool.devs[device];
-  void *obj = take_idle_locked(p, kind, DRAIN_CHECKS);
+  /* Driver handles: the synchronisations prove given-back objects idle (d_sync_poll). While at
+   * most SPARE_DRAIN objects drain, a take makes a new object rather than query on the caller's
+   * sequence: a create / launch / synchronise / destroy loop then alternates between two objects,
+   * and the query of the one given back runs while the next synchronisation waits for the device
+   * anyway. The objects of a kind on a device stay at most those live at once + SPARE_DRAIN + 1. */
+  size_t checks =
+      direct_mode() && p->draining[kind - 1].n <= SPARE_DRAIN ? 0 : DRAIN_CHECKS;
+  void *obj = take_idle_locked(p, kind, checks);
   if (!obj) {
     /* the stream cap (tagged handles only), else POLL_ALL_ABOVE: driver objects stay bounded
      * by the work really pending, as with stock's create/destroy */
@@ -982,10 +1033,11 @@ static mc_status d_destroy(mc_obj_kind want, void *h, const char *call) {
   if (r->kind != want ||
       !__atomic_compare_exchange_n(&r->live, &one, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
     return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE); /* what the driver says of a dead one */
-  /* back to the pool: reused once the driver reports its work complete (give_back_locked
-   * queries it now; a busy one waits in the draining list) */
+  /* Back to the pool, draining, without a driver call: the program may have enqueued on it
+   * directly since the library last saw it (a direct handle), so it is reused only once a later
+   * poll (d_sync_poll, or a take's) finds its work complete. */
   pthread_mutex_lock(&g_pool.lock);
-  give_back_locked(want, r->device, h, 0);
+  park_locked(want, r->device, h);
   pthread_mutex_unlock(&g_pool.lock);
   if (want == MC_OBJ_STREAM) MC_STAT_DEC(live_streams);
   else MC_STAT_DEC(live_events);
@@ -1024,11 +1076,36 @@ static mc_status d_use_begin(CUstream handle, const char *call, mc_stream_use *u
   return MC_OK;
 }
 
+/* Driver handles: before a synchronisation blocks, poll up to SYNC_POLLS given-back objects of
+ * `device` (streams first), moving those complete to the idle list, so that the next create takes
+ * one without a driver call. mgpu*Destroy parks objects without a query (d_destroy); the queries
+ * run here instead, where the thread is about to wait for the device: while the work waited for
+ * outlasts them they cost the program no time. Only the driver's answer makes an object idle.
+ * The context is checked first (context.h: one cuCtxGetId, in the same wait): after a reset the
+ * recovery forgets the parked objects, so none of a dead context is queried. One relaxed-mode
+ * bracket (capture.h) for the polls; nothing at all when nothing drains. */
+static void d_sync_poll(int device) {
+  if (device < 0 || device >= MC_MAX_DEVICES) return;
+  dev_pool *p = &g_pool.devs[device];
+  if (!__atomic_load_n(&p->ndrain, __ATOMIC_RELAXED)) return;
+  mc_ctx_verify(device); /* no lock held */
+  mc_relaxed rx;
+  mc_relaxed_enter(&rx);
+  pthread_mutex_lock(&g_pool.lock);
+  size_t ns = p->draining[MC_OBJ_STREAM - 1].n < SYNC_POLLS ? p->draining[MC_OBJ_STREAM - 1].n
+                                                             : SYNC_POLLS;
+  drain_poll_locked(p, MC_OBJ_STREAM, ns, 0, 1);
+  drain_poll_locked(p, MC_OBJ_EVENT, SYNC_POLLS - ns, 0, 1);
+  pthread_mutex_unlock(&g_pool.lock);
+  mc_relaxed_leave(&rx);
+}
+
 static mc_status d_stream_synchronize(CUstream stream) {
   static const char *const call = "cuStreamSynchronize(stream)";
   drv_obj *r = d_find(stream);
   if (r && (r->kind != MC_OBJ_STREAM || !d_live(r)))
     return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  d_sync_poll(r ? r->device : mc_thread_device());
   if (stream) { /* a driver stream, ours or not: nothing is pooled here (R27 cannot arise) */
     MC_CU_TRY(call, mc_cu.cuStreamSynchronize(stream));
     return MC_OK;
@@ -1055,9 +1132,9 @@ static CUresult d_record_across(CUevent ev, int evdev, CUstream stream, int sdev
     if (res == 0) res = mc_cu.cuStreamWaitEvent((CUstream)hs, (CUevent)tmp, 0);
     if (res == 0) res = mc_cu.cuEventRecord(ev, (CUstream)hs);
   }
-  pthread_mutex_lock(&g_pool.lock);
-  if (tmp) give_back_locked(MC_OBJ_EVENT, sdev, tmp, 0);
-  if (hs) give_back_locked(MC_OBJ_STREAM, evdev, hs, 0);
+  pthread_mutex_lock(&g_pool.lock); /* just enqueued on: draining, no query */
+  park_locked(MC_OBJ_EVENT, sdev, tmp);
+  park_locked(MC_OBJ_STREAM, evdev, hs);
   pthread_mutex_unlock(&g_pool.lock);
   return res;
 }
@@ -1097,8 +1174,8 @@ static mc_status d_stream_wait_event(CUstream stream, CUevent event, const char 
     if (!MC_FAILED(st)) {
       res = mc_cu.cuEventRecord((CUevent)tmp, (CUstream)event);
       if (res == 0) res = mc_cu.cuStreamWaitEvent(use.stream, (CUevent)tmp, 0);
-      pthread_mutex_lock(&g_pool.lock);
-      give_back_locked(MC_OBJ_EVENT, e->device, tmp, 0);
+      pthread_mutex_lock(&g_pool.lock); /* just recorded: draining, no query */
+      park_locked(MC_OBJ_EVENT, e->device, tmp);
       pthread_mutex_unlock(&g_pool.lock);
     }
   }
@@ -1111,6 +1188,7 @@ static mc_status d_event_synchronize(CUevent event, const char *call) {
   drv_obj *e = d_find(event);
   if (e && e->kind == MC_OBJ_STREAM && d_live(e)) return d_stream_synchronize((CUstream)event);
   if (e && !d_live(e)) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  d_sync_poll(e ? e->device : mc_thread_device());
   /* no use held, nothing locked: a record of this event by another thread never waits (R26) */
   MC_CU_TRY(call, mc_cu.cuEventSynchronize(event));
   return MC_OK;
@@ -1159,6 +1237,7 @@ void mc_pool_forget_device(int device) {
     p->idle[k].n = 0;
     p->draining[k].n = 0;
   }
+  drain_hint_locked(p);
   for (uint32_t slot = 0; slot < g_pool.nslots; ++slot) {
     obj_rec *r = slot_rec(slot);
     if (!r || r->kind == MC_OBJ_NONE || r->device != device ||

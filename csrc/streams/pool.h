@@ -49,6 +49,13 @@
  * cuEventQuery, polled round the draining list; above 64 objects of a kind on a device every
  * draining one is polled before a new one is made, so their number stays bounded by the work
  * really pending). Those queries are the library's own: made in relaxed capture mode (capture.h).
+ * Driver handles: mgpu*Destroy parks the object draining with no driver call; a synchronisation
+ * (mgpuStreamSynchronize / mgpuEventSynchronize) polls up to two draining objects before it
+ * waits, where the thread waits for the device anyway; a create that finds none idle makes a
+ * new object while at most one drains, else polls. So a create / launch / synchronise / destroy
+ * loop alternates between two driver streams with its only query (and a context check) inside
+ * the wait
+ * (tests/test_call_counts.py pins the calls of each entry point).
  */
 #ifndef MGPU_CACHED_POOL_H
 #define MGPU_CACHED_POOL_H

@@ -1,0 +1,229 @@
+"""Issue 19, the 3% rule: the driver calls each stream and event entry point makes in the steady
+state of the sequences MLIR code repeats (driver handles, the default), pinned call by call, so a
+regression fails here before it costs time on a GPU.
+
+The library's own part of a sequence: mgpuStreamDestroy / mgpuEventDestroy make no driver call
+(the object is parked, pool.c); the synchronisation after them polls it (one cuStreamQuery /
+cuEventQuery in relaxed capture mode, before the wait: the thread waits for the device there
+anyway); mgpuStreamCreate / mgpuEventCreate take it without a driver call but the context check
+(one cuCtxGetId, context.h). The counts cover every entry point of the symbol table
+(csrc/platform/cuda_api.h), those the fake's call log leaves out included."""
+
+import ctypes
+import re
+import threading
+
+import pytest
+
+from conftest import ROOT, blob_buffer, ptx
+
+vp = ctypes.c_void_p
+FIELDS = re.findall(r"^\s*X\((\w+),", (ROOT / "csrc/platform/cuda_api.h").read_text(), re.M)
+EXCHANGE = "cuThreadExchangeStreamCaptureMode"
+
+
+def calls(rt, fn) -> dict:
+    """The driver calls `fn()` makes: {entry point: count}, nonzero only."""
+    rt.fake.fake_reset()
+    fn()
+    return {f: n for f in FIELDS if (n := rt.fake.count(f))}
+
+
+def module(rt, *names):
+    m = rt.mgpuModuleLoad(blob_buffer(ptx(*names)), 0)
+    return [rt.mgpuModuleGetFunction(m, n.encode()) for n in names]
+
+
+def test_symbol_table_is_parsed():
+    assert len(FIELDS) > 50 and "cuStreamQuery" in FIELDS and EXCHANGE in FIELDS
+
+
+def llvm19_iteration(rt, buf, log):
+    """One launch as LLVM <= 20 code makes it: load, resolve, stream, launch, sync, destroy,
+    unload; the driver calls of each step appended to `log`."""
+    out = {}
+    out["load"] = calls(rt, lambda: out.__setitem__("m", rt.mgpuModuleLoad(buf, 0)))
+    out["get"] = calls(rt, lambda: out.__setitem__("f", rt.mgpuModuleGetFunction(out["m"], b"k")))
+    out["create"] = calls(rt, lambda: out.__setitem__("s", rt.mgpuStreamCreate()))
+    out["launch"] = calls(rt, lambda: rt.launch(out["f"], stream=out["s"]))
+    out["sync"] = calls(rt, lambda: rt.mgpuStreamSynchronize(out["s"]))
+    out["sync_log"] = rt.fake.log()
+    out["destroy"] = calls(rt, lambda: rt.mgpuStreamDestroy(out["s"]))
+    out["unload"] = calls(rt, lambda: rt.mgpuModuleUnload(out["m"]))
+    log.append(out)
+
+
+@pytest.mark.parametrize("graph", ["0", "1"])
+def test_llvm19_launch_sequence_driver_calls(make_runtime, graph):
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": graph})
+    buf = blob_buffer(ptx("k"))
+    log = []
+    for _ in range(6):
+        llvm19_iteration(rt, buf, log)
+    for it in log[2:]:  # the steady state: two driver streams take turns
+        assert it["load"] == {"cuCtxGetId": 1}  # a module cache hit: the context check only
+        assert it["get"] == {}
+        assert it["create"] == {"cuCtxGetId": 1}  # a pooled stream, proven idle before
+        # the stream given back one iteration earlier is polled, in relaxed mode, before the wait
+        # (the context checked first: nothing of a reset context is queried)
+        assert it["sync"] == {"cuCtxGetId": 1, "cuStreamQuery": 1, EXCHANGE: 2,
+                              "cuStreamSynchronize": 1}
+        assert it["sync_log"] == ["cuStreamQuery", "cuStreamSynchronize"]
+        assert it["destroy"] == {}  # parked: no driver call
+        assert it["unload"] == {}
+    assert rt.fake.count("cuStreamCreate") == 0  # nothing made in the steady state
+    assert rt.stats()["driver_stream_creates"] == 2
+    # the whole iteration, the launch included (graph path: its relaxed-mode bracket and
+    # cuStreamIsCapturing; stream path: cuLaunchKernel in the stream's context)
+    launch = {"cuCtxGetCurrent": 1, "cuCtxPushCurrent": 1, "cuCtxPopCurrent": 1}
+    launch.update({"cuGraphLaunch": 1, EXCHANGE: 2, "cuStreamIsCapturing": 1} if graph == "1"
+                  else {"cuLaunchKernel": 1})
+    assert all(it["launch"] == launch for it in log[2:])
+    total = sum(sum(it[k].values()) for k in ("load", "get", "create", "launch", "sync",
+                                               "destroy", "unload") for it in log[2:3])
+    assert total == 7 + sum(launch.values())
+
+
+def test_async_step_driver_calls_and_stream_turns(rt):
+    """The async step (two producers on their own streams, joined, then a combine on a third, each
+    synchronised and destroyed): no query outside a synchronisation, no stream made in the steady
+    state, and each launch finds the same driver stream every step (the graph path keeps its execs
+    per stream)."""
+    fa, fb, fc = module(rt, "a", "b", "c")
+    per_call, turns = {}, []
+    for step in range(6):
+        def note(name, fn):
+            c = calls(rt, fn)
+            if step >= 2:
+                for k, v in c.items():
+                    per_call.setdefault(name, {}).setdefault(k, 0)
+                    per_call[name][k] += v
+        h = {}
+        row = []
+        for name, f in (("a", fa), ("b", fb)):
+            note("create", lambda: h.__setitem__(name, rt.mgpuStreamCreate()))
+            rt.launch(f, stream=h[name])
+            row.append(rt.fake.fake_last_stream())
+        for name in ("a", "b"):
+            note("sync", lambda: rt.mgpuStreamSynchronize(h[name]))
+            note("destroy", lambda: rt.mgpuStreamDestroy(h[name]))
+        note("create", lambda: h.__setitem__("c", rt.mgpuStreamCreate()))
+        rt.launch(fc, stream=h["c"])
+        row.append(rt.fake.fake_last_stream())
+        note("sync", lambda: rt.mgpuStreamSynchronize(h["c"]))
+        note("destroy", lambda: rt.mgpuStreamDestroy(h["c"]))
+        turns.append(row)
+    steps = 4
+    assert per_call["create"] == {"cuCtxGetId": 3 * steps}
+    assert per_call["sync"] == {"cuCtxGetId": 3 * steps, "cuStreamQuery": 3 * steps,
+                                EXCHANGE: 6 * steps, "cuStreamSynchronize": 3 * steps}
+    assert "destroy" not in per_call  # no driver call at all
+    assert all(row == turns[1] for row in turns[1:])
+    assert rt.stats()["driver_stream_creates"] == 3
+
+
+def test_event_sequence_driver_calls(rt):
+    s = rt.mgpuStreamCreate()
+    log = []
+    for _ in range(6):
+        h = {}
+        it = {"create": calls(rt, lambda: h.__setitem__("e", rt.mgpuEventCreate())),
+              "record": calls(rt, lambda: rt.mgpuEventRecord(h["e"], s)),
+              "sync": calls(rt, lambda: rt.mgpuEventSynchronize(h["e"])),
+              "destroy": calls(rt, lambda: rt.mgpuEventDestroy(h["e"]))}
+        log.append(it)
+    for it in log[2:]:
+        assert it == {"create": {"cuCtxGetId": 1}, "record": {"cuEventRecord": 1},
+                      "sync": {"cuCtxGetId": 1, "cuEventQuery": 1, EXCHANGE: 2,
+                               "cuEventSynchronize": 1},
+                      "destroy": {}}
+    assert rt.stats()["driver_event_creates"] == 2
+
+
+def test_a_parked_stream_is_reused_only_once_a_poll_finds_it_complete(rt):
+    """No heuristic: a destroyed stream the program may still have work on (here a kernel that has
+    not finished) is never handed out, however many synchronisations poll it, until the driver
+    reports it complete."""
+    (f,) = module(rt, "k")
+    rt.fake.fake_set_busy_launches(1)
+    s = rt.mgpuStreamCreate()
+    rt.launch(f, stream=s)
+    rt.mgpuStreamDestroy(s)
+    rt.fake.fake_set_busy_launches(0)
+    handed = set()
+    for _ in range(6):
+        t = rt.mgpuStreamCreate()
+        handed.add(t)
+        rt.launch(f, stream=t)
+        rt.mgpuStreamSynchronize(t)  # polls s: still busy
+        rt.mgpuStreamDestroy(t)
+    assert s not in handed
+    rt.fake.fake_complete(s)
+    rt.mgpuStreamSynchronize(None)
+    rt.mgpuStreamSynchronize(None)
+    assert s in {rt.mgpuStreamCreate() for _ in range(3)}
+
+
+@pytest.mark.parametrize("disable", [True, False])
+def test_the_synchronisations_poll_adds_nothing_to_another_threads_capture(make_runtime, capfd,
+                                                                           disable):
+    """The poll a synchronisation makes is the library's own: in relaxed mode, so while another
+    thread captures in global mode the driver refuses the call it refuses with stock, the
+    program's own cuStreamSynchronize (reported, the capture invalidated), and not the poll's
+    query before it (fake_capture.h refuses unsafe calls in global mode and counts them)."""
+    rt = make_runtime(disable=disable, env={"MGPU_CACHED_GRAPH": "0"})
+    (f,) = module(rt, "k")
+    begin = rt.fake.lib.cuStreamBeginCapture_v2
+    begin.restype, begin.argtypes = ctypes.c_int, [vp, ctypes.c_int]
+    end = rt.fake.lib.cuStreamEndCapture
+    end.restype, end.argtypes = ctypes.c_int, [vp, ctypes.POINTER(vp)]
+    violations = rt.fake.lib.fake_capture_violations
+    violations.restype = ctypes.c_long
+    for _ in range(2):  # a steady state first: a parked stream to poll at each synchronisation
+        s = rt.mgpuStreamCreate()
+        rt.launch(f, stream=s)
+        rt.mgpuStreamSynchronize(s)
+        rt.mgpuStreamDestroy(s)
+    cs = rt.mgpuStreamCreate()
+    started, go, result = threading.Event(), threading.Event(), []
+
+    def capturer():
+        result.append(begin(cs, 0))  # global mode
+        started.set()
+        go.wait()
+        g = vp()
+        result.append(end(cs, ctypes.byref(g)))
+    t = threading.Thread(target=capturer)
+    t.start()
+    started.wait()
+    queries = 0
+    for _ in range(4):
+        s = rt.mgpuStreamCreate()
+        rt.launch(f, stream=s)
+        queries += calls(rt, lambda: rt.mgpuStreamSynchronize(s)).get("cuStreamQuery", 0)
+        rt.mgpuStreamDestroy(s)
+    go.set()
+    t.join()
+    assert queries == (0 if disable else 4)  # the polls ran while the capture did
+    assert violations() == 1  # the first synchronisation, as with stock; the capture is over
+    assert capfd.readouterr().err.count("'cuStreamSynchronize(stream)' failed") == 1
+    assert result[0] == 0 and result[1] != 0
+
+
+def test_a_reset_before_the_poll_forgets_the_parked_stream(rt):
+    """A stream parked by mgpuStreamDestroy, then the primary context reset (G7): the next
+    synchronisation checks the context before it polls, so the dead stream is never queried nor
+    handed out again; the next create makes one in the new context."""
+    (f,) = module(rt, "k")
+    s = rt.mgpuStreamCreate()
+    rt.launch(f, stream=s)
+    rt.mgpuStreamSynchronize(s)
+    rt.mgpuStreamDestroy(s)  # parked
+    rt.fake.cuDevicePrimaryCtxReset_v2.argtypes = [ctypes.c_int]
+    assert rt.fake.cuDevicePrimaryCtxReset_v2(0) == 0
+    c = calls(rt, lambda: rt.mgpuStreamSynchronize(None))
+    assert c.get("cuStreamQuery", 0) == 0 and c["cuCtxGetId"] >= 1
+    assert rt.stats()["context_recoveries"] == 1
+    made = rt.fake.count("cuStreamCreate")
+    rt.mgpuStreamCreate()
+    assert rt.fake.count("cuStreamCreate") == made + 1  # a new driver stream, not the dead one
