@@ -468,9 +468,10 @@ def test_sparselt_layout_and_compute_type(make_sparse, version, struct_bytes, co
     sp.mgpuDestroyCuSparseLtSpMat(sh.addr, s)
     sp.mgpuDestroyCuSparseLtDnMat(b.addr, s)
     sp.mgpuDestroyCuSparseLtDnMat(c.addr, s)
-    # Each descriptor destroyed once (the fake fails a second destroy), the plan once.
+    # Each descriptor destroyed once (the fake fails a second destroy); the plan once where it is
+    # made per call (0.5: no room for kept plans), else kept for the next SpMM of that shape.
     assert sp.count("cusparseLtMatDescriptorDestroy") == 3
-    assert sp.count("cusparseLtMatmulPlanDestroy") == 1
+    assert sp.count("cusparseLtMatmulPlanDestroy") == (1 if struct_bytes > 512 else 0)
     assert sp.count("cusparseLtSpMMAPrune") == 1 and sp.count("cusparseLtSpMMAPruneCheck") == 1
     sp.mgpuDestroySparseLtEnv()
     sp.mgpuCreateSparseLtEnv()
@@ -570,3 +571,214 @@ def test_fork_child_makes_its_own_handles(make_sparse):
     sp.mgpuSpMMBufferSize(0, 0, None, None, None, CUDA_R_32F, None)
     sp.mgpuCreateSparseLtEnv()
     assert sp.count("cusparseCreate") == 1 and sp.count("cusparseLtInit") == 1
+
+
+# ---- cuSPARSELt: what one repeated 2:4 step costs (issue 21: never slower than stock) ----
+
+LT_PLAN_CALLS = ("cusparseLtMatmulDescriptorInit", "cusparseLtMatmulAlgSelectionInit",
+                 "cusparseLtMatmulAlgSetAttribute", "cusparseLtMatmulPlanInit",
+                 "cusparseLtMatmulPlanDestroy")
+
+
+def lt_step(sp, s, prune=2, shape=(16, 16, 16), ctp=0):
+    """One execution of MLIR's 2:4 code: create, size, allocate, SpMM, destroy, free."""
+    m, k, n = shape
+    sh, b, c = Reserved(SPMAT), Reserved(DNMAT), Reserved(DNMAT)
+    va, vb, vc = (sp.mgpuMemAlloc(x, s, False) for x in (2 * m * k, 2 * k * n, 2 * m * n))
+    sp.mgpuCusparseLtCreate2To4SpMat(sh.addr, m, k, va, CUDA_R_16F, s)
+    sp.mgpuCreateCuSparseLtDnMat(b.addr, k, n, vb, CUDA_R_16F, s)
+    sp.mgpuCreateCuSparseLtDnMat(c.addr, m, n, vc, CUDA_R_16F, s)
+    bs = (ctypes.c_int64 * 3)()
+    sp.mgpuCuSparseLtSpMMBufferSize(bs, 0, 0, sh.addr, b.addr, c.addr, ctp, prune, s)
+    bufs = [sp.mgpuMemAlloc(x, s, False) for x in bs]
+    sp.mgpuCuSparseLtSpMM(sh.addr, b.addr, c.addr, *bufs, s)
+    sp.mgpuDestroyCuSparseLtSpMat(sh.addr, s)
+    sp.mgpuDestroyCuSparseLtDnMat(b.addr, s)
+    sp.mgpuDestroyCuSparseLtDnMat(c.addr, s)
+    for p in (va, vb, vc, *bufs):
+        sp.mgpuMemFree(p, s)
+    sp.mgpuStreamSynchronize(s)
+
+
+def step_counts(sp, steps, **kw):
+    """The cuSPARSELt calls and the library's allocations (mgpuMemAlloc and its own) of each step
+    after the first, from the fake's log and the library's statistics."""
+    from collections import Counter
+    sp.mgpuCreateSparseLtEnv()
+    s = sp.mgpuStreamCreate()
+    lt_step(sp, s, **kw)
+    out = []
+    for _ in range(steps):
+        sp.fake.fake_reset()
+        st0 = sp.rt.stats()
+        lt_step(sp, s, **kw)
+        st1 = sp.rt.stats()
+        allocs = sum(st1[k] - st0[k] for k in ("alloc_hits", "alloc_misses", "alloc_ordered_hits"))
+        out.append((Counter(sp.log()), allocs))
+    return out
+
+
+def test_repeated_2to4_step_keeps_its_plan_and_makes_no_more_calls_than_stock(make_sparse):
+    """Upstream makes a matmul descriptor, an algorithm selection and a plan in every BufferSize and
+    destroys the plan in every SpMM; cached mode keeps the plan for the same parameters (every
+    argument of its making is a scalar the creates were given): a repeated step makes none of those
+    calls and allocates nothing for the prune check's flag, and no cuSPARSELt call more often
+    than the stock behaviour."""
+    cached = step_counts(make_sparse(), 3)
+    stock = step_counts(make_sparse(disable=True), 3)
+    per_step = {"cusparseLtStructuredDescriptorInit": 1, "cusparseLtDenseDescriptorInit": 2,
+                "cusparseLtSpMMAPrune": 1, "cusparseLtSpMMAPruneCheck": 1,
+                "cusparseLtMatmulGetWorkspace": 1, "cusparseLtSpMMACompressedSize": 1,
+                "cusparseLtSpMMACompress": 1, "cusparseLtMatmul": 1,
+                "cusparseLtMatDescriptorDestroy": 3}
+    for (calls, allocs), (stock_calls, stock_allocs) in zip(cached, stock):
+        assert dict(calls) == per_step
+        assert dict(stock_calls) == {**per_step, **{k: 1 for k in LT_PLAN_CALLS}}
+        assert all(calls[k] <= stock_calls[k] for k in calls)
+        assert allocs == 6  # the program's six buffers, nothing of the library's own
+        assert stock_allocs == 0  # stock mode: driver allocations, no cache statistics
+
+
+def test_kept_plans_follow_every_parameter_and_are_never_shared(make_sparse, capfd):
+    sp = make_sparse()
+    sp.mgpuCreateSparseLtEnv()
+    s = sp.mgpuStreamCreate()
+    lt_step(sp, s)
+    lt_step(sp, s)
+    assert sp.count("cusparseLtMatmulPlanInit") == 1
+    lt_step(sp, s, shape=(32, 16, 16))  # another A: another plan
+    lt_step(sp, s, shape=(16, 16, 32))  # another B and C
+    lt_step(sp, s, ctp=1)               # another compute type
+    assert sp.count("cusparseLtMatmulPlanInit") == 4
+    assert sp.fake.fake_sp_last_compute() == 0  # ctp 1 (0.5: 32I) is 0.8's 0
+    for shape in ((32, 16, 16), (16, 16, 32)):
+        lt_step(sp, s, shape=shape)
+    lt_step(sp, s, ctp=1)
+    assert sp.count("cusparseLtMatmulPlanInit") == 4
+    # Two 2:4 matrices alive at once with the same parameters: two plans, one each.
+    mats = []
+    for _ in range(2):
+        sh, b, c = Reserved(SPMAT), Reserved(DNMAT), Reserved(DNMAT)
+        sp.mgpuCusparseLtCreate2To4SpMat(sh.addr, 16, 16, None, CUDA_R_16F, s)
+        sp.mgpuCreateCuSparseLtDnMat(b.addr, 16, 16, None, CUDA_R_16F, s)
+        sp.mgpuCreateCuSparseLtDnMat(c.addr, 16, 16, None, CUDA_R_16F, s)
+        bs = (ctypes.c_int64 * 3)()
+        sp.mgpuCuSparseLtSpMMBufferSize(bs, 0, 0, sh.addr, b.addr, c.addr, 0, 0, s)
+        mats.append((sh, b, c))
+    assert sp.count("cusparseLtMatmulPlanInit") == 5
+    for sh, b, c in mats:  # the fake fails a plan whose descriptors were destroyed
+        sp.mgpuCuSparseLtSpMM(sh.addr, b.addr, c.addr, None, None, None, s)
+    for sh, b, c in mats:
+        sp.mgpuDestroyCuSparseLtSpMat(sh.addr, s)
+        sp.mgpuDestroyCuSparseLtDnMat(b.addr, s)
+        sp.mgpuDestroyCuSparseLtDnMat(c.addr, s)
+    assert sp.count("cusparseLtMatmul") == 10 and sp.count("cusparseLtMatmulPlanDestroy") == 0
+    assert "failed" not in capfd.readouterr().err
+
+
+def test_kept_plans_are_bounded_per_device(make_sparse):
+    """At most 16 idle plans per device: the 17th given back is destroyed."""
+    sp = make_sparse()
+    sp.mgpuCreateSparseLtEnv()
+    s = sp.mgpuStreamCreate()
+    mats = []
+    for _ in range(17):
+        sh, b, c = Reserved(SPMAT), Reserved(DNMAT), Reserved(DNMAT)
+        sp.mgpuCusparseLtCreate2To4SpMat(sh.addr, 16, 16, None, CUDA_R_16F, s)
+        sp.mgpuCreateCuSparseLtDnMat(b.addr, 16, 16, None, CUDA_R_16F, s)
+        sp.mgpuCreateCuSparseLtDnMat(c.addr, 16, 16, None, CUDA_R_16F, s)
+        sp.mgpuCuSparseLtSpMMBufferSize((ctypes.c_int64 * 3)(), 0, 0, sh.addr, b.addr, c.addr, 0,
+                                        2, s)
+        mats.append((sh, b, c))
+    for sh, b, c in mats:
+        sp.mgpuDestroyCuSparseLtSpMat(sh.addr, s)
+    assert sp.count("cusparseLtMatmulPlanInit") == 17
+    assert sp.count("cusparseLtMatmulPlanDestroy") == 1
+    # the one destroyed plan's own descriptors, and the 17 matrices' 2:4 descriptors
+    assert sp.count("cusparseLtMatDescriptorDestroy") == 3 + 17
+
+
+def test_kept_plan_flag_is_zero_again_after_a_matrix_that_is_not_2to4(make_sparse, capfd,
+                                                                      monkeypatch):
+    sp = make_sparse()
+    sp.mgpuCreateSparseLtEnv()
+    s = sp.mgpuStreamCreate()
+    lt_step(sp, s)
+    monkeypatch.setenv("FAKECUSPARSELT_NOT_24", "1")
+    capfd.readouterr()
+    lt_step(sp, s)
+    assert capfd.readouterr().err.count("not 2:4") == 1
+    monkeypatch.delenv("FAKECUSPARSELT_NOT_24")
+    st0 = sp.rt.stats()
+    lt_step(sp, s)
+    assert "not 2:4" not in capfd.readouterr().err
+    st1 = sp.rt.stats()
+    assert st1["alloc_hits"] + st1["alloc_misses"] - st0["alloc_hits"] - st0["alloc_misses"] == 6
+    assert sp.count("cusparseLtMatmulPlanInit") == 1
+
+
+def test_without_room_for_records_plans_are_made_per_call_as_upstream(make_sparse):
+    """cuSPARSELt 0.5 (11024-byte structs) fills the reserved space: no kept plans."""
+    sp = make_sparse(lt_version=502)
+    sp.mgpuCreateSparseLtEnv()
+    s = sp.mgpuStreamCreate()
+    for _ in range(3):
+        lt_step(sp, s)
+    assert sp.count("cusparseLtMatmulPlanInit") == 3 and sp.count("cusparseLtMatmulPlanDestroy") == 3
+
+
+@pytest.fixture(scope="module")
+def sparse_steps(tmp_path_factory):
+    """tests/drivers/sparse_steps.c linked with the object MLIR 19 made from sparse_gpu.mlir."""
+    import subprocess
+    from conftest import CC, DATA
+    if CC is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path_factory.mktemp("sparse_steps") / "sparse_steps"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", "-o", str(exe),
+                    str(DRIVERS / "sparse_steps.c"), str(DATA / "mlir" / "sparse_gpu_llvm19.o"),
+                    *mgpu_cached.ldflags().split(), "-lm", "-ldl"], check=True)
+    return exe
+
+
+def mlir_steps(exe, fake_driver, fake_sparse, tmp_path, disable, program="matmul24", steps=3):
+    """Per step of the generated code: the cuSPARSE/cuSPARSELt calls (a Counter) and the driver
+    calls of the allocation kind (the allocator's own thread makes none of these)."""
+    import os
+    import subprocess
+    from collections import Counter
+    drv, lib = tmp_path / f"drv{int(disable)}.so", tmp_path / f"sp{int(disable)}.so"
+    shutil.copyfile(fake_driver, drv)
+    shutil.copyfile(fake_sparse, lib)
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(drv), MGPU_CACHED_CUSPARSE=str(lib),
+               MGPU_CACHED_CUSPARSELT=str(lib))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    if disable:
+        env["MGPU_CACHED_DISABLE"] = "1"
+    p = subprocess.run([str(exe), program, str(steps)], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
+    spans = {}
+    for line in p.stdout.splitlines():
+        span, kind, calls = (line.split(" ", 2) + [""])[:3]
+        spans.setdefault(span, {})[kind] = Counter(x for x in calls.split(",") if x)
+    return [spans[str(k)] for k in range(steps)]
+
+
+def test_mlir_2to4_step_makes_no_more_library_calls_than_stock(sparse_steps, fake_driver_build,
+                                                             fake_sparse_build, tmp_path):
+    """The 2:4 code MLIR 19 generates (benchmarks/mlir/sparse), run three times: from the second
+    execution on, cached mode makes no plan, and no cuSPARSELt call more often than stock."""
+    cached = mlir_steps(sparse_steps, fake_driver_build, fake_sparse_build, tmp_path, False)
+    stock = mlir_steps(sparse_steps, fake_driver_build, fake_sparse_build, tmp_path, True)
+    for c, s in zip(cached[1:], stock[1:]):
+        assert all(c["sp"][k] <= s["sp"][k] for k in c["sp"]), (c["sp"], s["sp"])
+        assert sum(c["sp"].values()) == 12 and sum(s["sp"].values()) == 17
+        assert not any(c["sp"][k] for k in LT_PLAN_CALLS)
+        assert c["sp"]["cusparseLtMatmul"] == 1 and c["sp"]["cusparseLtSpMMACompress"] == 1
+        # driver calls only the program's thread makes: no allocation of the library's own (the
+        # flag), no stream made or destroyed (pooled), the check's one synchronisation
+        for call in ("cuMemFree", "cuStreamCreate", "cuStreamDestroy", "cuMemFreeAsync"):
+            assert c["drv"][call] == 0, call
+        assert c["drv"]["cuMemAlloc"] <= 6  # the program's six buffers at most (cache misses)
+        assert s["drv"]["cuMemAlloc"] == 7 and s["drv"]["cuMemFree"] == 7

@@ -232,8 +232,7 @@ MC_EXPORT void mgpuCusparseLtCreate2To4SpMat(void *sh, intptr_t rows, intptr_t c
 }
 
 MC_EXPORT void mgpuDestroyCuSparseLtSpMat(void *sh, CUstream stream) {
-  (void)stream;
-  R("mgpuDestroyCuSparseLtSpMat", mc_sparselt_destroy_spmat(sh));
+  R("mgpuDestroyCuSparseLtSpMat", mc_sparselt_destroy_spmat(sh, stream));
 }
 
 MC_EXPORT void mgpuCuSparseLtSpMMBufferSize(void *bs, int32_t ma, int32_t mb, void *a, void *b,

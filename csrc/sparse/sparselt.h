@@ -9,6 +9,10 @@
  * mc_splt_struct_bytes) is checked against it on every create. The lowering's compute type
  * (cuSPARSELt 0.5 numbering) is translated to the loaded version's. Memory the wrapper itself
  * allocates for the prune check's flag is zeroed (the library writes it only on failure).
+ * Where the reserved space has room (cuSPARSELt >= 0.6) the SpMM's plan is kept and reused for
+ * the same parameters instead of made and destroyed per call (sparselt_plans.h): a repeated 2:4
+ * step then makes no descriptor-of-the-matmul, algorithm-selection or plan call, and no
+ * allocation for the prune check's flag.
  *
  * Stock mode (MGPU_CACHED_DISABLE=1): upstream's calls with one process-wide handle, made in the
  * stock context; the operations also run in it (upstream has none, and cuSPARSELt 0.8 fails
@@ -33,7 +37,9 @@ mc_status mc_sparselt_create_dnmat(void *dh, intptr_t rows, intptr_t cols, void 
 mc_status mc_sparselt_destroy_dnmat(void *dh);
 mc_status mc_sparselt_create_2to4_spmat(void *sh, intptr_t rows, intptr_t cols, void *values,
                                         int32_t dtp, CUstream stream);
-mc_status mc_sparselt_destroy_spmat(void *sh);
+/* Cached mode: gives back the kept plan its BufferSize took (sparselt_plans.h); `stream` orders
+ * the free of that plan's flag if it is destroyed. */
+mc_status mc_sparselt_destroy_spmat(void *sh, CUstream stream);
 mc_status mc_sparselt_spmm_buffer_size(void *bs, int32_t ma, int32_t mb, void *a, void *b, void *c,
                                        int32_t ctp, int32_t prune_flag, CUstream stream);
 mc_status mc_sparselt_spmm(void *a, void *b, void *c, void *workspace, void *compressed,

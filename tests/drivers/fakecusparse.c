@@ -332,6 +332,20 @@ static uint32_t lt_tag(const void *p) { uint32_t t = 0; if (p) memcpy(&t, p, 4);
 #define LT_PLAN 0x4C54504CU
 #define LT_DEAD 0xDEADDEADU
 static int lt_ok(const void *h) { return lt_tag(h) == LT_HANDLE; }
+/* The fake's matmul descriptor keeps pointers to its A, B, C, D descriptors and a plan a pointer to
+ * its matmul descriptor (as a real library may: the structs are opaque); the calls that use a plan
+ * fail when any of those was destroyed since (a plan outliving the descriptors it was made from). */
+#define LT_REF_OFF 16
+static void lt_set_ref(void *p, int i, const void *ref) { memcpy((char *)p + LT_REF_OFF + 8 * i, &ref, 8); }
+static const void *lt_ref(const void *p, int i) { const void *r; memcpy(&r, (const char *)p + LT_REF_OFF + 8 * i, 8); return r; }
+static int lt_plan_live(const void *plan) {
+  if (lt_tag(plan) != LT_PLAN) return 0;
+  const void *mm = lt_ref(plan, 0);
+  if (lt_tag(mm) != LT_MATMUL) return 0;
+  for (int i = 0; i < 4; ++i)
+    if (lt_tag(lt_ref(mm, i)) != LT_MAT) return 0;
+  return 1;
+}
 
 EXPORT cusparseStatus_t cusparseLtGetProperty(int type, int *value) {
   BEGIN(cusparseLtGetProperty);
@@ -382,6 +396,7 @@ EXPORT cusparseStatus_t cusparseLtMatmulDescriptorInit(const void *h, void *mm, 
   if (lt_tag(A) != LT_MAT || lt_tag(B) != LT_MAT || lt_tag(C) != LT_MAT || lt_tag(D) != LT_MAT) RETURN(INVALID);
   g_last_compute = ctp;
   lt_fill(mm, LT_MATMUL);
+  lt_set_ref(mm, 0, A); lt_set_ref(mm, 1, B); lt_set_ref(mm, 2, C); lt_set_ref(mm, 3, D);
   RETURN(0);
 }
 EXPORT cusparseStatus_t cusparseLtMatmulAlgSelectionInit(const void *h, void *alg, const void *mm, int kind) {
@@ -401,6 +416,7 @@ EXPORT cusparseStatus_t cusparseLtMatmulPlanInit(const void *h, void *plan, cons
   BEGIN(cusparseLtMatmulPlanInit);
   if (!lt_ok(h) || lt_tag(mm) != LT_MATMUL || lt_tag(alg) != LT_ALG) RETURN(INVALID);
   lt_fill(plan, LT_PLAN);
+  lt_set_ref(plan, 0, mm);
   RETURN(0);
 }
 EXPORT cusparseStatus_t cusparseLtMatmulPlanDestroy(const void *plan) {
@@ -442,14 +458,14 @@ EXPORT cusparseStatus_t cusparseLtSpMMACompressedSize(const void *h, const void 
 EXPORT cusparseStatus_t cusparseLtSpMMACompress(const void *h, const void *plan, const void *dense, void *c, void *cb, CUstream s) {
   BEGIN(cusparseLtSpMMACompress);
   (void)dense; (void)c; (void)cb;
-  if (!lt_ok(h) || lt_tag(plan) != LT_PLAN) RETURN(INVALID);
+  if (!lt_ok(h) || !lt_plan_live(plan)) RETURN(INVALID);
   g_last_stream = s;
   RETURN(0);
 }
 static void *g_lt_args[6];
 EXPORT cusparseStatus_t cusparseLtMatmul(const void *h, const void *plan, const void *alpha, const void *dA, const void *dB, const void *beta, const void *dC, void *dD, void *ws, CUstream *streams, int32_t n) {
   BEGIN(cusparseLtMatmul);
-  if (!lt_ok(h) || lt_tag(plan) != LT_PLAN) RETURN(INVALID);
+  if (!lt_ok(h) || !lt_plan_live(plan)) RETURN(INVALID);
   g_last_alpha = *(const float *)alpha;
   g_last_beta = *(const float *)beta;
   g_lt_nstreams = n;
