@@ -67,10 +67,9 @@ def test_token_through_loop_is_synchronised_on_gpu(gpu, tmp_path, llvm):
     p, st = run(harness(tmp_path, llvm), ["token", 20000], tmp_path)
     assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
     assert p.stdout.split()[1] == "20000"
-    # driver handles: the stream synchronised through mgpuEventSynchronize is pooled only once the
-    # driver reports it idle, so the next iteration may take a second one (2 with tagged handles
-    # proven idle by the sync: 1)
-    assert st["live_streams"] == 0 and st["driver_stream_creates"] <= 2 and st["errors"] == 0
+    # driver handles: a destroyed stream is reused once a later synchronisation found it idle
+    # (streams/pool.c), so the iterations take turns on two or three driver streams
+    assert st["live_streams"] == 0 and st["driver_stream_creates"] <= 3 and st["errors"] == 0
 
 
 @pytest.mark.parametrize("llvm", [19, 22])

@@ -78,10 +78,12 @@ def test_llvm19_loop_results_and_driver_counts(make_gpu_runtime, gpu, kind):
     handles = [llvm19_step(rt, buf, data.params, jit=kind == "ptx-jit") for _ in range(1000)]
     np.testing.assert_array_equal(data.result(), data.expected(1000))
     assert len({(m, f) for m, f, _ in handles}) == 1  # same module and function handle every time
-    # driver handles (the default): the destroyed stream goes back to the pool and is handed out
-    # again (it is idle); tagged handles: a destroyed handle is never reused...
+    # driver handles (the default): a destroyed stream is parked without a driver call and handed
+    # out again once a later synchronisation found it idle, so two driver streams take turns
+    # (streams/pool.c); tagged handles: a destroyed handle is never reused...
     tagged = os.environ.get("MGPU_CACHED_STREAM_HANDLES") == "tagged"
-    assert len({s for _, _, s in handles}) == (1000 if tagged else 1)
+    n = len({s for _, _, s in handles})
+    assert n == 1000 if tagged else 1 <= n <= 2
     c = {k: rt.count(k) for k in ["cuLibraryLoadData", "cuModuleLoadData", "cuLibraryUnload",
                                    "cuKernelGetFunction", "cuLaunchKernel", "cuStreamCreate",
                                    "cuStreamDestroy", "cuDeviceGetAttribute"]}
@@ -176,7 +178,10 @@ def test_streams_reused_and_never_shared_on_gpu(make_gpu_runtime, gpu):
     assert len(set(drivers)) == 4
     for s in live:
         rt.mgpuStreamDestroy(s)
-    assert {pin(rt.mgpuStreamCreate()) for _ in range(4)} == set(drivers)  # idle: reused
+    again = {pin(rt.mgpuStreamCreate()) for _ in range(4)}
+    # idle: reused (the oldest parked ones, each after a query, while more than one is parked:
+    # streams/pool.c), never two handles on one driver stream
+    assert len(again) == 4 and len(again & set(drivers)) >= 3
     assert rt.count("cuStreamCreate") == 4 and rt.count("cuStreamDestroy") == 0
     s0 = rt.mgpuStreamCreate()
     for _ in range(3):
@@ -254,9 +259,9 @@ def test_load_in_global_constructor_before_device_is_set(gpu, tmp_path, disable)
         assert p.stderr == ""  # in particular no unload failure at exit
         import json
         st = json.loads((tmp_path / "stats.json").read_text())["stats"]
-        # two driver streams: s and the first per-launch stream hold one each when made; from then
-        # on each handle gives its back when synchronized and the next takes it (pool.h)
-        assert st["driver_module_loads"] == 1 and st["driver_stream_creates"] == 2
+        # s holds one driver stream; the per-launch streams take turns on two (a destroyed one is
+        # reused once a later synchronisation found it idle: streams/pool.c)
+        assert st["driver_module_loads"] == 1 and 2 <= st["driver_stream_creates"] <= 3
 
 
 @pytest.mark.parametrize("llvm", [19, 22])
@@ -283,8 +288,9 @@ def test_mlir_compiled_programs(gpu, tmp_path, program, llvm, disable):
         import json
         st = json.loads((tmp_path / "stats.json").read_text())["stats"]
         assert st["driver_module_loads"] == 1 and st["launches"] == 500
-        # driver handles: a synchronised stream is pooled after a query; the next may overlap it
-        assert 1 <= st["driver_stream_creates"] <= 2
+        # driver handles: a destroyed stream is reused once a later synchronisation found it idle
+        # (streams/pool.c): the per-launch streams take turns on two, beside any long-lived one
+        assert 1 <= st["driver_stream_creates"] <= 3
 
 
 def saxpy_on_a_stream(make_gpu_runtime, gpu):

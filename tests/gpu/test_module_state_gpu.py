@@ -37,7 +37,13 @@ def run_counter(tmp_path, obj, disable):
         env["MGPU_CACHED_DISABLE"] = "1"
     p = subprocess.run([str(exe), str(STEPS)], env=env, capture_output=True, text=True,
                        timeout=120)
-    assert p.returncode == 0 and p.stderr == "", p.stdout + p.stderr
+    # LLVM 22 code unloads its module in a global destructor: after the driver's own exit handler
+    # the stock wrapper reports that unload's failure (CUDA_REPORT_IF_ERROR, '<unknown>' when the
+    # driver no longer names the result); the library in cached mode is silent (concurrency.md)
+    stock_exit = "'cuModuleUnload(module)' failed with"
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert all(line.startswith(stock_exit) for line in p.stderr.splitlines()) if disable \
+        else p.stderr == "", p.stdout + p.stderr
     values = [int(v) for v in p.stdout.split("\n")[0].split()[1:]]
     assert len(values) == STEPS
     st = None if disable else json.loads(stats.read_text())["stats"]
