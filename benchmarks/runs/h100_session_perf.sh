@@ -3,7 +3,7 @@
 # One device call, the numbers of issues 19 and 21 (run H on the H100), every table side by side in
 # one run with the trees before: `before-391bd88` (before issue 19, .gpu/base-src) and
 # `start-2b44c70` (this session's starting tree, before issue 21's work, .gpu/start-src), both
-# preloaded into the same binaries. Carry `.whl` and `.gpu`. About 9.5 minutes; logs under $OUT:
+# preloaded into the same binaries. Carry `.whl` and `.gpu`. About 9.5 minutes (with every GPU test, graph path on and off, first); logs under $OUT:
 #   suite.md      benchmarks/run.py: empty, stencil, large, async, async_prealloc; LLVM 19 and 22
 #   alloc.txt     benchmarks/alloc_bench.py --pairs: alloc + free(NULL) pairs, 256 B .. 64 MiB
 #   first_call/   benchmarks/first_call.py: the 301-kernel module's first call
@@ -13,8 +13,10 @@
 set -u
 . benchmarks/neighbour/setup_h100.sh
 B=$R/.gpu/base/libmgpu_cached.so; S=$R/.gpu/start/libmgpu_cached.so
-timeout 190 python3 benchmarks/run.py --out /tmp/suite --programs empty,stencil,large,async,async_prealloc \
-  --llvm 19,22 --rounds 4 --reps 3 --scale 0.3 --skip stock-named,preload \
+{ timeout 60 python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -6; echo "== MGPU_CACHED_GRAPH=0";
+  MGPU_CACHED_GRAPH=0 timeout 60 python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -6; } > $O/pytest-gpu.log
+timeout 170 python3 benchmarks/run.py --out /tmp/suite --programs empty,stencil,large,async,async_prealloc \
+  --llvm 19,22 --rounds 3 --reps 3 --scale 0.3 --skip stock-named,preload \
   --config before-391bd88:LD_PRELOAD=$B --config start-2b44c70:LD_PRELOAD=$S > /tmp/suite.log 2>&1
 echo "suite rc=$?" >> /tmp/suite.log
 { cat /tmp/suite/results.md; tail -3 /tmp/suite.log; } > $O/suite.md 2>&1
@@ -23,9 +25,9 @@ timeout 100 python3 benchmarks/alloc_bench.py --pairs --rounds 5 --before $S > $
 echo "rc=$?" >> $O/alloc.txt
 mkdir -p /tmp/sb && cp $S /tmp/sb/libmgpu_cached.so
 timeout 60 python3 benchmarks/first_call.py --out $O/first_call --rounds 6 --n 200 --reps 3 --before /tmp/sb > $O/first_call.log 2>&1
-timeout 70 python3 benchmarks/chains.py --out $O/chains --k 10,100 --llvm 22,19 --rounds 2 --reps 3 --launches 3000 > $O/chains.log 2>&1
-timeout 90 python3 benchmarks/conc/throughput.py --launches 2000 --reps 3 --before $S --diagnose > $O/throughput.txt 2>&1
+timeout 60 python3 benchmarks/chains.py --out $O/chains --k 10,100 --llvm 22,19 --rounds 2 --reps 3 --launches 3000 > $O/chains.log 2>&1
+timeout 75 python3 benchmarks/conc/throughput.py --launches 1500 --reps 3 --before $S --diagnose > $O/throughput.txt 2>&1
 echo "rc=$?" >> $O/throughput.txt
-OUT=$O timeout 80 sh benchmarks/runs/h100_sparse_compare.sh
-tail -30 $O/suite.md | cut -c1-250; tail -25 $O/alloc.txt; cat $O/first_call/*.md 2>/dev/null | head -20
+OUT=$O timeout 70 sh benchmarks/runs/h100_sparse_compare.sh
+cat $O/pytest-gpu.log; tail -30 $O/suite.md | cut -c1-250; tail -25 $O/alloc.txt; cat $O/first_call/*.md 2>/dev/null | head -20
 cat $O/chains/*.md 2>/dev/null | head -20; tail -25 $O/throughput.txt; cat $O/sparse_compare.md 2>/dev/null | head -20
