@@ -175,10 +175,12 @@ def test_gpu_spans_a_track_per_stream_and_never_block(make_runtime, tmp_path):
     for e in gpu:
         tracks.setdefault(e["tid"], set()).add((e["args"]["stream"], e["args"]["driver_stream"]))
     assert sorted(h for t in tracks.values() for h, _ in t) == sorted([hex(s1), hex(s2)])
-    names = {e["tid"]: e["args"]["name"] for e in data["traceEvents"]
+    names = {e["tid"]: e["args"] for e in data["traceEvents"]
              if e.get("name") == "thread_name" and e["tid"] in tracks}
     assert len(names) == 2 and all(len(t) == 1 for t in tracks.values())
-    assert all(next(iter(tracks[t]))[1] in n for t, n in names.items())
+    # named by a stable ordinal (issue 20); the driver stream only in the args
+    assert sorted(a["name"] for a in names.values()) == ["GPU 0 stream 1", "GPU 0 stream 2"]
+    assert all(next(iter(tracks[t]))[1] == a["stream"] for t, a in names.items())
     by_seq = {e["args"]["launch"]: e for e in host(ev, "mgpuLaunchKernel")}
     for g in gpu:
         seq = g["args"].get("launch", g["args"].get("copy"))

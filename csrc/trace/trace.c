@@ -549,8 +549,8 @@ static void write_trace(int may_call_driver) {
       uint32_t t = track_of(tracks, &ntracks, r->res, r->device);
       if (t == before) {
         fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"args\":{"
-                   "\"name\":\"GPU %d stream 0x%llx\"}},\n",
-                pid, MC_TRACE_GPU_TID + t, r->device, (unsigned long long)r->res);
+                   "\"name\":\"GPU %d stream %u\",\"stream\":\"0x%llx\"}},\n",
+                pid, MC_TRACE_GPU_TID + t, r->device, t + 1, (unsigned long long)r->res);
         fprintf(f, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
                    "\"args\":{\"sort_index\":%u}},\n",
                 pid, MC_TRACE_GPU_TID + t, 1000000 + t);
