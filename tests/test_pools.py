@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Stream and event handles and the driver objects behind them: reuse of driver objects, no
 sharing between live handles, no inherited pending work, exact detection of destroyed handles."""
 

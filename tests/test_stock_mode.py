@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """MGPU_CACHED_DISABLE=1: every call makes the stock wrapper's driver calls, in its order."""
 
 import ctypes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launch_threads.c - kernel launch throughput from 1..16 host threads (issue 4).
  *
  *   launch_threads MODE BLOB LAUNCHES THREADS...

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The H100 run of the below-the-floor round (issue 12), results in benchmarks/results/h100-below-floor/
 # (run F; this script was runD.sh there). One device-tool call from the repository root, with $OUT the
 # folder to fill, cffi/pycparser wheels carried in .whl/ and, for the side-by-side throughput, builds

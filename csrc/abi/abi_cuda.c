@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* abi_cuda.c - the ABI edge: every mgpu* symbol of the stock CUDA wrapper (libmlir_cuda_runtime,
  * LLVM 19-22 and 2026 main, without cuSPARSE), in upstream's order, with upstream's C signatures.
  *

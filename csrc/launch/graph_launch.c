@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* graph_launch.c - launches through per-(function, driver stream) one-node graph execs
  * (see graph_launch.h).
  *

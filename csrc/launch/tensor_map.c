@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tensor_map.c - TMA descriptor argument preparation (see tensor_map.h). No state. */
 #include "launch/tensor_map.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* capture.h - the library's own driver calls made safe for other threads' stream captures.
  *
  * In the default (global) capture mode, a "potentially unsafe" driver call from *any* thread while

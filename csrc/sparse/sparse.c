@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sparse.c - cuSPARSE operations for the sparse mgpu* entry points (see sparse.h; cuSPARSELt is
  * in sparselt.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sparse.h - the cuSPARSE operations behind the sparse mgpu* entry points (cuSPARSELt: sparselt.h).
  *
  * Same arguments and semantics as upstream's CudaRuntimeWrappers.cpp (MLIR_ENABLE_CUDA_CUSPARSE,

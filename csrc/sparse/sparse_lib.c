@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sparse_lib.c - finding and loading cuSPARSE and cuSPARSELt at run time (see sparse_lib.h).
  *
  * Locking: each library's table is filled once under its pthread_once and read-only afterwards.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sparse_lib.h - cuSPARSE and cuSPARSELt, loaded at run time (never linked).
  *
  * Each library is looked for, once, on first use, where users have it (first hit wins):

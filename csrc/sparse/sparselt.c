@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sparselt.c - cuSPARSELt (2:4 structured sparsity) operations for the sparse mgpu* entry points
  * (see sparselt.h).
  *

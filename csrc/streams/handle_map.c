@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* handle_map.c - driver object -> record map, insert-only, lock-free reads (see handle_map.h). */
 #include "streams/handle_map.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* blob.c - blob format recognition and length derivation (see blob.h). */
 #include "support/blob.h"
 

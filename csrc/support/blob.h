@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* blob.h - GPU binary blobs: recognise the format and derive the length from the blob itself,
  * reading only bytes known to be readable.
  *

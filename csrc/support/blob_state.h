@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* blob_state.h - does a GPU image hold module-scope state? Decided once, from the image, at load.
  *
  * A module with mutable module-scope state (device globals: a cubin's `.nv.global` and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config.h - run-time configuration: every environment variable the library reads, parsed in one
  * place (config.c), once, from the table below.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reclaim.c - epoch-based deferred reclamation (see reclaim.h for the rule and the locking). */
 #include "support/reclaim.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slot_table.c - generation-tagged handles over a never-shrinking slot table (see slot_table.h). */
 #include "support/slot_table.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* status.h - the status every internal function returns; only the ABI edge reports it.
  *
  * A status names the call that failed (a driver entry point such as "cuLibraryLoadData", or the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Compile the conformance corpus (src/*.mlir) into x86-64 PIC objects (host code + embedded fatbin)
 # with MLIR 19 or 22: obj/<name>_llvmN.o. Objects are committed; rerun after changing a program.
 #

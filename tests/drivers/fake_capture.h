@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fake_capture.h - the fake CUDA driver's model of stream capture and capture modes (issue 19),
  * included by fakecuda.c after its stream and event definitions.
  *

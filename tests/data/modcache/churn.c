@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* churn.c - modules retired and their slots reused while other threads use handles lock-free:
  * built with AddressSanitizer (or ThreadSanitizer) by the tests, so a read of freed memory or a
  * data race fails them.
