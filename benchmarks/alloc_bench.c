@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* alloc_bench.c - mgpuMemAlloc/mgpuMemFree cost, caching allocator vs stock calls, side by side.
  *
  * Usage: alloc_bench LIB_CACHED LIB_ZERO0 LIB_ORDERED LIB_BATCH LIB_ALLOC0 LIB_STOCK FATBIN [rounds]

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Side-by-side cost of mgpuMemAlloc/mgpuMemFree: the caching allocator (default), the stock calls
 with MGPU_CACHED_ALLOCATOR=0, and full stock behaviour (MGPU_CACHED_DISABLE=1), in one process.
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* alloc_loop_main.c - runs the MLIR-compiled alloc_loop (benchmarks/mlir/alloc_loop.mlir, objects in
  * tests/data/mlir/alloc_loop_llvm{19,22}.o): `alloc_loop_main N` prints the µs per step of N steps
  * (after a 20-step warm-up) and exits 1 if the GPU's results, read by the host, are wrong. */

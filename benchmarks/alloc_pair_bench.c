@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* alloc_pair_bench.c - the synchronous pair (issue 21 item 3): mgpuMemAlloc(bytes, NULL) +
  * mgpuMemFree(p, NULL), as MLIR's synchronous gpu.alloc / gpu.dealloc lower, device and
  * host_shared, 256 B to 64 MiB, in several copies of the library side by side.

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Chains of K launches on one stream, then one sync (issue 12), side by side in one run.
 
     python3 benchmarks/chains.py --out DIR [--k 1,10,100] [--llvm 22,19] [--rounds 3] [--reps 5]

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The first call of a module of 301 kernels (issue 21 item 5), side by side in one run.
 
     python3 benchmarks/first_call.py --out DIR [--rounds 15] [--n 200] [--reps 3] [--llvm 19,22]

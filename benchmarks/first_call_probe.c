@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
  * first_call_probe.c - where the first call of a large module goes (issue 21 item 5): one fresh
  * process per measurement, the driver initialised and the primary context current first, then
  * one of (µs, printed as "MODE load=.. get=.. launch+sync=.."):

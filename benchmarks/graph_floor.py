@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The driver's own limits of the graph path, side by side with the floor (issue 12).
 
     python3 benchmarks/graph_floor.py --out DIR [--rounds 3] [--reps 3] [--n 20000]

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Probe: what mgpuModuleLoad does on the real driver with blobs whose headers point past their end
 (an ELF whose section header table is said to lie 1 GiB away; a fatbin claiming a 1 GiB payload),
 and with short blobs that end at the end of a page followed by an unreadable (PROT_NONE) page: a

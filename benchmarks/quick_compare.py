@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Quick side-by-side: µs per iteration of the MLIR-compiled empty-kernel loop (LLVM 19 and 22
 code) with libmgpu_cached and with MGPU_CACHED_DISABLE=1 (stock behaviour), in one run.
 

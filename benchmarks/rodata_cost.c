@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* rodata_cost.c - what the loader queries of the hit check cost (csrc/support/rodata.c): ns per
  * mc_rodata_generation() (dl_iterate_phdr stopped at the first object: the loader's list lock and
  * one callback), also with two threads checking at once (the lock is shared), and per

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The benchmark suite: MLIR-compiled programs under every runtime, side by side in one run.
 
     python3 benchmarks/run.py --out DIR [--rounds 3] [--reps 5] [--config NAME:VAR=VAL[,VAR=VAL]]...

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """What the hit check costs: ns per mgpuModuleLoad + mgpuModuleUnload on a cached blob, by blob
 size (the 64-byte row is the floor: two ctypes calls and the cache lookup), for a blob on the heap
 (compared on every hit), a blob in the .rodata of a shared library (not compared while no object is

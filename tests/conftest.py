@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Shared fixtures: the installed library, the recording fake driver, blob builders.
 
 CPU tests load a *fresh copy* of libmgpu_cached.so (and of the fake driver) for each test: a copy

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """MLIR-style programs around driver faults (issue 19 item 5: G7 context reset, G12 sticky errors),
 run in a child process by tests/test_faults.py (a crash must not take pytest down):
 

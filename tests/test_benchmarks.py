@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The benchmark suite and `mgpu-cached bench` without a GPU: runner arguments, blob extraction,
 consistency checks, table formatting, the harness against the recording fake driver, the PTX the
 package ships, and the plain no-GPU message. No timing is asserted anywhere."""

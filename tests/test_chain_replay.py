@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Opt-in chain replay (MGPU_CACHED_CHAIN=1, csrc/launch/chain.c) against the recording fake driver:
 launches on a stream of ours are deferred with copies of their argument values and submitted, in
 order, before anything that could observe them; a sequence submitted twice in a row becomes one

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """`mgpu-cached stats -- COMMAND` in scripts: every process counted, the command's exit status
 returned, one-line errors; the CLI through `python -m mgpu_cached` (no dependence on PATH)."""
 

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Concurrency (issue 4) on the CPU, against the recording fake driver: the stream cap and its
 sharing rule, handle confusion in generated code, a million-step generated async loop, many
 threads (also under ThreadSanitizer), several devices, and a quiet exit after the driver is gone.

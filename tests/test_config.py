@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Configuration: every environment variable is read in one place (csrc/support/config.c, from the table
 MC_CONFIG_VARS), an invalid value is reported in one line and its default used, a value out of its
 range is clamped with one line, a misspelt MGPU_CACHED_* name is reported once with the closest

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Our own declarations of CUDA driver and HIP runtime entry points (csrc/platform/cuda_api.h,
 csrc/platform/cuda_api_extra.h, csrc/platform/hip_api.h) against the real headers, where those are installed: the
 CUDA toolkit's cuda.h and hip/hip_runtime_api.h (Debian: libamdhip64-dev). The generated C file

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """C users of the installed package: examples/c/main.c built through the CLI's flags, pkg-config
 and CMake against the package under test, and the same from an install path holding a space."""
 

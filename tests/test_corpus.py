@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The conformance corpus (tests/corpus/) on the CPU: every program, compiled by MLIR 19 and 22,
 links against -lmgpu_cached, loads its modules, makes the driver calls of its feature and exits
 cleanly against the recording fake driver (which runs no kernel), in cached and in stock mode, with

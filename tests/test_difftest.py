@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The differential tester (tests/difftest) on the CPU: generated mgpu* programs run with the stock
 behaviour (MGPU_CACHED_DISABLE=1) and with the cached one against the executing fake CUDA driver
 (tests/drivers/fake_exec.h, two devices) must read the same data and both finish.

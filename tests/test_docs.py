@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The front page and the manual stay usable: README.md is at most 200 lines, every relative link in
 README.md, docs/*.md and benchmarks/results/README.md resolves to a file or folder, no picture points
 into a folder the sdist leaves out (MANIFEST.in's `prune` lines), the pages name every configuration

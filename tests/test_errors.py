@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Bad input and missing drivers: a clear message in the stock style, no crash, no corrupted cache."""
 
 import ctypes

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """examples/mlir: the committed object of saxpy.mlir (Debian MLIR 19, kernel as PTX) linked with the
 CLI's flags and run against the fake driver; the example's build script and the JIT runner where
 MLIR 19 is installed."""

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Issue 19 items 2 and 5 on the fake driver: the library's graph calls never break another
 thread's global-mode stream capture (G3); a reset primary context (G7) and a sticky error (G12) are
 reported as stock reports them, never crash, and the library works again on the new context.

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The graph launch path (issue 12, csrc/launch/graph_launch.c) against the recording fake driver:
 launches on the library's streams go through one instantiated one-node graph per (function,
 driver stream), whose node is updated only when the launch differs from the one it holds (argument

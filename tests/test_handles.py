@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Issue 19, items 4 and 6: stream and event handles are driver objects by default (as stock's),
 and the pool neither spins on another thread's wait, nor grows without bound, nor reorders a
 stream that one thread synchronizes while another launches on it; the pool's own queries never

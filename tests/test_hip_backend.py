@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The HIP backend against the recording fake HIP runtime (tests/drivers/fakehip.c): the module
 cache, the pools, memory, errors in the stock ROCm wrapper's words, the stock ROCm behaviour
 (MGPU_CACHED_DISABLE=1), the ROCm-only exports, the backend choice, and MLIR programs lowered for

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The JIT path: an MLIR GPU program run by Debian's mlir-cpu-runner-19 (or trixie's
 mlir-runner-22) with --shared-libs naming the installed library under the stock name, against the
 recording fake driver (README "JIT: mlir-cpu-runner / mlir-runner"). The program

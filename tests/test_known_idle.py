@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """A stream handle synchronized through the library, with no other use of it meanwhile, gives its
 driver stream back without cuStreamQuery: no thread was inside a call on the handle and none
 began one, and the driver stream never left the library, so everything enqueued on it has

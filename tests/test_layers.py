@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The shape of csrc/: layers that depend downward only, and no cycle between files (issue 20).
 
 The layers, top to bottom, are listed in ``csrc/LAYERS`` (the one place; ``csrc/README.md`` says

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The library's large static tables are zero-initialised, so they lie in .bss (address space
 only) instead of .data (stored in the file and in every copy of it the wheel ships): the two handle
 tables of the module cache (slot_table.h) are 512 KB each."""

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """MGPU_CACHED_DEVICE=local-rank|N: one process per GPU under a launcher (torchrun, mpirun, srun).
 The default device of every thread that never called mgpuSetDefaultDevice comes from the
 launcher's local rank modulo the device count, already for the module load LLVM >= 21 code makes

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The memref-descriptor entry points: mgpuMemHost(Un)RegisterMemRef and
 mgpuTensorMapEncodeTiledMemref, in the cached and the stock mode, against the recording driver."""
 

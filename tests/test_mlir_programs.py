@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Objects compiled by Debian's MLIR 19 and 22 link against -lmgpu_cached and, run against the
 recording driver, make the driver calls we promise (LLVM 19: module load per launch in the code;
 LLVM 22: load in a global constructor; both: a stream per launch in the code)."""

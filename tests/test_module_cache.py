@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Module cache: one driver load per blob, verified hits, functions resolved once per device."""
 
 import pytest

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The hit check that does not grow with the blob (issue 12, item 3): a blob in a read-only segment of
 a loaded object is not compared on a hit while no object was loaded or unloaded since its last
 check; every other blob, and every hit after a dlopen or dlclose, is compared as before. The blobs

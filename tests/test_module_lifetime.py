@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Module lifetime and the module cache under concurrency (trust issue, parts 3-5): retired modules
 free their memory while stale handles stay detected, no lock is held across a slow driver call,
 concurrent dynamic shared memory raises, and blobs that end at the end of readable memory."""

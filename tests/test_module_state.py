@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Module state as fresh as a load (issue 19, item 1): a module with module-scope state (device
 globals, host-writable constants) is never handed out again from the cache; every load of it is a
 driver load, as with the stock library. Modules without state keep one driver load per blob.

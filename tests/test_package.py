@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The installed package: the library's exports and dependencies, the stock-named copy, the CLI."""
 
 import ctypes

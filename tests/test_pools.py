@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Stream and event handles and the driver objects behind them: reuse of driver objects, no
 sharing between live handles, no inherited pending work, exact detection of destroyed handles."""
 

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The cuSPARSE and cuSPARSELt entry points (sparse.c, sparse_lib.c, abi_sparse.c) against a
 recording fake of both libraries (tests/drivers/fakecusparse.c) over the fake driver: loading and
 the error naming a missing library, handle reuse per device and stream (cached) vs the stock

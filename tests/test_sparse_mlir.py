@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """MLIR sparse programs through the sparsifier's GPU library path (benchmarks/mlir/sparse:
 sparse_gpu.mlir compiled by Debian's MLIR 19 and 22 into tests/data/mlir/sparse_gpu_llvm{19,22}.o) link
 against the library and run against the fake driver and the fake cuSPARSE/cuSPARSELt: every

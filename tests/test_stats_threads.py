@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Statistics under threads (issue 21): the counters are per-thread blocks summed on read
 (csrc/support/stats.h), so launches from many threads share no written cache line. The sums must
 stay exact over threads that exited, over blocks taken over by later threads, and across fork

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """MGPU_CACHED_DISABLE=1: every call makes the stock wrapper's driver calls, in its order."""
 
 import ctypes

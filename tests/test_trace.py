@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The timeline trace (MGPU_CACHED_TRACE, csrc/trace*.c) against the recording fake driver: the file
 is valid Chrome trace-event JSON (ordering, nesting, thread ids, exact counts, arguments), GPU spans
 come from timing events without ever blocking, memory is bounded, the file is written however the

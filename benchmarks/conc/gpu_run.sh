@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The GPU runs of issue 4 (concurrency); their results were superseded by later runs and left the
 # tree (git show c3b5041:benchmarks/results/h100-concurrency/COMMAND.md; benchmarks/results/README.md
 # says which runs back today's numbers). Run from the repository root after `pip install .`:

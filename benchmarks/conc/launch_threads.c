@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* launch_threads.c - kernel launch throughput from 1..16 host threads (issue 4).
  *
  *   launch_threads MODE BLOB LAUNCHES THREADS...

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Do kernels on two async chains overlap? Side by side in one run (issue 4), with the MLIR 19 and
 22 programs of tests/data/conc/ under mgpu-cached and under the stock behaviour
 (MGPU_CACHED_DISABLE=1):

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Launch throughput from 1 to 16 host threads: mgpu-cached against the driver itself, side by side
 in one run (issue 4). Builds launch_threads.c, runs each mode as its own process, modes interleaved,
 --reps times; prints the median launches/s per mode and thread count and each mode's ratio to the

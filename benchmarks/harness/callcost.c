@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* callcost.c - host time of each mgpu* call of a synchronous MLIR launch, next to the driver
  * calls it stands for: where the runtime's per-launch time goes. Links libmgpu_cached (or the
  * stock-named copy); MGPU_CACHED_DISABLE=1 gives the stock behaviour.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* chain.c - chains of launches on one stream, then one sync (issue 12): K launches of the empty
  * kernel, then a synchronisation, timed per chain, through the mgpu* runtime it is linked against
  * and straight through the driver.

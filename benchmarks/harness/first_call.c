@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* first_call.c - the first call of an MLIR program (issue 21 item 5): how long the program waits
  * for its first result, module load included, under whichever mgpu* runtime it is linked against.
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* floor.c - the driver-level floor: the same kernels as the MLIR benchmark programs (the
  * gpu.binary blob extracted from their objects), launched straight through the CUDA driver API
  * with the module, the functions and the streams made once; launch + cuStreamSynchronize per

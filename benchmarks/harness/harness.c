@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* harness.c - times the bench(n) entry points of the MLIR-compiled benchmark programs
  * (tests/data/mlir/<program>_llvmV.o, from benchmarks/mlir/NAME.mlir) under whichever mgpu* runtime
  * the binary is linked against or has preloaded. Build with one of

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* programs.h - what the benchmark programs compute, shared by the MLIR harness (harness.c) and the
  * driver-level floor (floor.c), also used by chain.c and callcost.c: input initialisation, the CPU
  * reference check, result hashing, timing, the one-line JSON report and reading a kernel blob.

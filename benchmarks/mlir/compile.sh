@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compile the MLIR GPU benchmarks into x86-64 PIC object files (host code + embedded sm_90 fatbin).
 #
 # Usage: compile.sh VERSION [BUILD_DIR]

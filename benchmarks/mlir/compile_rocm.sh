@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compile the MLIR GPU benchmarks for ROCm into x86-64 PIC object files (host code + an embedded
 # AMD code object, gfx942 by default), with Debian's MLIR tools only: no ROCm installation needed.
 #

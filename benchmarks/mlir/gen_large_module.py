@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Write large_module.mlir: one gpu.module of KERNELS kernels (each a distinct unrolled chain of
 multiply-adds over a memref, so the embedded fatbin is >= 0.5 MB) and bench(n), which launches
 the empty kernel `empty` of that module n times, synchronously, as empty_loop.mlir does.

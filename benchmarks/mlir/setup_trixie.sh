@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Set up the LLVM 22 toolchain (Debian trixie's mlir-22-tools, llvm-22, clang-22, lld-22; 22.1.8)
 # from scratch on a Debian bookworm machine, as root: a debootstrap chroot plus wrappers
 # $MLIRTC/bin/{mlir-opt,mlir-translate,llc,...}-22 that run the chroot's tools on host paths.

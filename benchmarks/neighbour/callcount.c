@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* callcount.c - driver calls and CPU time per iteration of the MLIR benchmark programs under a
  * recording driver (no GPU): links one committed object tests/data/mlir/<program>_llvmV.o, as
  * benchmarks/harness/harness.c does, and runs it against the driver MGPU_CACHED_CUDA_DRIVER names.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 // driver_probe.cu - what the CUDA driver does in the situations issue 19 (the good neighbour) is
 // about: capture safety of calls made by another thread (global vs relaxed capture mode), whether
 // cuMemFree waits for unrelated busy streams, what giving memory back costs without a device-wide

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* handle_reuse.c - does the CUDA driver itself hand a destroyed event's / stream's value to the
  * next cuEventCreate / cuStreamCreate? (review R12: with driver handles, a use after destroy may
  * reach another owner's live object; with stock it does whenever the driver reuses the value.)

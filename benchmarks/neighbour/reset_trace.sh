@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # reset_trace.sh - issue 19, the reset class's crashes on the H100: each minimised program of
 # run D (reset_crash_programs.txt) run 5 times by the difftest runner against a -g build of the
 # library with the SIGSEGV tracer preloaded; library frames resolved with addr2line. Then the

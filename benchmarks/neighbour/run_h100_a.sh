@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Issue 19 on the H100, call A (one device call from the repository root, with `.whl` (cffi,
 # pycparser wheels) and `.gpu` (review2's programs in .gpu/review2, csrc/ of 391bd88 -- the tree
 # before this issue -- in .gpu/base-src) carried):

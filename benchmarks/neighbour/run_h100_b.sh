@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Issue 19 on the H100, call B (after call A, same carried paths): GPU test failures in detail,
 # G7 with a stack trace on SIGSEGV, G8 with MGPU_CACHED_STOCK_SYNC=1 (a copy of gpu_exp.c that
 # keeps that variable: the original clears every MGPU_CACHED_* variable), the fatbin

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Issue 19 on the H100, call C (the final tree of the session; same carried paths as A): every GPU
 # test with the graph path on and off, review2's gpu_exp.c (all, then G7 under the -g build with
 # the SIGSEGV tracer preloaded), and the differential tester's fault classes (reset, sticky).

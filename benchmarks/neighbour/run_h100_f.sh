@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Issue 19's 3% rule on the H100, run F: the MLIR programs of the rule (empty, stencil, large
 # module, async step; LLVM 19 and 22) with three library trees side by side in one interleaved
 # run (benchmarks/run.py; every tree preloaded into the same binary, so they differ in nothing else):

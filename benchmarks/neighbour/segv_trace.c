@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* segv_trace.c - a preloaded SIGSEGV/SIGBUS handler that prints the faulting stack (debugging aid
  * for issue 19's G7 and reset-class crashes). It runs on an alternate signal stack, in every
  * thread (pthread_create is interposed to give each new thread one), so a stack overflow is

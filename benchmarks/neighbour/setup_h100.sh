@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # setup_h100.sh - sourced by run_h100_{a,b,c}.sh on the GPU machine (repository root, `.whl` with the
 # cffi/pycparser wheels carried): installs the project, builds the library from csrc/ into
 # /tmp/libmc.so, the tree before issue 19 (.gpu/base-src, carried) into .gpu/base/ and a

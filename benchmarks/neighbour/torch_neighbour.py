@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """torch_neighbour.py - issue 19 items 2 and 3 on a GPU: MLIR-style code (the installed
 libmgpu_cached.so through ctypes: mgpuMemAlloc / mgpuMemFree / mgpuLaunchKernel with a tiny PTX
 kernel) and PyTorch in one process.

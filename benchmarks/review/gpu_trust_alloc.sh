@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The GPU run of the allocator trust work (branch alloc): the review's H100 reproductions exp0/1/3/4
 # in cached and stock mode and with the allocator's switches, the allocator GPU tests, the allocator
 # benchmark and the async step of the benchmark suite. Run from the project root on the GPU machine

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The H100 run of the below-the-floor round (issue 12), results in benchmarks/results/h100-below-floor/
 # (run F; this script was runD.sh there). One device-tool call from the repository root, with $OUT the
 # folder to fill, cffi/pycparser wheels carried in .whl/ and, for the side-by-side throughput, builds

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The GPU runs of issue 12 (graph launches); what is kept of them is in benchmarks/results/h100-graph/
 # (run 2's thread throughput). From the repository root, after `pip install .`:
 #   sh benchmarks/runs/h100_graph.sh OUT_DIR tests|bench

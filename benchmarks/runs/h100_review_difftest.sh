@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The H100 run of the trust round's final tree (run1.sh of the former h100-trust-final/): install,
 # the review's exp0-4 in both modes, every GPU test, the differential tester (10,000 programs of each
 # profile). Results: benchmarks/results/h100-review-exp/ and benchmarks/results/h100-difftest/.

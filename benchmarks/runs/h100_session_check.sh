@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # One device call, correctness of the tree (issues 19-21, run H on the H100): every GPU test with
 # the graph path on and off, review2's gpu_exp.c (G1-G12; the stock column is the library with
 # MGPU_CACHED_DISABLE=1), the PyTorch-in-the-process proof, and the differential tester: issue 19's

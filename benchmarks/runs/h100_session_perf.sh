@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # One device call, the numbers of issues 19 and 21 (run H on the H100), every table side by side in
 # one run with the trees before: `before-391bd88` (before issue 19, .gpu/base-src) and
 # `start-2b44c70` (this session's starting tree, before issue 21's work, .gpu/start-src), both

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The H100 run of the sparse programs (issue 13), log in benchmarks/results/h100-sparse/run2.log
 # (this script was run_gpu2.sh there). One device-tool call from the repository root, with $OUT the
 # folder to fill and cffi/pycparser wheels carried in .whl/:  OUT=$OUT sh benchmarks/runs/h100_sparse.sh

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Issue 21 item 4: every committed sparse MLIR program (SpMV, SpMM, SDDMM, SpGEMM, 2:4 SpMM; all 31
 # sparse mgpu* entry points MLIR 19 emits) in cached mode vs the stock behaviour, side by side in one
 # run, one table (benchmarks/mlir/sparse/compare.py: medians of 5 processes per column, modes

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # SpGEMM repeated 100 times in both modes, after the fix that zeroes an empty CSR result's row
 # offsets (csrc/sparse/sparse.c); log in benchmarks/results/h100-sparse/spgemm-repeat.txt. These are
 # the SpGEMM and trace-test lines of the trust round's final run (its run2.sh, whose other results

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Two H200s (final tree of the below-the-floor round), results in benchmarks/results/h200x2-below-floor/
 # (this script was run.sh there; `OUT=$OUT sh benchmarks/runs/h200x2_gpu_tests.sh` from the
 # repository root, wheels in .whl/): every GPU test with the graph path on and

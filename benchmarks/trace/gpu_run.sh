@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # gpu_run.sh - the H100 run of the trace (issue 15), one device-tool call, from the worktree root:
 #   bash benchmarks/trace/gpu_run.sh OUTDIR
 # Installs the package, then

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """overlap_steps.py TRACE.json - in a trace of the async step (benchmarks/mlir/async_step.mlir),
 how often the two producers ran at the same time: the i-th produce_a and i-th produce_b GPU spans
 are one step's pair; prints how many pairs overlap, on how many distinct stream tracks, and the

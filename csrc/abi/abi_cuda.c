@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* abi_cuda.c - the ABI edge: every mgpu* symbol of the stock CUDA wrapper (libmlir_cuda_runtime,
  * LLVM 19-22 and 2026 main, without cuSPARSE), in upstream's order, with upstream's C signatures.
  *

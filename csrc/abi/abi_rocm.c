@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* abi_rocm.c - the ABI edge for the mgpu* symbols that only the stock ROCm wrapper
  * (libmlir_rocm_runtime, LLVM 14-22 and 2026 main) exports, in upstream's order, with its C
  * signatures. Every other symbol of the ROCm wrapper is shared with the CUDA one (abi_cuda.c).

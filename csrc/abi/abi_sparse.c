@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* abi_sparse.c - the ABI edge for sparse code: every cuSPARSE / cuSPARSELt mgpu* symbol of the
  * stock CUDA wrapper built with MLIR_ENABLE_CUDA_CUSPARSE(LT) (LLVM 19, 22 and main), with its C
  * signature. Thin: sparse.c does the work (both modes), this file reports failures: library

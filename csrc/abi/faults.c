@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* faults.c - registers, at library load, what each cache forgets when a device's primary context
  * was found reset (context.h, issue 19 item 5): the module cache, the stream and event pools, the
  * caching allocator, the graph execs and chain replay's state. No state of its own. */

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fork.c - fork safety: one pthread_atfork registration that runs every layer's fork hooks.
  *
  * Belongs to the edge layer: it wires the hooks of the layers below it and has no state of its

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* hooks.c - wires, at library load, what the support layer needs of the layers above it, so that
  * support/ calls nothing above it (csrc/LAYERS): the reports' driver and backend names and their
  * fault note (report.h: mc_report_hooks), the statistics' backend name (stats.h). No state of its

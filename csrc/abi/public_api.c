@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* public_api.c - the exported mgpu_cached_* functions of include/mgpu_cached.h that reach into the
  * driver, the caches and the pools (the statistics interface lives beside the counters in stats.c,
  * the configuration's in config.c, the trace's in trace.c). Edge layer: thin, reports in the stock

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* trace_abi.c - the traced wrappers of the mgpu* entry points (see trace.h, MC_TRACE_CALL): each
  * starts a span with the call's arguments, calls the same entry point again through `entry`
  * (which then runs untraced, mc_trace_bypass), and ends the span with the result. Launches and

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* trace_abi.h - the traced wrappers of the mgpu* entry points (trace_abi.c), for the ABI edge
  * (abi_cuda.c, abi_rocm.c: MC_TRACE_CALL at the top of each entry point).
  *

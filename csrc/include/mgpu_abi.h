@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* mgpu_abi.h - the mgpu* C ABI of MLIR's GPU runtime (CUDA and ROCm wrappers alike), with opaque
  * handles, for C programs that call the runtime directly: the benchmark harnesses and the test
  * programs. The generated code needs no header; libmgpu_cached.so defines these with the driver's

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* mgpu_cached.h - the small C interface libmgpu_cached.so exports besides the mgpu* ABI.
  *
  * The Python package reads it through cffi; C programs may call it too. Statistics are counters

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* chain.c - opt-in chain replay (see chain.h).
  *
  * State: one pending segment (launches deferred on one stream handle, their dimensions and

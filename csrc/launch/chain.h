@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* chain.h - opt-in chain replay (MGPU_CACHED_CHAIN=1, issue 12): launches on one of the
  * library's streams are deferred, with copies of their argument values, until the next point
  * where the host or another stream could observe their work; there they are submitted in order.

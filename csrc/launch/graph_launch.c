@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* graph_launch.c - launches through per-(function, driver stream) one-node graph execs
  * (see graph_launch.h).
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* graph_launch.h - kernel launches through instantiated one-node graphs (issue 12).
  *
  * A launch through a graph exec (cuGraphExecKernelNodeSetParams + cuGraphLaunch) costs the host

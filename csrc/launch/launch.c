@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* launch.c - kernel launches in the cached mode (see launch.h). No state of its own, no lock:
  * the stream handle is resolved through pool.h for the duration of the driver call. */
 #include "launch/launch.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* launch.h - kernel launches in the cached mode: the calling thread's default device, its context
  * made current only for the launch, the kernel's per-device function from the module cache, and
  * no per-launch attribute query (the dynamic shared memory limit is raised only when needed). */

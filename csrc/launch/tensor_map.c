@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* tensor_map.c - TMA descriptor argument preparation (see tensor_map.h). No state. */
 #include "launch/tensor_map.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* tensor_map.h - Hopper TMA descriptors (mgpuTensorMapEncodeTiled / ...TiledMemref): argument
  * preparation shared by the cached and the stock paths. */
 #ifndef MGPU_CACHED_TENSOR_MAP_H

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* memory.c - memory operations in the cached mode (see memory.h): picks the device, the driver
  * stream and the stream keys for the allocator. No state, no lock. */
 #include "memory/memory.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* memory.h - memory operations in the cached mode: the stock wrapper's driver calls, made in the
  * calling thread's default device's context (the caller's current context is restored after).
  * Operations on a stream the caller gave need no context; the NULL stream gets the device's.

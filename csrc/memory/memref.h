@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* memref.h - the layout of a ranked MLIR memref descriptor (StridedMemRefType<T, rank>), as the
  * generated code passes it to mgpuMemHost*MemRef and mgpuTensorMapEncodeTiledMemref:
  * sizes are sizes_and_strides[0 .. rank-1], strides sizes_and_strides[rank .. 2*rank-1]. */

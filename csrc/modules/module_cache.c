@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* module_cache.c - module cache and function resolution (see module_cache.h).
  *
  * Locking rule: g_cache.lock guards the hash table, the list of unreferenced modules, the list of

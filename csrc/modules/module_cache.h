@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* module_cache.h - the module cache: each blob loaded once, kernels resolved once per device.
  *
  * Modules are keyed by the blob's address and checked on every hit (length from the blob's own

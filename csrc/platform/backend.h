@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* backend.h - which GPU runtime serves the mgpu* calls: the CUDA driver or the HIP runtime.
  *
  * driver.c chooses once, on first use (see mc_driver_load): MGPU_CACHED_BACKEND=cuda|hip forces

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* backend_hip.c - the HIP backend: loads the HIP runtime (libamdhip64.so) at run time and fills
  * the CUDA-shaped entry-point table mc_cu (driver.h) with small adapters over it, so that the
  * module cache, the pools, launches and memory work unchanged on AMD GPUs (see backend.h).

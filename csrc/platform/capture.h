@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* capture.h - the library's own driver calls made safe for other threads' stream captures.
  *
  * In the default (global) capture mode, a "potentially unsafe" driver call from *any* thread while

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* context.c - per-thread default device, per-device primary contexts, context scopes
  * (see context.h for the rules and the locking). */
 #include "platform/context.h"

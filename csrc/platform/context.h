@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* context.h - devices and contexts for the cached mode.
  *
  * The device a call works on is the calling thread's default device (mgpuSetDefaultDevice, per

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* cuda_api.h - our own declarations of the CUDA driver API subset mgpu-cached uses.
  *
  * The library never includes <cuda.h>: it must build on machines without the CUDA toolkit and

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* cuda_api_extra.h - CUDA driver entry points used only by the ROCm-only exports (abi_rocm.c):
  * globals of a module and device pointers of registered host memory. A table of its own, in the
  * format of MC_CUDA_SYMBOLS (cuda_api.h), so that the main table stays untouched; all optional.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* driver.c - chooses the backend and loads its library at run time (driver.h, backend.h):
  * the CUDA driver resolved into mc_cu, or the HIP runtime with adapters installed into mc_cu. */
 #include "platform/driver.h"

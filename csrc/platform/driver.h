@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* driver.h - the CUDA driver, loaded at run time through one symbol table.
  *
  * Or the HIP runtime behind the same table (backend.h says how the backend is chosen).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* hip_api.h - our own declarations of the HIP runtime API subset the HIP backend uses.
  *
  * Like cuda_api.h for CUDA: the library never includes <hip/hip_runtime_api.h>, builds without

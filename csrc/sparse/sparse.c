@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* sparse.c - cuSPARSE operations for the sparse mgpu* entry points (see sparse.h; cuSPARSELt is
  * in sparselt.c).
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* sparse.h - the cuSPARSE operations behind the sparse mgpu* entry points (cuSPARSELt: sparselt.h).
  *
  * Same arguments and semantics as upstream's CudaRuntimeWrappers.cpp (MLIR_ENABLE_CUDA_CUSPARSE,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* sparse_api.h - our own declarations of the cuSPARSE and cuSPARSELt subsets the sparse mgpu*
  * entry points use, as symbol tables (the same X-macro form as cuda_api.h).
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* sparse_lib.c - finding and loading cuSPARSE and cuSPARSELt at run time (see sparse_lib.h).
  *
  * Locking: each library's table is filled once under its pthread_once and read-only afterwards.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* sparse_lib.h - cuSPARSE and cuSPARSELt, loaded at run time (never linked).
  *
  * Each library is looked for, once, on first use, where users have it (first hit wins):

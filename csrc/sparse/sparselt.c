@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* sparselt.c - cuSPARSELt (2:4 structured sparsity) operations for the sparse mgpu* entry points
  * (see sparselt.h).
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* sparselt.h - the cuSPARSELt (2:4 structured sparsity) operations behind the sparse mgpu* entry
  * points, with upstream's arguments and semantics (MLIR_ENABLE_CUDA_CUSPARSELT, LLVM 19-22).
  *

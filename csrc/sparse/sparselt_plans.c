@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* sparselt_plans.c - kept cuSPARSELt matmul plans (cached mode; see sparselt_plans.h): making,
  * the per-device idle lists, destroying.
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* sparselt_plans.h - kept cuSPARSELt matmul plans (cached mode): a 2:4 SpMM's plan is made once
  * for its parameters and handed out again to a later SpMM with the same parameters, instead of
  * being made in every mgpuCuSparseLtSpMMBufferSize and destroyed in every mgpuCuSparseLtSpMM as

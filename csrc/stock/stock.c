@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* stock.c - the stock wrapper's behaviour, call for call (see stock.h).
  *
  * Like upstream: the first call that needs a context runs cuInit, cuDeviceGet(default device) and

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* stock.h - the stock behaviour (MGPU_CACHED_DISABLE=1): every mgpu* call makes the same driver
  * calls as upstream's CudaRuntimeWrappers.cpp (LLVM 19-22 / 2026 main), in the same order, and
  * reports errors the same way. Used for A/B runs; nothing is cached here. */

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* stock_hip.c - the stock ROCm wrapper's behaviour on the HIP backend (MGPU_CACHED_DISABLE=1):
  * every mgpu* call makes the same HIP calls as upstream's RocmRuntimeWrappers.cpp (LLVM 19-22 /
  * 2026 main) and reports errors with its macro's text: "'<call text>' failed with

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* stock_hip.h - the stock ROCm wrapper's behaviour (MGPU_CACHED_DISABLE=1 on the HIP backend):
  * the same HIP calls as upstream's RocmRuntimeWrappers.cpp, in the same order, reported the same
  * way. stock.c calls these when the HIP backend is chosen. */

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* handle_map.c - driver object -> record map, insert-only, lock-free reads (see handle_map.h). */
 #include "streams/handle_map.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* handle_map.h - which driver streams and events this library made: a map from a driver object's
  * pointer to the library's record of it (pool.c), for the default handle model in which
  * mgpuStreamCreate / mgpuEventCreate return driver objects (pool.h).

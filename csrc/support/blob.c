@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* blob.c - blob format recognition and length derivation (see blob.h). */
 #include "support/blob.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* blob.h - GPU binary blobs: recognise the format and derive the length from the blob itself,
  * reading only bytes known to be readable.
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* blob_state.c - module-scope state of a GPU image (see blob_state.h). Bounded parsers over a
  * buffer whose every byte is readable; any inconsistency answers "stateful". */
 #include "support/blob_state.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* blob_state.h - does a GPU image hold module-scope state? Decided once, from the image, at load.
  *
  * A module with mutable module-scope state (device globals: a cubin's `.nv.global` and

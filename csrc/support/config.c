@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* config.c - run-time configuration from the environment: the one place every variable is read
  * and parsed (the table is MC_CONFIG_VARS in config.h), ranges clamped (MC_CONFIG_RANGES), unknown
  * MGPU_CACHED_* names reported with the closest known name, and the exported description of it

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* config.h - run-time configuration: every environment variable the library reads, parsed in one
  * place (config.c), once, from the table below.
  *

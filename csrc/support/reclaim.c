@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* reclaim.c - epoch-based deferred reclamation (see reclaim.h for the rule and the locking). */
 #include "support/reclaim.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* reclaim.h - deferred reclamation (epoch based) for objects that threads read without a lock.
  *
  * A reader brackets its lock-free reads with mc_reclaim_enter / mc_reclaim_exit. An object that

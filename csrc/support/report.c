@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* report.c - error and debug output in the stock wrappers' style (see report.h). */
 #include "support/report.h"
 

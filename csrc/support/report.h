@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* report.h - error and debug output, in the stock wrappers' style.
  *
  * Only the ABI edge (abi_cuda.c) and the stock-behaviour path (stock.c) print. Messages read like

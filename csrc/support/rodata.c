@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* rodata.c - read-only segments of loaded objects and the generation of the set of loaded objects,
  * from dl_iterate_phdr (see rodata.h).
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* rodata.h - whether a blob lies in a read-only segment of a loaded object (the executable or a
  * shared library), and a generation number of the set of loaded objects, for cache hits that need
  * not compare a blob's bytes.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* slot_table.c - generation-tagged handles over a never-shrinking slot table (see slot_table.h). */
 #include "support/slot_table.h"
 

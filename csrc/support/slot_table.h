@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* slot_table.h - generation-tagged handles: a handle names a slot of a table that never shrinks,
  * together with the slot's generation at the time the handle was made, so an object can be freed
  * while stale handles to it are still recognised (the slot outlives the object).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* stats.c - statistics counters, their exported mgpu_cached_stats_* interface (with
  * mgpu_cached_version and _enabled), and the at-exit report.
  *

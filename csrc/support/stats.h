@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* stats.h - cache and pool statistics, read through the exported mgpu_cached_stats_* interface
  * (include/mgpu_cached.h) and printed or written at exit on request.
  *

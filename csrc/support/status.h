@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* status.h - the status every internal function returns; only the ABI edge reports it.
  *
  * A status names the call that failed (a driver entry point such as "cuLibraryLoadData", or the

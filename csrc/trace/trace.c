@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* trace.c - the timeline trace's state and writer (see trace.h): configuration from the
  * environment, records kept in per-thread chunks under a global bound, the name tables, the
  * at-exit and fork handling, and the Chrome trace-event JSON writer.

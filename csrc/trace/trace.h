@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* trace.h - the timeline trace: every mgpu* call as a host span, and with GPU timing every kernel
  * and copy as a span on the track of the driver stream it ran on (each span names the stream handle
  * the program passed: generated code makes a new handle per step, and the pool gives each step's

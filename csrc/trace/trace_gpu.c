@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* trace_gpu.c - GPU spans of the trace (MGPU_CACHED_TRACE_GPU=1, see trace.h): each traced kernel,
  * copy and memset is bracketed by two timing events recorded on the driver stream it was enqueued
  * on (launch.c and memory.c call mc_trace_gpu_begin/end right around the enqueue). The events come

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* trace_nvtx.c - NVTX ranges for profilers (see trace.h): when a tool such as Nsight Systems sets
  * NVTX_INJECTION64_PATH, each mgpu* call pushes a range (a launch's named after its kernel), so
  * the tool's timeline shows MLIR kernels by name. Nothing is linked: this is the loader side of

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* main.c - a C program built against the installed mgpu-cached package, through pkg-config or
  * CMake (see README.md beside it): it includes the package's headers, calls the library's own
  * interface (mgpu_cached.h) and the mgpu* ABI (mgpu_abi.h), and prints what it saw.

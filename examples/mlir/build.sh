@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compile examples/mlir/saxpy.mlir with Debian's MLIR packages and link it against mgpu-cached.
 #
 # Usage: build.sh [OUT_DIR]          (default: ./build)

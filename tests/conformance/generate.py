@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Generate the C checks of our own driver/runtime declarations against the real headers.
 
 ``generate(api, csrc)`` writes one C file that (1) includes our declarations (csrc/platform/cuda_api.h +

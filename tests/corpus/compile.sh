@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compile the conformance corpus (src/*.mlir) into x86-64 PIC objects (host code + embedded fatbin)
 # with MLIR 19 or 22: obj/<name>_llvmN.o. Objects are committed; rerun after changing a program.
 #

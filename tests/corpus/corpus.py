@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The conformance corpus: build, run and check the MLIR programs of tests/corpus/ (README.md).
 
 Used by tests/test_corpus.py (CPU, recording fake driver), tests/gpu/test_corpus_gpu.py (GPU) and,

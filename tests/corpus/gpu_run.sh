@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The conformance corpus on a GPU machine (an H100: the objects are sm_90 / sm_90a): installs the
 # library from this checkout, runs every program of tests/corpus/ (MLIR 19 and 22 objects) in cached
 # and stock mode with the checks of corpus.py, then the corpus's pytest modules (CPU half on the

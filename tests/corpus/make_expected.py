@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Write expected/<name>.txt: what each corpus program must print on a GPU, computed here from the
 program's definition (no GPU, no MLIR). Lines are compared as a sorted list (device printf order
 between threads is not defined); the runner's own lines ("runner: done", "count ..."), lines

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* runner.c - runs one program of the conformance corpus (tests/corpus/obj/<name>_llvmN.o).
  *
  * Each program defines `void entry(void)` (MLIR's func.func @entry) and prints its results with

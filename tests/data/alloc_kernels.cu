@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 // Kernels for the caching allocator's GPU tests (tests/gpu/test_allocator_gpu.py). Built here with
 // the CUDA toolkit (command in tests/data/README.md); the tests use the committed alloc_kernels.fatbin.
 

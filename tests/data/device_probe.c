@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* device_probe.c - runs bench(N) of an MLIR-compiled empty_loop object (tests/data/mlir/) and
  * prints which device its work went to, asking the fake driver named by MGPU_CACHED_CUDA_DRIVER:
  *   "device stream=<d> function=<d>" (the device of the last launch's stream and function).

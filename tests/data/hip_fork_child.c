@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* hip_fork_child.c - the HIP backend's fork handlers (mc_hip_fork_prepare/parent/child), for
  * tests/test_hip_backend.py. Built together with the library's sources (csrc), so it calls the
  * backend's adapters (mc_cu) and handlers directly, and run with MGPU_CACHED_BACKEND=hip over the

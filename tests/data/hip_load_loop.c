@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* hip_load_loop.c - the LLVM <= 20 launch shape on the HIP backend, for tests/test_hip_backend.py:
  * every iteration loads a code object the module cache cannot key (a clang offload bundle), gets
  * its function, launches it on each of the first DEVICES devices and unloads it (review line R8).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 // Kernels for the GPU tests. Built here with the CUDA toolkit (commands in tests/data/README.md);
 // the tests use the committed outputs, so running them needs no toolkit.
 extern "C" __global__ void saxpy(float a, const float *x, float *y, int n) {

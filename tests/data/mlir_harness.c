@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* mlir_harness.c - runs the MLIR-compiled test programs (tests/data/mlir/*.o).
  *
  *   harness N            (linked with empty_loop_llvmV.o) bench(N): N empty launches

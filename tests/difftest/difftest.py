@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """difftest.py - the differential tester: generated mgpu* programs, run with the stock behaviour
 (MGPU_CACHED_DISABLE=1) and with the cached one, must read the same data and both finish.
 

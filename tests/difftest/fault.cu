@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 // A device-side assert for the differential tester's class `sticky` (tests/difftest): after it,
 // every call in the context reports CUDA_ERROR_ASSERT (the executing fake driver models kernels
 // named k_assert*, tests/drivers/fake_reset.h).

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """generator.py - random mgpu* programs for the differential tester (runner.c runs them).
 
 A program is text, one operation a line, over numbered handles (sN streams, eN events, bN buffers

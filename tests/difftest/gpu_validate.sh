@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # gpu_validate.sh OUT [neighbour|faults|twodev] - the differential tester on a GPU machine.
 #
 # Without a second argument (validation run, a few hundred programs per class): the ordered

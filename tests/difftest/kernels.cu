@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 // Kernels of the differential tester (tests/difftest): visible effects on 32-bit words, with the
 // same arithmetic as the executing fake driver's C versions (tests/drivers/fake_exec.h).
 // Built with CUDA 13.0's nvcc: nvcc -arch=sm_90 -fatbin -o kernels.fatbin kernels.cu

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 // Module-scope state for the differential tester's class `modglobal` (tests/difftest): a counter
 // that each launch of dt_bump reads and increments; a fresh load starts it at 0.
 // Built with CUDA 13.0's nvcc: nvcc -arch=sm_90 -fatbin -o modglobal.fatbin modglobal.cu

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """probe_zero.py - does memory that was written, freed and allocated again read as zeros? Per size
 and kind, in the stock mode and the cached one (the rule behind the difftest feature fresh_zero).
 With --pairs: a buffer of one size written and freed, then one of another size allocated (stock

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* runner.c - the differential tester's interpreter: runs programs of mgpu* calls (the text format
  * written by generator.py, one operation a line) through the mgpu* C ABI and prints one digest
  * per program. difftest.py runs it once with MGPU_CACHED_DISABLE=1 (stock behaviour) and once in

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* countcuda.c - a counting CUDA driver for the GPU tests: exports every entry point of
  * mgpu-cached's symbol table, counts each call and forwards it to the real driver
  * (COUNTCUDA_REAL, default libcuda.so.1). Point MGPU_CACHED_CUDA_DRIVER at it.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* counthip.c - a counting shim in front of the real HIP runtime, for the AMD GPU tests.
  *
  * It exports every entry point of mgpu-cached's HIP table (csrc/platform/hip_api.h), counts each call and

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fake_capture.h - the fake CUDA driver's model of stream capture and capture modes (issue 19),
  * included by fakecuda.c after its stream and event definitions.
  *

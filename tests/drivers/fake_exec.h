@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fake_exec.h - the executing mode of fakecuda.c (FAKECUDA_EXEC=1 in the environment; used by the
  * differential tester, tests/difftest): the fake then *runs* the work it is given, so results of a
  * program can be compared between the stock and the cached behaviour of the library.

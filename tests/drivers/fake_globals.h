@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fake_globals.h - module-scope device state in the fake CUDA driver (included by fakecuda.c).
  *
  * A blob whose text declares the PTX variable `counter` (`.global .align 4 .u32 counter;`, or

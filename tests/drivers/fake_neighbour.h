@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fake_neighbour.h - included by fakecuda.c: what the allocator's good-neighbour behaviour (issue 19)
  * needs from the fake driver: cuMemGetInfo, driver memory pools, and test controls over
  * fake_capture.h's model of stream capture.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fake_recording.h - what the fake drivers (fakecuda.c, fakehip.c) share: one mutex over all
  * state, a count and a log of calls by entry-point name, injected failures, the registry of
  * handles the fake made (so a bogus pointer is rejected without being dereferenced), and the test

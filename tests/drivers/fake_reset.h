@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fake_reset.h - the fake CUDA driver's model of a primary-context reset and of sticky errors
  * (issue 19 item 5, G7 / G12), included by fakecuda.c after its object structs.
  *

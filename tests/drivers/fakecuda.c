@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fakecuda.c - a recording fake CUDA driver for the CPU tests (no GPU needed).
  *
  * It exports the entry points mgpu-cached resolves (same exported names as libcuda.so.1) with a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fakecusparse.c - a recording fake of libcusparse and libcusparseLt for the CPU tests.
  *
  * One library exports both symbol tables (csrc/sparse/sparse_api.h); tests point MGPU_CACHED_CUSPARSE and

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fakehip.c - a recording fake HIP runtime for the CPU tests (no AMD GPU needed).
  *
  * It exports every entry point of mgpu-cached's HIP table (csrc/platform/hip_api.h, same names as

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fakenvtx.c - a stand-in for a profiler's NVTX injection library (what Nsight Systems names in
  * NVTX_INJECTION64_PATH), for the CPU tests of trace_nvtx.c: InitializeInjectionNvtx2 asks the
  * loader for its core function table and installs RangePushA / RangePop, which log the range

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* sparse_steps.c - runs an MLIR sparse program (benchmarks/mlir/sparse/sparse_gpu.mlir, compiled
  * into tests/data/mlir/sparse_gpu_llvmN.o) step by step against the recording fakes and prints,
  * after the environments are made and after every step, the calls each fake saw in that span:

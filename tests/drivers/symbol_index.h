@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* symbol_index.h - for the test drivers: an index per entry of mgpu-cached's symbol table
  * (IDX_<field>, NSYM) and each entry's field name (k_fields), for counting calls by name. */
 #ifndef MGPU_CACHED_TEST_SYMBOL_INDEX_H

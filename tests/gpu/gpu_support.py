@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """GPU fixtures: skip cleanly without cuda-python, a driver or a GPU; count driver calls on the GPU
 with the counting driver (tests/drivers/countcuda.c) in front of the real libcuda."""
 

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The caching allocator on a real NVIDIA GPU: results computed into reused buffers, a block freed
 while a (spinning) kernel still writes to it is not handed out before the kernel ends, stream-ordered
 reuse behind its switch, reused blocks that read as zeros (and the opt-out), host reads of reused

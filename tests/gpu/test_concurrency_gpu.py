@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Concurrency (issue 4) on real GPUs: kernels on two async chains really overlap (they wait for
 each other), a token carried through a loop is synchronised, a generated async loop keeps its
 driver streams bounded, many threads get every result right, and with two or more GPUs each

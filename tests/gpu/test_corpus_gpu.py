@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The conformance corpus (tests/corpus/) on a GPU: every program, compiled by MLIR 19 and 22, runs
 in cached and in stock mode; each run prints exactly the expected values (expected/<name>.txt,
 lines compared sorted: device printf order is not defined), nothing on stderr, and the two modes

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """mgpu-cached on a real NVIDIA GPU: results computed on the GPU and checked, driver call counts,
 handle reuse, context preservation, loading before main and before the device is chosen."""
 

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """mgpu-cached on a real AMD GPU through its HIP backend: the committed gfx942 code object
 (tests/data/rocm/saxpy_gfx942.hsaco) loaded, launched and its results checked, HIP call counts
 through a counting shim (tests/drivers/counthip.c) in front of the real libamdhip64.so, stream

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Module state as fresh as a load (issue 19, item 1) on a real GPU: a memref.global in a
 gpu.module that the kernel increments (tests/data/modstate/counter.mlir), and nvcc's __device__
 counter (state_kernels.fatbin), give the values the stock behaviour gives."""

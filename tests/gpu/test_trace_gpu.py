@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The trace on a real GPU (MGPU_CACHED_TRACE_GPU=1): GPU spans of a known kernel sequence agree
 with cuEventElapsedTime of our own events recorded around the same launches, sit after their launches on the host clock, and
 two producers on two streams show as two overlapping tracks.

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """compare.py - every committed sparse MLIR program (sparse_gpu.mlir: SpMV, SpMM, SDDMM, SpGEMM
 through cuSPARSE, 2:4 SpMM through cuSPARSELt; together they call all 31 sparse mgpu* entry
 points MLIR 19 emits) in cached mode vs the stock behaviour (MGPU_CACHED_DISABLE=1), side by side

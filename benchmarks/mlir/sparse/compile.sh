@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Lower sparse_gpu.mlir through the sparsifier's GPU library path (cuSPARSE / cuSPARSELt calls,
 # no kernels, no sparse runtime library) into an x86-64 PIC object.
 # Usage: compile.sh VERSION [OUT_DIR]   (19 or 22; needs mlir-opt-N and mlir-translate-N on PATH)

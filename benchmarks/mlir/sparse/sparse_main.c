@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* sparse_main.c - runs the MLIR sparse GPU programs (sparse_gpu.mlir, compiled by compile.sh into
  * sparse_gpu_llvmN.o) and checks each result against a CPU reference computed here.
  *

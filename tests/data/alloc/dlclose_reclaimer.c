@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* dlclose_reclaimer.c - a host that unloads the library while its reclaimer thread is inside it
  * (as mlir-cpu-runner does with its --shared-libs at exit): a free on a stream wakes the reclaimer,
  * which first sleeps MGPU_CACHED_ALLOCATOR_RECLAIM_US; the host dlcloses the library meanwhile

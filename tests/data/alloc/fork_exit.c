@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fork_exit.c - the caching allocator across fork() and at exit, against the fake CUDA driver
  * (tests/drivers/fakecuda.c); run by tests/test_allocator.py. Built together with the library's
  * sources (csrc/ *.c), since the fork hooks are internal. Prints "ok" when every check passed.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* gpu_exit.c - on a real GPU: the program returns from main while the caching allocator's
  * reclaimer thread waits in cuCtxSynchronize behind a running kernel (run by
  * tests/gpu/test_allocator_gpu.py). The process must exit normally: the thread is detached and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compile conc.mlir (the concurrency test programs, issue 4) into conc_llvm19.o / conc_llvm22.o:
 # x86-64 PIC objects with host code and an embedded sm_90 fatbin. Same pipeline as
 # benchmarks/mlir/compile.sh, with --convert-scf-to-cf first (LLVM 19 and 22 cannot legalise a

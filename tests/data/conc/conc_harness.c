@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* conc_harness.c - runs the concurrency test programs of conc.mlir (conc_llvm19.o / conc_llvm22.o).
  *
  *   conc_harness spin LIMIT     spin_pair: prints "spin POLLS0 POLLS1 LIMIT"; exit 3 if a kernel

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* multigpu.c - several GPUs with LLVM 22 code (issue 4), linked with conc_llvm22.o: its module is
  * loaded by a global constructor, before main and before any device is chosen.
  *

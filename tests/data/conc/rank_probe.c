@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* rank_probe.c - one process per GPU under a launcher (issue 13, MGPU_CACHED_DEVICE=local-rank).
  *
  *   rank_probe N       (linked with tests/data/mlir/empty_loop_llvm22.o, whose module is loaded

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* stats_threads.c - the library's counters under threads (issue 21): per-thread counter blocks
  * (csrc/support/stats.h) must sum exactly, also over threads that exited, blocks taken over by
  * later threads, and across fork.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* stay_on_device.c - objects stay on the device they were made on (trust issue item 7).
  *
  *   stay_on_device BLOB

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* stress.c - many threads using mgpu-cached at once (issue 4): loading the same and different
  * modules, creating and destroying streams and events, launching, synchronising.
  *

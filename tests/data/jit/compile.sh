@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Lower the JIT-path test program for mlir-cpu-runner-19 / mlir-runner-22 (no CUDA toolkit needed:
 # the kernel is embedded as PTX, cubin-format=isa, and loaded with mgpuModuleLoadJIT).
 # Usage: compile.sh VERSION   (19 or 22; needs mlir-opt-VERSION on PATH)

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* churn.c - modules retired and their slots reused while other threads use handles lock-free:
  * built with AddressSanitizer (or ThreadSanitizer) by the tests, so a read of freed memory or a
  * data race fails them.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* fork_load.c - fork while another thread is inside mgpuModuleLoad (its driver load held in the
  * fake driver's gate, tests/drivers/fakecuda.c): the child's own loads must complete.
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* rodata_fork.c - fork while another thread makes cache hits on a blob in a shared library's
  * .rodata (each hit asks the loader for its generation through dl_iterate_phdr, which holds the
  * loader's list lock, a lock glibc's fork does not reset in the child).

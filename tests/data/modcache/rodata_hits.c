@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* rodata_hits.c - cache hits on a blob in a shared library's .rodata (not compared while no object
  * is loaded or unloaded) racing with another thread's dlopen and dlclose of an unrelated library
  * (each makes the next hits compare and record a new generation): built with ThreadSanitizer (or

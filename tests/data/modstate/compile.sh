@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # Compile counter.mlir (module-scope state, issue 19 item 1) into counter_llvm19.o / counter_llvm22.o:
 # x86-64 PIC objects with host code and an embedded sm_90 fatbin (cubin + PTX, both holding the
 # global). The benchmark pipeline (benchmarks/mlir/compile.sh).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* counter_main.c - runs counter.mlir's step (counter_llvmV.o, module-scope state, issue 19 item 1).
  *
  *   counter_main N      N steps; each launches count_up once (out[0] = counter; counter += 1)

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: Apache-2.0 */
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 // Module-scope state for the classification tests (blob_state.h) and the GPU test of issue 19
 // item 1: a zero-initialised and an initialised __device__ variable, a __constant__ table, a
 // __device__ const array. Built with CUDA 13.0: nvcc -arch=sm_90 -cubin|-ptx|-fatbin.
