@@ -226,3 +226,33 @@ def test_block_freed_on_one_stream_waits_for_every_live_library_stream(make_runt
     settle(rt)
     assert rt.mgpuMemAlloc(4 * KIB, None, False) == p
     assert rt.fake.count("cuCtxSynchronize") == 0
+
+
+def test_driver_allocations_check_the_headroom_when_their_margin_is_used(make_runtime, monkeypatch):
+    """A driver allocation asks the free memory (cuMemGetInfo, 6.1 µs on the H100) only when the
+    allocations since the last check could have used up the margin that check left, or the
+    check is 1 ms old: far from the line, a burst of allocations makes about one check per ms
+    (before: one per allocation); near it, the allocation that crosses the margin checks."""
+    import time
+    rt = runtime(make_runtime, monkeypatch, pool=True)  # 80 GiB: far from the line
+    s = rt.mgpuStreamCreate()
+    checks = rt.stats()["alloc_headroom_checks"]
+    t0 = time.monotonic()
+    live = [rt.mgpuMemAlloc(4 * KIB, s, False) for _ in range(200)]
+    elapsed_ms = (time.monotonic() - t0) * 1e3
+    assert all(live) and len(set(live)) == 200
+    made = rt.stats()["alloc_headroom_checks"] - checks
+    assert 1 <= made <= 2 + int(elapsed_ms)  # the rate limit, not one per allocation
+    for p in live:
+        rt.mgpuMemFree(p, s)
+    # near the line: 1 MiB device, a quarter kept free; 64 KiB blocks kept live
+    rt2 = runtime(make_runtime, monkeypatch, pool=True)
+    rt2.fake.fake_set_memory_limit(1 << 20)
+    s2 = rt2.mgpuStreamCreate()
+    before = rt2.stats()["alloc_headroom_checks"]
+    blocks = [rt2.mgpuMemAlloc(64 * KIB, s2, False) for _ in range(13)]
+    assert all(blocks)
+    # the first allocation checks (margin: 1 MiB - 64 KiB - a quarter of 1 MiB, about 704 KiB);
+    # by the thirteenth (12 x 64 KiB = 768 KiB since) it is used up: a check again, however
+    # little time went by
+    assert rt2.stats()["alloc_headroom_checks"] - before >= 2

@@ -141,6 +141,7 @@ typedef struct dev_alloc {
   uint64_t check_held;                  /* cached + unready bytes at the last check */
   uint64_t check_margin;                /* free - held - reserve at the last check (0: below) */
   uint64_t check_ns;                    /* CLOCK_MONOTONIC ns of the last check */
+  uint64_t check_alloc;                 /* bytes taken from the driver since the last check */
   pthread_mutex_t round_lock;           /* serialises rounds; guards fev (see the locking rule) */
   CUevent *fev;                         /* fence events, one per stream of a round (owned) */
   size_t nfev;
@@ -659,7 +660,9 @@ static int headroom_due(dev_alloc *d, int force) {
   if (!mc_config()->allocator_headroom || !mc_cu.cuMemGetInfo) return 0;
   if (force || !d->checked) return 1;
   uint64_t held = d->cached_bytes + d->unready_bytes;
-  if (held > d->check_held + d->check_margin) return 1;
+  /* the margin left at the last check, used up by what the cache holds more since and by the
+   * driver allocations made since (each lowers the free memory by its size) */
+  if (held + d->check_alloc > d->check_held + d->check_margin) return 1;
   return now_ns() - d->check_ns >= MC_ALLOC_CHECK_NS;
 }
 
@@ -681,6 +684,7 @@ static void headroom_check(dev_alloc *d, int all, mc_block **victims, int *poke)
   d->checked = 1;
   d->check_ns = now_ns();
   d->check_held = held;
+  d->check_alloc = 0;
   int lean = (uint64_t)freeb < held + reserve;
   d->check_margin = lean ? 0 : (uint64_t)freeb - held - reserve;
   d->lean = lean;
@@ -873,7 +877,7 @@ static int reclaim_round_(int device, CUstream zs) {
     }
   }
   detach_ready(d, cap, 0, &victims);
-  int check = headroom_due(d, 1);
+  int check = headroom_due(d, 0); /* due: the margin used up, or 1 ms since the last check */
   pthread_mutex_unlock(&g_alloc.lock);
   if (check) headroom_check(d, 1, &victims, NULL);
   if (!exiting() && victims) release_list(victims);
@@ -1156,7 +1160,8 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     pthread_mutex_lock(&g_alloc.lock);
     int bad = table_insert(b);
     d = dev_of(device);
-    check = d && headroom_due(d, 1); /* a driver allocation: the device fills up */
+    if (d) d->check_alloc += size; /* a driver allocation: the device fills up */
+    check = d && headroom_due(d, 0);
     pthread_mutex_unlock(&g_alloc.lock);
     if (bad) {
       free(b); /* untracked: its free goes to cuMemFree, as stock */
