@@ -252,7 +252,7 @@ def thread_rows(lib: ctypes.CDLL, cu: ctypes.CDLL, image: ctypes.Array, driver: 
             raise BenchError("mgpuModuleLoad/mgpuModuleGetFunction failed (see the message above)")
     errors: List[str] = []
 
-    def one(count: int, n: int, barrier: threading.Barrier, spans: List[Tuple[int, int]]) -> None:
+    def one(n: int, barrier: threading.Barrier, spans: List[Tuple[int, int]]) -> None:
         try:
             if driver:
                 _ok("cuCtxSetCurrent", set_current(ctx))
@@ -284,7 +284,7 @@ def thread_rows(lib: ctypes.CDLL, cu: ctypes.CDLL, image: ctypes.Array, driver: 
     def rep(count: int, n: int) -> int:
         barrier = threading.Barrier(count)
         spans: List[Tuple[int, int]] = []
-        threads = [threading.Thread(target=one, args=(count, n, barrier, spans))
+        threads = [threading.Thread(target=one, args=(n, barrier, spans))
                    for _ in range(count)]
         for t in threads:
             t.start()
