@@ -22,6 +22,24 @@ an order rotated from round to round, so drift hits all runtimes alike. Runtimes
 ``--skip`` leaves out any of stock, stock-named and preload (their columns read "–"): more rounds of
 the others in the same time, e.g. for a side-by-side run of two library trees.
 
+``--extras threads,chains,alloc,first_call`` (or ``--extras all``) then runs the separate
+measurements of issue 21 as their own scripts, each side by side inside itself, and appends their
+tables to DIR/results.md (their output under DIR/extras/, their data in results.json's "extras"):
+
+    threads     benchmarks/conc/throughput.py --diagnose: 1-16 threads, each on its own stream,
+                against the driver loop with the same threads (table: DIR/extras/threads.txt)
+    chains      benchmarks/chains.py --k 10,100 --llvm 22,19 (of --llvm): chains of launches + one
+                sync against hand-made graphs (DIR/extras/chains/chains.md, chains.json)
+    alloc       benchmarks/alloc_bench.py --pairs: mgpuMemAlloc + mgpuMemFree(p, NULL), 256 B to
+                64 MiB, device and host_shared, cached / clearing off / stock (DIR/extras/alloc.txt)
+    first_call  benchmarks/first_call.py: the first call of the 301-kernel module, cached and
+                stock (DIR/extras/first_call/first_call.md, first_call.json)
+
+A ``--config NAME:LD_PRELOAD=LIB`` (another tree's libmgpu_cached.so) is passed on as the scripts'
+``--before`` (threads, alloc; first_call takes LIB's folder): the earlier tree's column side by side
+in the same run. Chains and other --config variables have no such column (results.md says so).
+``--extras-only`` runs the extras without the programs.
+
 Each run prints one JSON line (µs per iteration of each timed repetition, a hash of the final
 results, a CPU-reference check). Results must be identical across runtimes: the suite exits 1
 if a check fails or a hash differs. Writes DIR/results.md, DIR/results.json, DIR/command.txt and,
@@ -61,6 +79,7 @@ PROGRAMS: Dict[str, Tuple[str, str, str, int]] = {
 BUILTIN_RUNTIMES = ("floor", "cached", "stock", "stock-named", "preload")
 SKIPPABLE = ("stock", "stock-named", "preload")  # --skip: floor and cached give the ratios
 BLOB_SYMBOLS = (b"kernels_binary", b"kernels_bin_cst")  # LLVM 22 / LLVM 19 names of the blob
+EXTRAS = ("threads", "chains", "alloc", "first_call")  # --extras, in the order they run
 
 
 @dataclass(frozen=True)
@@ -105,12 +124,23 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per process")
     ap.add_argument("--skip", default="", help="comma list of stock, stock-named, preload: "
                     "built-in runtimes not to run")
+    ap.add_argument("--extras", default="",
+                    help=f"comma list of {', '.join(EXTRAS)}, or all: the separate measurements "
+                    "run after the programs, their tables appended to results.md")
+    ap.add_argument("--extras-only", action="store_true",
+                    help="run only the --extras (no programs)")
     ap.add_argument("--callcost", action="store_true",
                     help="also time each mgpu* call, cached and stock (DIR/callcost.txt)")
     args = ap.parse_args(argv)
     args.programs = _list(args.programs, PROGRAMS, "--programs")
     args.llvm = [int(v) for v in _list(args.llvm, ("19", "22"), "--llvm")]
     args.skip = _list(args.skip, SKIPPABLE, "--skip") if args.skip.strip() else []
+    extras = args.extras.strip()
+    args.extras = list(EXTRAS) if extras == "all" else (
+        _list(extras, EXTRAS, "--extras") if extras else [])
+    args.extras = [e for e in EXTRAS if e in args.extras]  # the order they run in
+    if args.extras_only and not args.extras:
+        ap.error("--extras-only needs --extras")
     names = [c.name for c in args.config]
     if len(set(names)) != len(names):
         ap.error("--config names must be distinct")
@@ -433,33 +463,181 @@ def plot(cells: Dict[Tuple[str, int, str], Cell], path: Path, programs: Sequence
     return None
 
 
+# ---- extras: the separate measurements (issue 21), run as their own scripts ---------------------
+
+@dataclass
+class Extra:
+    """One extra measurement: its command, where its table lands, and how it went."""
+    name: str
+    command: List[str]
+    table: Path            # its table: a markdown file the script writes, or its saved stdout
+    data: Optional[Path]   # the script's JSON data, where it writes some
+    note: str = ""         # what this run could not compare (shown above the table)
+    returncode: Optional[int] = None
+    text: str = ""         # the table's text once run
+
+
+def before_library(configs: Sequence[Config]) -> Tuple[Optional[str], List[str]]:
+    """The library of the first --config that preloads one (``LD_PRELOAD=LIB``): the extras'
+    ``--before``; and the names of the configs the extras cannot reproduce."""
+    lib, others = None, []
+    for c in configs:
+        env = dict(c.env)
+        if lib is None and set(env) == {"LD_PRELOAD"}:
+            lib = env["LD_PRELOAD"]
+        else:
+            others.append(c.name)
+    return lib, others
+
+
+def extra_plan(args: argparse.Namespace) -> List[Extra]:
+    """The commands of the --extras, in order, with the --config's preloaded library passed on."""
+    py, bench = sys.executable, ROOT / "benchmarks"
+    out = args.out / "extras"
+    lib, others = before_library(args.config)
+    missing = (f"--config {', '.join(others)}: no column here (the script has no such option)"
+               if others else "")
+    plan: List[Extra] = []
+    for name in args.extras:
+        before: List[str] = []
+        note = missing
+        if name == "threads":
+            cmd = [py, str(bench / "conc" / "throughput.py"), "--diagnose",
+                   "--reps", str(max(3, args.rounds))]
+            before = ["--before", lib] if lib else []
+            plan.append(Extra(name, cmd + before, out / "threads.txt", None, note))
+        elif name == "chains":
+            shapes = ",".join(str(v) for v in sorted(args.llvm, reverse=True))
+            cmd = [py, str(bench / "chains.py"), "--out", str(out / "chains"), "--k", "10,100",
+                   "--llvm", shapes, "--rounds", str(args.rounds), "--reps", str(args.reps),
+                   "--cuda", args.cuda]
+            if lib:
+                note = "; ".join(filter(None, [f"--config {_before_name(args.config)}: chains.py "
+                                               "has no --before column", missing]))
+            plan.append(Extra(name, cmd, out / "chains" / "chains.md",
+                              out / "chains" / "chains.json", note))
+        elif name == "alloc":
+            cmd = [py, str(bench / "alloc_bench.py"), "--pairs",
+                   "--rounds", str(max(7, args.rounds))]
+            before = ["--before", lib] if lib else []
+            plan.append(Extra(name, cmd + before, out / "alloc.txt", None, note))
+        elif name == "first_call":
+            cmd = [py, str(bench / "first_call.py"), "--out", str(out / "first_call"),
+                   "--llvm", ",".join(str(v) for v in args.llvm), "--cuda", args.cuda]
+            if lib and Path(lib).name == "libmgpu_cached.so":
+                before = ["--before", str(Path(lib).parent)]
+            elif lib:
+                note = "; ".join(filter(None, [f"--config {_before_name(args.config)}: "
+                                               "first_call.py links LIBDIR/libmgpu_cached.so; "
+                                               f"{lib} is not named so", missing]))
+            plan.append(Extra(name, cmd + before, out / "first_call" / "first_call.md",
+                              out / "first_call" / "first_call.json", note))
+    return plan
+
+
+def _before_name(configs: Sequence[Config]) -> str:
+    return next(c.name for c in configs if set(dict(c.env)) == {"LD_PRELOAD"})
+
+
+def run_extras(plan: List[Extra], env: Dict[str, str], timeout: float) -> None:
+    """Run each extra; a script that prints its table (no --out) has its stdout saved as the
+    table. Fills returncode and text; the scripts' stderr goes to DIR/extras/NAME.log."""
+    for ex in plan:
+        ex.table.parent.mkdir(parents=True, exist_ok=True)
+        print(f"+ extra {ex.name}: " + " ".join(shlex.quote(c) for c in ex.command),
+              file=sys.stderr, flush=True)
+        log = ex.table.parent / f"{ex.name}.log"
+        try:
+            proc = subprocess.run(ex.command, env=env, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            ex.returncode, ex.text = -1, f"timed out after {timeout:.0f} s"
+            continue
+        log.write_text(proc.stderr)
+        ex.returncode = proc.returncode
+        if ex.data is None:  # the script prints its table
+            ex.table.write_text(proc.stdout)
+        ex.text = ex.table.read_text() if ex.table.exists() else proc.stdout
+        print(ex.text, file=sys.stderr)
+
+
+def extras_markdown(plan: Sequence[Extra]) -> Tuple[str, List[str]]:
+    """The extras' section of results.md, and a problem for each extra that failed."""
+    md, problems = [], []
+    for ex in plan:
+        md += [f"## {ex.name}", "", "`" + " ".join(shlex.quote(c) for c in ex.command) + "`", ""]
+        if ex.note:
+            md += [ex.note, ""]
+        if ex.returncode != 0:
+            problems.append(f"extra {ex.name}: " + (ex.text if ex.returncode == -1 else
+                                                    f"exit {ex.returncode}"))
+            md += [f"FAILED ({problems[-1]}); its log: {ex.table.parent / (ex.name + '.log')}",
+                   ""]
+            if ex.returncode == -1:
+                continue
+        body = ex.text.strip()
+        if not body:
+            continue
+        if ex.table.suffix == ".md":  # the script's own markdown; its title one level down
+            body = "\n".join("#" + ln if ln.startswith("# ") else ln for ln in body.splitlines())
+            md += [body, ""]
+        else:
+            md += ["```", body, "```", ""]
+    return "\n".join(md), problems
+
+
+def extras_json(plan: Sequence[Extra]) -> List[Dict[str, object]]:
+    """results.json's "extras": each one's command, status, table and data."""
+    out = []
+    for ex in plan:
+        data = None
+        if ex.data is not None and ex.data.exists():
+            data = json.loads(ex.data.read_text())
+        out.append({"name": ex.name, "command": ex.command, "returncode": ex.returncode,
+                    "note": ex.note, "table_file": str(ex.table), "table": ex.text,
+                    "data": data})
+    return out
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    build_dir = args.out / "build"
-    exes = build(build_dir, args.programs, args.llvm, args.cuda)
-    cells = run_all(args, exes, build_dir)
-    if args.callcost:
-        text = []
-        nograph = {"nograph": Config("nograph", (("MGPU_CACHED_GRAPH", "0"),))}
-        for runtime in ("cached", "stock", "nograph", "cached"):
-            cmd = [str(exes["callcost"]), str(exes["blob:callcost"]), "4000"]
-            proc = subprocess.run(cmd, env=runtime_env(runtime, nograph, None),
-                                  capture_output=True, text=True, timeout=args.timeout)
-            text.append(proc.stdout + proc.stderr)
-        (args.out / "callcost.txt").write_text("\n".join(text))
-        print("\n".join(text))
     extra = [c.name for c in args.config]
+    cells: Dict[Tuple[str, int, str], Cell] = {}
+    md: List[str] = []
+    if not args.extras_only:
+        build_dir = args.out / "build"
+        exes = build(build_dir, args.programs, args.llvm, args.cuda)
+        cells = run_all(args, exes, build_dir)
+        if args.callcost:
+            text = []
+            nograph = {"nograph": Config("nograph", (("MGPU_CACHED_GRAPH", "0"),))}
+            for runtime in ("cached", "stock", "nograph", "cached"):
+                cmd = [str(exes["callcost"]), str(exes["blob:callcost"]), "4000"]
+                proc = subprocess.run(cmd, env=runtime_env(runtime, nograph, None),
+                                      capture_output=True, text=True, timeout=args.timeout)
+                text.append(proc.stdout + proc.stderr)
+            (args.out / "callcost.txt").write_text("\n".join(text))
+            print("\n".join(text))
+        md = ["# MLIR programs under each runtime, µs per iteration (medians)", "",
+              f"rounds {args.rounds} x reps {args.reps}, interleaved; floor = the same kernels "
+              "through the CUDA driver with module and streams made once.", "",
+              table(cells, args.programs, args.llvm, extra), ""]
+        if "async" in args.programs or "async_prealloc" in args.programs:
+            md += [async_breakdown(cells, args.llvm), ""]
+        md += [counters(cells), ""]
     problems = consistency(cells)
-    md = ["# MLIR programs under each runtime, µs per iteration (medians)", "",
-          f"rounds {args.rounds} x reps {args.reps}, interleaved; floor = the same kernels "
-          "through the CUDA driver with module and streams made once.", "",
-          table(cells, args.programs, args.llvm, extra), ""]
-    if "async" in args.programs or "async_prealloc" in args.programs:
-        md += [async_breakdown(cells, args.llvm), ""]
-    md += [counters(cells), ""]
-    md += ["Results identical across runtimes and checked against the CPU: " +
-           ("yes" if not problems else "NO"), ""] + [f"- {p}" for p in problems]
+    if not args.extras_only:
+        md += ["Results identical across runtimes and checked against the CPU: " +
+               ("yes" if not problems else "NO"), ""] + [f"- {p}" for p in problems]
+    extras = extra_plan(args)
+    if extras:
+        run_extras(extras, runtime_env("cached", {}, None), 6 * args.timeout)
+        text, failed = extras_markdown(extras)
+        md += ["", "# Extras (issue 21): separate measurements, each side by side in itself", "",
+               text]
+        problems += failed
+        md += [f"- {p}" for p in failed]
     (args.out / "results.md").write_text("\n".join(md) + "\n")
     (args.out / "results.json").write_text(json.dumps({
         "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
@@ -469,14 +647,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    "median_us": c.median if c.samples else None,
                    "samples_us": c.samples, "hashes": c.hashes, "checks": c.checks, **c.extra}
                   for (p, v, rt), c in cells.items()],
+        "extras": extras_json(extras),
         "problems": problems}, indent=1))
     (args.out / "command.txt").write_text(
         "python3 " + " ".join(shlex.quote(a) for a in [sys.argv[0], *(argv or sys.argv[1:])]) +
         f"\n{platform.platform()} python {platform.python_version()}\n")
-    note = plot(cells, args.out / "suite.png", args.programs, args.llvm,
-                list(BUILTIN_RUNTIMES) + extra)
-    if note:
-        print(note, file=sys.stderr)
+    if cells:
+        note = plot(cells, args.out / "suite.png", args.programs, args.llvm,
+                    list(BUILTIN_RUNTIMES) + extra)
+        if note:
+            print(note, file=sys.stderr)
     print("\n".join(md))
     return 1 if problems else 0
 

@@ -237,3 +237,166 @@ def test_bench_table():
     line21 = next(ln for ln in text.splitlines() if ln.startswith("LLVM >= 21"))
     assert line21.split()[-4:] == ["6.00", "7.00", "8.00", "1.33x"]
     assert "driver floor" in text and "driver graph floor" in text and "Python" in text
+
+
+# ---- the suite's extras (issue 21 item 6) -------------------------------------------------------
+
+def test_parse_args_extras():
+    assert run.parse_args(["--out", "d"]).extras == []
+    assert run.parse_args(["--out", "d", "--extras", "all"]).extras == list(run.EXTRAS)
+    a = run.parse_args(["--out", "d", "--extras", "first_call,threads"])
+    assert a.extras == ["threads", "first_call"] and not a.extras_only  # run in EXTRAS order
+    assert run.parse_args(["--out", "d", "--extras", "alloc", "--extras-only"]).extras_only
+    for bad in (["--extras", "nope"], ["--extras", "threads,sparse"], ["--extras-only"]):
+        with pytest.raises(SystemExit):
+            run.parse_args(["--out", "d", *bad])
+
+
+def _flag(cmd, name):
+    return cmd[cmd.index(name) + 1] if name in cmd else None
+
+
+def test_extra_plan_passes_the_preloaded_tree_on(tmp_path):
+    a = run.parse_args(["--out", str(tmp_path), "--extras", "all", "--llvm", "19,22",
+                        "--rounds", "2", "--config", "before:LD_PRELOAD=/t/libmgpu_cached.so",
+                        "--config", "nograph:MGPU_CACHED_GRAPH=0"])
+    plan = {ex.name: ex for ex in run.extra_plan(a)}
+    assert list(plan) == list(run.EXTRAS)
+    thr, ch, al, fc = (plan[n] for n in run.EXTRAS)
+    assert thr.command[1].endswith("benchmarks/conc/throughput.py") and "--diagnose" in thr.command
+    assert _flag(thr.command, "--before") == "/t/libmgpu_cached.so"
+    assert _flag(al.command, "--before") == "/t/libmgpu_cached.so" and "--pairs" in al.command
+    assert _flag(fc.command, "--before") == "/t"  # first_call.py takes the library's folder
+    assert _flag(ch.command, "--llvm") == "22,19" and _flag(ch.command, "--k") == "10,100"
+    assert "--before" not in ch.command and "no --before column" in ch.note
+    assert all("nograph" in ex.note for ex in plan.values())  # no column for it anywhere
+    assert ch.table == tmp_path / "extras" / "chains" / "chains.md"
+    assert _flag(ch.command, "--out") == str(tmp_path / "extras" / "chains")
+    assert thr.table == tmp_path / "extras" / "threads.txt" and thr.data is None
+    plain = run.extra_plan(run.parse_args(["--out", "d", "--extras", "alloc,first_call",
+                                           "--llvm", "22"]))
+    assert all("--before" not in ex.command and not ex.note for ex in plain)
+    assert _flag(plain[1].command, "--llvm") == "22"
+    odd = run.extra_plan(run.parse_args(["--out", "d", "--extras", "first_call",
+                                         "--config", "b:LD_PRELOAD=/t/other.so"]))
+    assert "--before" not in odd[0].command and "not named so" in odd[0].note
+
+
+def _script(tmp_path, name, body):
+    path = tmp_path / f"{name}.py"
+    path.write_text(body)
+    return [sys.executable, str(path)]
+
+
+def test_main_appends_the_extras_tables(tmp_path, monkeypatch):
+    """--extras-only with stand-in scripts: a printed table and a markdown table merged into
+    results.md, their data into results.json, a failing script a problem (exit 1)."""
+    out = tmp_path / "out"
+    md_dir = out / "extras" / "chains"
+    chains = _script(tmp_path, "chains", (
+        "import json, pathlib\n"
+        f"d = pathlib.Path({str(md_dir)!r}); d.mkdir(parents=True, exist_ok=True)\n"
+        "(d / 'chains.md').write_text('# K launches\\n\\n| K | x |\\n| --- | --- |\\n| 10 | 1 |\\n')\n"
+        "(d / 'chains.json').write_text(json.dumps({'10:19:chain': [1.5]}))\n"))
+    threads = _script(tmp_path, "threads", "print('threads  driver  cached\\n1  10  11')\n")
+    broken = _script(tmp_path, "broken", "import sys; sys.exit('no GPU here')\n")
+
+    def plan(args):
+        return [run.Extra("threads", threads, out / "extras" / "threads.txt", None),
+                run.Extra("chains", chains, md_dir / "chains.md", md_dir / "chains.json",
+                          "chains.py has no --before column"),
+                run.Extra("alloc", broken, out / "extras" / "alloc.txt", None)]
+
+    monkeypatch.setattr(run, "extra_plan", plan)
+    rc = run.main(["--out", str(out), "--extras", "all", "--extras-only"])
+    assert rc == 1
+    md = (out / "results.md").read_text()
+    assert "# MLIR programs" not in md  # --extras-only: no programs ran
+    assert "## threads" in md and "```\nthreads  driver  cached\n1  10  11\n```" in md
+    assert "## chains" in md and "## K launches" in md and "| 10 | 1 |" in md
+    assert "chains.py has no --before column" in md
+    assert "## alloc" in md and "FAILED (extra alloc: exit 1)" in md
+    assert (out / "extras" / "threads.txt").read_text().startswith("threads  driver")
+    assert "no GPU here" in (out / "extras" / "alloc.log").read_text()
+    res = json.loads((out / "results.json").read_text())
+    by = {e["name"]: e for e in res["extras"]}
+    assert by["chains"]["data"] == {"10:19:chain": [1.5]} and by["chains"]["returncode"] == 0
+    assert by["threads"]["table"].startswith("threads") and by["alloc"]["returncode"] == 1
+    assert res["problems"] == ["extra alloc: exit 1"] and res["cells"] == []
+
+
+# ---- mgpu-cached bench: threads and alloc rows ---------------------------------------------------
+
+def test_bench_rows_option():
+    assert bench.parse_rows("alloc,launch") == ["launch", "alloc"]
+    assert [s for s, _, _ in bench.plan(["threads"])] == ["threadsfloor", "threads", "threads"]
+    assert [s for s, _, _ in bench.plan(["alloc"])] == ["allocfloor", "alloc", "alloc"]
+    assert len(bench.plan()) == len(bench.plan(["launch"])) + 6
+    for bad in ("", "chains", "launch,first_call"):
+        with pytest.raises(ValueError):
+            bench.parse_rows(bad)
+
+
+def test_bench_table_threads_and_alloc():
+    res = {}
+    for i, t in enumerate(bench.THREADS):
+        for col, v in (("driver", 2.0), ("cached", 1.0 + i), ("stock", 4.0)):
+            key = bench.row_key("threads", col, str(t))
+            res[key] = bench.Result(key, [v] * 3)
+    for col, v in (("driver", 10.0), ("cached", 5.0), ("stock", 20.0)):
+        key = bench.row_key("alloc", col, "device 256 B")
+        res[key] = bench.Result(key, [v])
+    text = bench.format_table(res, "GPU", 300, 1).splitlines()
+    assert not any(ln.startswith("LLVM") for ln in text)  # no launch rows measured
+    rows = {ln.split()[0]: ln.split() for ln in text if ln[:2].strip().isdigit()}
+    assert rows["1"][1:] == ["2.00", "1.00", "4.00", "2.00x", "0.50x"]  # driver / this one
+    assert rows["16"][1:4] == ["2.00", "3.00", "4.00"]
+    line = next(ln for ln in text if ln.startswith("device 256 B"))
+    assert line.split()[3:] == ["10.00", "5.00", "20.00", "0.25x", "0.50x"]
+    assert not any(ln.startswith("host_shared") for ln in text)  # not measured: no row
+    assert any("benchmarks/run.py --extras chains,first_call" in ln for ln in text)
+    assert bench.alloc_key("device", 64 << 20) == "device 64 MiB"
+    assert bench.alloc_key("host_shared", 1024) == "host_shared 1 KiB"
+
+
+def _bench_env(fake_driver_build):
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build))
+    for var in ("MGPU_CACHED_DISABLE", "MGPU_CACHED_GRAPH", "MGPU_CACHED_BACKEND"):
+        env.pop(var, None)
+    return env
+
+
+def test_bench_against_the_fake_driver_prints_every_row(fake_driver_build):
+    """The whole bench, every group, against the recording fake: every row printed, exit 0."""
+    out = subprocess.run([sys.executable, "-m", "mgpu_cached", "bench", "--iterations", "12",
+                          "--rounds", "1"], env=_bench_env(fake_driver_build),
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr
+    lines = out.stdout.splitlines()
+    assert "device: fake CUDA device 0; 12 iterations x 1 rounds per row; µs per iteration" in lines
+    starts = [ln.split("  ")[0].strip() for ln in lines]
+    for label in ("LLVM <= 20 (load per launch)", "LLVM >= 21 (load in a constructor)",
+                  "driver floor (launch + sync)"):
+        assert label in starts
+    for t in bench.THREADS:
+        row = next(ln for ln in lines if ln.split()[:1] == [str(t)])
+        assert len(row.split()) == 6 and row.endswith("x")
+    for kind in bench.ALLOC_KINDS:
+        for size in bench.ALLOC_SIZES:
+            row = next(ln for ln in lines if ln.startswith(bench.alloc_key(kind, size) + " "))
+            assert row.split()[-2:][0].endswith("x") and row.endswith("x")
+
+
+def test_bench_rows_pick_the_groups(fake_driver_build):
+    env = _bench_env(fake_driver_build)
+    out = subprocess.run([sys.executable, "-m", "mgpu_cached", "bench", "--iterations", "6",
+                          "--rounds", "1", "--rows", "alloc"], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "device 256 B" in out.stdout and "LLVM" not in out.stdout
+    assert "threads, each on its own stream" not in out.stdout
+    assert out.stderr.count("round 1:") == 3  # three workers: driver, cached, stock
+    bad = subprocess.run([sys.executable, "-m", "mgpu_cached", "bench", "--rows", "chains"],
+                         env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and "--rows" in bad.stderr and "Traceback" not in bad.stderr

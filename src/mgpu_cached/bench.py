@@ -20,6 +20,21 @@ other row) are measured the same way. The calls are made from Python with
 ctypes, which adds the same small cost to both modes: the ratios understate what compiled code
 gains (``benchmarks/run.py`` measures that with real MLIR programs).
 
+Two more groups of rows (issue 21), each against the driver doing the same work:
+
+    threads  1, 4 and 16 Python threads, each on its own stream (mgpuStreamCreate), launching the
+             empty kernel asynchronously (mgpuLaunchKernel, the function resolved once) then
+             synchronising; against the driver loop with the same threads (cuLaunchKernel on a
+             stream of each thread's own, the primary context current). µs per launch = wall
+             time / all launches; ctypes releases the GIL only inside each call, so Python
+             threads understate what compiled threads reach (``benchmarks/conc/throughput.py``)
+    alloc    synchronous pairs mgpuMemAlloc(bytes, NULL, host_shared) + mgpuMemFree(p, NULL)
+             (MLIR's synchronous gpu.alloc / gpu.dealloc) at 256 B, 1 MiB and 64 MiB, device and
+             host_shared; against cuMemAlloc / cuMemAllocManaged + cuMemFree
+
+``rows`` (``--rows launch,threads,alloc``) picks the groups. Chains of launches and the first call
+of a large module need MLIR-compiled objects: ``benchmarks/run.py --extras chains,first_call``.
+
 Progress goes to stderr, the table to stdout; ``--plot FILE.png`` draws the per-iteration
 distributions (needs matplotlib: ``pip install matplotlib``). Without a usable GPU it
 says so and returns 2.
@@ -33,6 +48,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +68,13 @@ SEQUENCES: Tuple[Tuple[str, str], ...] = (
 )
 MODES: Tuple[Tuple[str, str], ...] = (("cached", "cached"), ("nograph", "graph path off"),
                                       ("stock", "stock behaviour"))
+
+#: the groups of rows ``run`` can measure (``--rows``)
+ROW_GROUPS: Tuple[str, ...] = ("launch", "threads", "alloc")
+THREADS: Tuple[int, ...] = (1, 4, 16)
+ALLOC_SIZES: Tuple[int, ...] = (256, 1 << 20, 64 << 20)
+ALLOC_KINDS: Tuple[str, ...] = ("device", "host_shared")
+THREAD_REPS = 3  # timed repetitions per thread count in one worker
 
 vp = ctypes.c_void_p
 
@@ -113,6 +136,8 @@ def _bind(lib: ctypes.CDLL) -> None:
             ("mgpuStreamCreate", vp, []),
             ("mgpuStreamSynchronize", None, [vp]),
             ("mgpuStreamDestroy", None, [vp]),
+            ("mgpuMemAlloc", vp, [ctypes.c_uint64, vp, ctypes.c_bool]),
+            ("mgpuMemFree", None, [vp, vp]),
             ("mgpu_cached_enabled", ctypes.c_int, [])):
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args
@@ -163,6 +188,12 @@ def worker(sequence: str, iterations: int, warmup: int) -> Dict[str, object]:
         floor_samples(cu, image, warmup, iterations, samples)
     elif sequence == "graphfloor":
         floor_samples(cu, image, warmup, iterations, samples, graph=True)
+    elif sequence in ("threads", "threadsfloor"):
+        return _result(sequence, lib, device, rows=thread_rows(
+            lib, cu, image, sequence == "threadsfloor", max(1, iterations // 3), warmup))
+    elif sequence in ("alloc", "allocfloor"):
+        return _result(sequence, lib, device, rows=alloc_rows(
+            lib, cu, sequence == "allocfloor", max(1, iterations // 10), min(warmup, 20)))
     elif sequence == "calls":  # one empty call into the library, 1 per iteration
         enabled = lib.mgpu_cached_enabled
         for i in range(warmup + iterations):
@@ -172,8 +203,149 @@ def worker(sequence: str, iterations: int, warmup: int) -> Dict[str, object]:
                 samples.append(clock() - t0)
     else:
         raise BenchError(f"unknown sequence {sequence}")
-    return {"sequence": sequence, "mode": "cached" if lib.mgpu_cached_enabled() else "stock",
-            "device": device, "samples_ns": samples}
+    return _result(sequence, lib, device, samples=samples)
+
+
+def _result(sequence: str, lib: ctypes.CDLL, device: str, samples: Optional[List[int]] = None,
+            rows: Optional[Dict[str, List[int]]] = None) -> Dict[str, object]:
+    """A worker's JSON answer: one row's samples (ns), or several rows' (``rows_ns``)."""
+    out: Dict[str, object] = {"sequence": sequence, "device": device,
+                              "mode": "cached" if lib.mgpu_cached_enabled() else "stock"}
+    if rows is not None:
+        out["rows_ns"] = rows
+    else:
+        out["samples_ns"] = samples or []
+    return out
+
+
+def _primary_context(cu: ctypes.CDLL) -> ctypes.c_void_p:
+    """Device 0's primary context (retained; the process ends with it)."""
+    dev, ctx = ctypes.c_int(0), vp()
+    _ok("cuDeviceGet", cu.cuDeviceGet(ctypes.byref(dev), 0))
+    _ok("cuDevicePrimaryCtxRetain", cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev))
+    return ctx
+
+
+def thread_rows(lib: ctypes.CDLL, cu: ctypes.CDLL, image: ctypes.Array, driver: bool,
+                launches: int, warmup: int) -> Dict[str, List[int]]:
+    """For each count in THREADS: that many threads, each on its own stream, ``launches``
+    asynchronous launches of the empty kernel each, then a sync; THREAD_REPS samples of wall
+    time / all launches (ns). ``driver``: cuLaunchKernel on a cuStreamCreate stream of each thread
+    with the primary context current (the driver loop); else mgpuLaunchKernel on an
+    mgpuStreamCreate stream, the function resolved once, no context made current by the thread."""
+    clock = time.perf_counter_ns
+    if driver:
+        ctx = _primary_context(cu)
+        _ok("cuCtxPushCurrent", cu.cuCtxPushCurrent_v2(ctx))
+        mod, fn = vp(), vp()
+        _ok("cuModuleLoadData", cu.cuModuleLoadData(ctypes.byref(mod), image))
+        _ok("cuModuleGetFunction", cu.cuModuleGetFunction(ctypes.byref(fn), mod, KERNEL))
+        launch, sync = cu.cuLaunchKernel, cu.cuStreamSynchronize
+        launch.argtypes = [vp] + [ctypes.c_uint] * 7 + [vp, vp, vp]
+        sync.argtypes = [vp]
+        set_current = cu.cuCtxSetCurrent
+        set_current.argtypes = [vp]
+    else:
+        module = lib.mgpuModuleLoad(image, len(image))
+        fn = lib.mgpuModuleGetFunction(module, KERNEL) if module else None
+        if not module or not fn:
+            raise BenchError("mgpuModuleLoad/mgpuModuleGetFunction failed (see the message above)")
+    errors: List[str] = []
+
+    def one(n: int, barrier: threading.Barrier, spans: List[Tuple[int, int]]) -> None:
+        try:
+            if driver:
+                _ok("cuCtxSetCurrent", set_current(ctx))
+                s = vp()
+                _ok("cuStreamCreate", cu.cuStreamCreate(ctypes.byref(s), 1))
+                barrier.wait()
+                t0 = clock()
+                for _ in range(n):
+                    launch(fn, 1, 1, 1, 1, 1, 1, 0, s, None, None)
+                _ok("cuStreamSynchronize", sync(s))
+                t1 = clock()
+                cu.cuStreamDestroy_v2(s)
+            else:
+                s = lib.mgpuStreamCreate()
+                barrier.wait()
+                t0 = clock()
+                for _ in range(n):
+                    lib.mgpuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, s, None, None, 0)
+                lib.mgpuStreamSynchronize(s)
+                t1 = clock()
+                lib.mgpuStreamDestroy(s)
+            spans.append((t0, t1))
+        except BenchError as e:
+            errors.append(str(e))
+            barrier.abort()
+        except threading.BrokenBarrierError:
+            pass
+
+    def rep(count: int, n: int) -> int:
+        barrier = threading.Barrier(count)
+        spans: List[Tuple[int, int]] = []
+        threads = [threading.Thread(target=one, args=(n, barrier, spans))
+                   for _ in range(count)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise BenchError(errors[0])
+        return (max(b for _, b in spans) - min(a for a, _ in spans)) // (count * n)
+
+    rows: Dict[str, List[int]] = {}
+    for count in THREADS:
+        if warmup:
+            rep(count, min(warmup, launches))
+        rows[str(count)] = [rep(count, launches) for _ in range(THREAD_REPS)]
+    return rows
+
+
+def alloc_key(kind: str, size: int) -> str:
+    """Row key of one (memory kind, size) of the alloc group, e.g. ``device 256 B``."""
+    for unit, shift in (("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{kind} {size >> shift} {unit}"
+    return f"{kind} {size} B"
+
+
+def alloc_rows(lib: ctypes.CDLL, cu: ctypes.CDLL, driver: bool, pairs: int, warmup: int
+               ) -> Dict[str, List[int]]:
+    """ns per synchronous alloc + free pair for each of ALLOC_KINDS x ALLOC_SIZES:
+    mgpuMemAlloc(bytes, NULL, host_shared) + mgpuMemFree(p, NULL), or with ``driver``
+    cuMemAlloc / cuMemAllocManaged(CU_MEM_ATTACH_GLOBAL) + cuMemFree, the primary context
+    current."""
+    clock = time.perf_counter_ns
+    rows: Dict[str, List[int]] = {}
+    if driver:
+        _ok("cuCtxPushCurrent", cu.cuCtxPushCurrent_v2(_primary_context(cu)))
+        alloc_dev, alloc_man, free = cu.cuMemAlloc_v2, cu.cuMemAllocManaged, cu.cuMemFree_v2
+        alloc_dev.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+        alloc_man.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_uint]
+        free.argtypes = [ctypes.c_uint64]
+    malloc, mfree = lib.mgpuMemAlloc, lib.mgpuMemFree
+    for kind in ALLOC_KINDS:
+        shared = kind == "host_shared"
+        for size in ALLOC_SIZES:
+            samples: List[int] = []
+            ptr = ctypes.c_uint64(0)
+            for i in range(warmup + pairs):
+                t0 = clock()
+                if driver:
+                    r = (alloc_man(ctypes.byref(ptr), size, 1) if shared
+                         else alloc_dev(ctypes.byref(ptr), size))
+                    _ok("cuMemAllocManaged" if shared else "cuMemAlloc", r)
+                    _ok("cuMemFree", free(ptr.value))
+                else:
+                    p = malloc(size, None, shared)
+                    if not p:
+                        raise BenchError(f"mgpuMemAlloc({size}) failed (see the message above)")
+                    mfree(p, None)
+                if i >= warmup:
+                    samples.append(clock() - t0)
+            rows[alloc_key(kind, size)] = samples
+    return rows
 
 
 class _KernelNodeParams(ctypes.Structure):
@@ -263,22 +435,60 @@ FLOOR = "driver floor (launch + sync)"
 GRAPH_FLOOR = "driver graph floor (update + graph launch + sync)"
 
 
-def plan() -> List[Tuple[str, str, str]]:
-    """(sequence, mode, row label) of every worker one round runs, in order."""
-    rows = [("floor", "cached", FLOOR), ("graphfloor", "cached", GRAPH_FLOOR)]
-    for key, label in SEQUENCES:
-        rows += [(key, mode, f"{label}: {mode}") for mode, _ in MODES]
-    rows.append(("calls", "cached", "one Python call into the library"))
+THREADS_LABEL = "threads"
+ALLOC_LABEL = "alloc"
+# (sequence, mode, column) of the workers of the threads and alloc groups; "driver" columns run the
+# driver's own calls (their worker still loads the library, in cached mode)
+GROUP_WORKERS: Dict[str, Tuple[Tuple[str, str, str], ...]] = {
+    "threads": (("threadsfloor", "cached", "driver"), ("threads", "cached", "cached"),
+                ("threads", "stock", "stock")),
+    "alloc": (("allocfloor", "cached", "driver"), ("alloc", "cached", "cached"),
+              ("alloc", "stock", "stock")),
+}
+
+
+def row_key(group: str, column: str, sub: str) -> str:
+    """Result key of one cell of the threads / alloc groups, e.g. ``threads: cached [4]``."""
+    return f"{group}: {column} [{sub}]"
+
+
+def parse_rows(text: str) -> List[str]:
+    """``launch,threads`` -> the groups, in ROW_GROUPS order; ValueError on an unknown name."""
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in ROW_GROUPS]
+    if bad or not names:
+        raise ValueError(f"--rows: unknown {bad or 'empty list'}; choose from "
+                         f"{', '.join(ROW_GROUPS)}")
+    return [g for g in ROW_GROUPS if g in names]
+
+
+def plan(groups: Sequence[str] = ROW_GROUPS) -> List[Tuple[str, str, str]]:
+    """(sequence, mode, row label) of every worker one round runs, in order. The threads and
+    alloc workers measure several rows each: their label is ``GROUP: COLUMN``."""
+    rows: List[Tuple[str, str, str]] = []
+    if "launch" in groups:
+        rows += [("floor", "cached", FLOOR), ("graphfloor", "cached", GRAPH_FLOOR)]
+        for key, label in SEQUENCES:
+            rows += [(key, mode, f"{label}: {mode}") for mode, _ in MODES]
+        rows.append(("calls", "cached", "one Python call into the library"))
+    for group in ("threads", "alloc"):
+        if group in groups:
+            rows += [(seq, mode, f"{group}: {col}") for seq, mode, col in GROUP_WORKERS[group]]
     return rows
 
 
+def _ratio(a: Optional[Result], b: Optional[Result]) -> str:
+    return f"{a.median / b.median:.2f}x" if a and b and b.median > 0 else "-"
+
+
 def format_table(results: Dict[str, Result], device: str, iterations: int, rounds: int) -> str:
-    """The text table printed to stdout."""
+    """The text table printed to stdout (the groups whose results are there)."""
     lines = [f"mgpu-cached bench: empty kernel, per-launch mgpu* call sequences of MLIR code",
              f"device: {device}; {iterations} iterations x {rounds} rounds per row; "
-             f"µs per iteration",
-             "",
-             f"{'sequence':<36} {'cached':>8} {'graph off':>10} {'stock':>8} {'stock/cached':>13}"]
+             f"µs per iteration"]
+    if any(f"{label}: cached" in results for _, label in SEQUENCES):
+        lines += ["", f"{'sequence':<36} {'cached':>8} {'graph off':>10} {'stock':>8} "
+                  f"{'stock/cached':>13}"]
     for key, label in SEQUENCES:
         c, g, s = (results.get(f"{label}: {m}") for m in ("cached", "nograph", "stock"))
         if c and g and s:
@@ -297,6 +507,41 @@ def format_table(results: Dict[str, Result], device: str, iterations: int, round
                       f"5 for LLVM >= 21, 2 for the floor, 3 for the graph floor). 'cached' "
                       f"launches through one-node graph execs; 'graph off' is "
                       f"MGPU_CACHED_GRAPH=0."]
+    thr = {(col, str(t)): results.get(row_key("threads", col, str(t)))
+           for t in THREADS for col in ("driver", "cached", "stock")}
+    if any(thr.values()):
+        lines += ["", f"threads, each on its own stream: {max(1, iterations // 3)} async launches "
+                  f"each + sync, {THREAD_REPS} reps per worker; µs per launch (wall / launches); "
+                  f"x driver = the driver loop's time / this one (throughput, >= 1.00 is as fast)",
+                  f"{'threads':<36} {'driver':>8} {'cached':>8} {'stock':>8} "
+                  f"{'cached x driver':>16} {'stock x driver':>15}"]
+        for t in THREADS:
+            d, c, s = (thr[(col, str(t))] for col in ("driver", "cached", "stock"))
+            if not (d or c or s):
+                continue
+            cells = [f"{r.median:8.2f}" if r else f"{'-':>8}" for r in (d, c, s)]
+            lines.append(f"{t:<36} " + " ".join(cells) +
+                         f" {_ratio(d, c):>16} {_ratio(d, s):>15}")
+    alloc = {(col, alloc_key(k, n)): results.get(row_key("alloc", col, alloc_key(k, n)))
+             for k in ALLOC_KINDS for n in ALLOC_SIZES for col in ("driver", "cached", "stock")}
+    if any(alloc.values()):
+        lines += ["", f"synchronous alloc + free(NULL stream) pairs: mgpuMemAlloc + mgpuMemFree "
+                  f"against cuMemAlloc / cuMemAllocManaged + cuMemFree; "
+                  f"{max(1, iterations // 10)} pairs per worker; µs per pair",
+                  f"{'memory, size':<36} {'driver':>8} {'cached':>8} {'stock':>8} "
+                  f"{'cached/stock':>13} {'cached/driver':>14}"]
+        for k in ALLOC_KINDS:
+            for n in ALLOC_SIZES:
+                key = alloc_key(k, n)
+                d, c, s = (alloc[(col, key)] for col in ("driver", "cached", "stock"))
+                if not (d or c or s):
+                    continue
+                cells = [f"{r.median:8.2f}" if r else f"{'-':>8}" for r in (d, c, s)]
+                lines.append(f"{key:<36} " + " ".join(cells) +
+                             f" {_ratio(c, s):>13} {_ratio(c, d):>14}")
+    if any(thr.values()) or any(alloc.values()):
+        lines += ["", "Chains of launches and the first call of a 301-kernel module need "
+                  "MLIR-compiled objects: benchmarks/run.py --extras chains,first_call."]
     return "\n".join(lines)
 
 
@@ -332,21 +577,22 @@ def write_plot(results: Dict[str, Result], path: str) -> Optional[str]:
 
 
 def run(iterations: int = 3000, rounds: int = 3, warmup: int = 300,
-        plot: Optional[str] = None, out=sys.stdout, err=sys.stderr) -> int:
-    """The whole benchmark; returns the exit status."""
+        plot: Optional[str] = None, out=sys.stdout, err=sys.stderr,
+        rows: Sequence[str] = ROW_GROUPS) -> int:
+    """The whole benchmark (the groups of ``rows``); returns the exit status."""
     driver_error = Runtime().driver_error()
     if driver_error is not None:
         print(f"mgpu-cached bench: no usable CUDA driver here ({driver_error}). This benchmark "
               "needs an NVIDIA GPU and its driver; nothing was measured.", file=err)
         return NO_GPU_EXIT
-    rows = plan()
-    samples: Dict[str, List[float]] = {label: [] for _, _, label in rows}
+    workers = plan(rows)
+    samples: Dict[str, List[float]] = {}
     device = "?"
-    total = rounds * len(rows)
+    total = rounds * len(workers)
     step = 0
     try:
         for rnd in range(rounds):
-            order = rows if rnd % 2 == 0 else rows[::-1]
+            order = workers if rnd % 2 == 0 else workers[::-1]
             for sequence, mode, label in order:
                 step += 1
                 print(f"mgpu-cached bench: [{step}/{total}] round {rnd + 1}: {label}",
@@ -356,12 +602,19 @@ def run(iterations: int = 3000, rounds: int = 3, warmup: int = 300,
                 if res["mode"] != want:
                     raise BenchError(f"worker ran in {res['mode']} mode, expected {want}")
                 device = str(res["device"])
-                samples[label].extend(ns / 1000.0 for ns in res["samples_ns"])  # type: ignore
+                if "rows_ns" in res:  # GROUP: COLUMN -> one row per thread count / size
+                    group, _, column = label.partition(": ")
+                    for sub, ns in res["rows_ns"].items():  # type: ignore
+                        samples.setdefault(row_key(group, column, sub), []).extend(
+                            x / 1000.0 for x in ns)
+                else:
+                    samples.setdefault(label, []).extend(
+                        ns / 1000.0 for ns in res["samples_ns"])  # type: ignore
     except BenchError as e:
         print(f"mgpu-cached bench: cannot run here: {e}. It needs an NVIDIA GPU and its driver.",
               file=err)
         return NO_GPU_EXIT
-    results = {label: Result(label, s) for label, s in samples.items()}
+    results = {label: Result(label, s) for label, s in samples.items() if s}
     print(format_table(results, device, iterations, rounds), file=out)
     if plot:
         msg = write_plot(results, plot)

@@ -16,8 +16,9 @@
                                  preloaded (or of this process); exits with COMMAND's status
     mgpu-cached config           the environment variables, their defaults and values in use
     mgpu-cached --help-env       what each environment variable does
-    mgpu-cached bench [--iterations N] [--rounds R] [--plot FILE.png]
-                                 time MLIR's per-launch call sequences, cached vs stock
+    mgpu-cached bench [--iterations N] [--rounds R] [--plot FILE.png] [--rows GROUPS]
+                                 time MLIR's per-launch call sequences, cached vs stock; threads
+                                 and sync alloc/free pairs against the driver
                                  (needs a GPU; exit status 2 without one)
     mgpu-cached trace -o FILE [--no-gpu] -- COMMAND ...
                                  timeline of every mgpu* call and kernel (Chrome trace JSON)
@@ -237,21 +238,31 @@ def _add_config(sub) -> None:
 # ---- bench -----------------------------------------------------------------------------------
 
 def _run_bench(args: argparse.Namespace) -> int:
-    from .bench import run as run_bench
+    from .bench import parse_rows, run as run_bench
     if args.iterations < 1 or args.rounds < 1:
         raise CliError("bench: --iterations and --rounds must be at least 1", 2)
-    return run_bench(iterations=args.iterations, rounds=args.rounds, plot=args.plot)
+    try:
+        rows = parse_rows(args.rows)
+    except ValueError as e:
+        raise CliError(f"bench: {e}", 2) from None
+    return run_bench(iterations=args.iterations, rounds=args.rounds, plot=args.plot, rows=rows)
 
 
 def _add_bench(sub) -> None:
     p = sub.add_parser("bench", help="per-launch cost, cached vs stock behaviour (GPU)",
                        description="Time the call sequence MLIR-compiled code makes for every "
                        "launch (an empty kernel shipped as PTX), in the library's cached mode and "
-                       "with the stock behaviour, and print per-launch times. Needs an NVIDIA GPU: "
+                       "with the stock behaviour, and print per-launch times; then launches from "
+                       "1, 4 and 16 threads and synchronous alloc + free pairs, each against the "
+                       "driver doing the same work. Chains of launches and the first call of a "
+                       "large module need MLIR objects: benchmarks/run.py --extras "
+                       "chains,first_call (in the source tree). Needs an NVIDIA GPU: "
                        "exits with status 2 without one.")
     p.add_argument("--iterations", type=int, default=3000, help="per worker (default 3000)")
     p.add_argument("--rounds", type=int, default=3, help="workers per row (default 3)")
     p.add_argument("--plot", metavar="FILE.png", help="draw the distributions (matplotlib)")
+    p.add_argument("--rows", default="launch,threads,alloc", metavar="GROUPS",
+                   help="comma list of launch, threads, alloc (default all)")
     p.set_defaults(run=_run_bench)
 
 

@@ -459,6 +459,57 @@ EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
   RETURN(0);
 }
 
+/* Calls only `mgpu-cached bench` makes (the library makes none), not recorded: cuCtxSetCurrent
+ * (replaces the top of the calling thread's stack, or pushes onto an empty one; NULL empties it),
+ * a device name, and a PTX "linker" whose cubin is the PTX itself (modules read ".entry" names). */
+EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
+  if (!ctx) tl_depth = 0;
+  else if (tl_depth) tl_stack[tl_depth - 1] = ctx;
+  else tl_stack[tl_depth++] = ctx;
+  return 0;
+}
+EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
+  if (!name || len < 1) return INVALID_VALUE;
+  snprintf(name, (size_t)len, "fake CUDA device %d", (int)dev);
+  return 0;
+}
+struct fake_link { /* one cuLinkCreate state: owns the bytes added so far */
+  unsigned char *data;
+  size_t n;
+};
+EXPORT CUresult cuLinkCreate_v2(unsigned n, void *opts, void **vals, void **state) {
+  (void)n, (void)opts, (void)vals;
+  if (!state) return INVALID_VALUE;
+  *state = calloc(1, sizeof(struct fake_link));
+  return *state ? 0 : 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+}
+EXPORT CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name,
+                                 unsigned n, void *opts, void **vals) {
+  (void)type, (void)name, (void)n, (void)opts, (void)vals;
+  struct fake_link *l = state;
+  if (!l || !data) return INVALID_VALUE;
+  unsigned char *d = realloc(l->data, l->n + size + 1);
+  if (!d) return 2;
+  memcpy(d + l->n, data, size);
+  l->n += size;
+  d[l->n] = 0;
+  l->data = d;
+  return 0;
+}
+EXPORT CUresult cuLinkComplete(void *state, void **cubin, size_t *size) {
+  struct fake_link *l = state;
+  if (!l || !l->data || !cubin || !size) return INVALID_VALUE;
+  *cubin = l->data;
+  *size = l->n;
+  return 0;
+}
+EXPORT CUresult cuLinkDestroy(void *state) {
+  struct fake_link *l = state;
+  if (l) free(l->data);
+  free(l);
+  return 0;
+}
+
 /* Blob parsing shared by libraries and modules. */
 static size_t blob_extent(const unsigned char *p) {
   /* The magic byte by byte: a short blob at the end of readable memory is not read past. */
