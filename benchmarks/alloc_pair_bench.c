@@ -49,7 +49,7 @@ static void open_lib(lib *L, const char *spec) {
     exit(2);
   }
   *eq = 0;
-  snprintf(L->name, sizeof L->name, "%s", buf);
+  snprintf(L->name, sizeof L->name, "%.31s", buf); /* a label: the first 31 characters */
   char *path = eq + 1, *var = strchr(path, ':'), *val = NULL;
   if (var) {
     *var++ = 0;

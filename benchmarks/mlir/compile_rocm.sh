@@ -29,7 +29,8 @@ OPT=$(tool mlir-opt); TRANSLATE=$(tool mlir-translate); LLC=$(tool llc)
 
 TK=${ROCM_TOOLKIT:-}
 if [ -z "$TK" ]; then
-  # LLVM 22's tools run in a chroot that sees /tmp and /work: the stand-in must live there and
+  # LLVM 22's tools run in a chroot that sees /tmp and the checkout's folder (setup_trixie.sh): the
+  # stand-in must live there and
   # point at the ld.lld of the same LLVM as seen from inside.
   TK="$OUT/rocm-standin-$V"
   mkdir -p "$TK/amdgcn/bitcode" "$TK/llvm/bin"

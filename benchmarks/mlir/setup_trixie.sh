@@ -7,24 +7,26 @@
 #
 # Usage: setup_trixie.sh
 # Environment:
-#   TRIXIE_ROOT    the chroot (default /work/trixie; never inside a git checkout)
+#   TRIXIE_ROOT    the chroot (default /opt/trixie; never inside a git checkout)
 #   MLIRTC         where bin/ and chroot-run go (default /opt/mlirtc: the default MLIR_BIN of the
 #                  compile.sh scripts)
 #   DEBIAN_MIRROR  default http://deb.debian.org/debian
 #   CUDA_PATH_DIR  the toolkit with bin/ptxas and bin/fatbinary the 22 tools use (default
 #                  /usr/local/cuda; seen as /usr/local/cuda inside the chroot)
-#   MLIRTC_BINDS   host folders the 22 tools can read and write (default "/work /tmp"); the
+#   MLIRTC_BINDS   host folders the 22 tools can read and write (default: the folder holding this
+#                  checkout, and /tmp); the
 #                  working directory and every file named to a tool must lie under one of them
 #
 # No mount is ever left behind: chroot-run (and the package install here) bind-mounts /proc, /dev,
 # the toolkit and $MLIRTC_BINDS in a private mount namespace of its own (unshare -m), which goes
-# away with the process. `rm -rf $TRIXIE_ROOT` from the host therefore never reaches /work.
+# away with the process. `rm -rf $TRIXIE_ROOT` from the host therefore never reaches a bound folder.
 set -eu
-ROOT=${TRIXIE_ROOT:-/work/trixie}
+ROOT=${TRIXIE_ROOT:-/opt/trixie}
 TC=${MLIRTC:-/opt/mlirtc}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 CUDA=$(readlink -f "${CUDA_PATH_DIR:-/usr/local/cuda}")
-BINDS=${MLIRTC_BINDS:-/work /tmp}
+CHECKOUT_PARENT=$(cd "$(dirname "$0")/../../.." && pwd)
+BINDS=${MLIRTC_BINDS:-$CHECKOUT_PARENT /tmp}
 PKGS="mlir-22-tools llvm-22 clang-22 lld-22"
 
 [ "$(id -u)" = 0 ] || { echo "setup_trixie.sh: run as root" >&2; exit 1; }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../csrc/platform/cuda_api.h"
+#include "cuda_api.h"
 #include "symbol_index.h"
 
 #define EXPORT __attribute__((visibility("default")))

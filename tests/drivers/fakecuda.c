@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../csrc/platform/cuda_api.h"
+#include "cuda_api.h"
 #include "symbol_index.h"
 #define FAKE_CALL_HOOK fake_capture_hook /* fake_capture.h */
 static int fake_capture_hook(int idx);

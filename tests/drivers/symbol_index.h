@@ -4,7 +4,7 @@
 #ifndef MGPU_CACHED_TEST_SYMBOL_INDEX_H
 #define MGPU_CACHED_TEST_SYMBOL_INDEX_H
 
-#include "../../csrc/platform/cuda_api.h"
+#include "cuda_api.h"
 
 enum {
 #define IDX(field, name, ret, params, args, req) IDX_##field,
