@@ -199,13 +199,6 @@ MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gr
     return mc_stock_launch_kernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
                                   stream, params, extra);
   FAULT_CHECK();
-  if (!function) { /* stock passes NULL to cuLaunchKernel: report the driver's own answer */
-    int device = mc_thread_device();
-    if (!FAULT_STOCK_CALL(device, "cuLaunchKernel",
-                          mc_cu.cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL)))
-      mc_report_cu("cuLaunchKernel", MC_CUDA_ERROR_INVALID_HANDLE);
-    return;
-  }
   /* chain replay: a launch on another stream than the pending launches' submits them first */
   FAILED_REPORT("mgpuLaunchKernel", mc_chain_flush_other(stream));
   mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ}, {0, 0, 0}, smem, 0};

@@ -833,7 +833,11 @@ int mc_function_live(const mc_function *f) {
 mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out,
                                int *transient) {
   uint64_t h = (uint64_t)(uintptr_t)f;
-  if (!h) return MC_FAIL("mgpuLaunchKernel", MC_E_NULL_ARGUMENT);
+  if (!h) { /* as stock: a NULL function goes to the driver, which reports it (stream path) */
+    *out = NULL;
+    *transient = 1;
+    return MC_OK;
+  }
   uint64_t *w = NULL;
   mc_slot_state s = mc_slot_find(&g_functions, h, (void **)&w);
   if (s != MC_SLOT_LIVE) return handle_error("mgpuLaunchKernel", s);

@@ -68,7 +68,8 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
 /* For a launch on `device`, whose context is current: validate `f`, give its CUfunction in that
  * context and make sure its dynamic shared memory limit admits `smem` bytes. *transient is set to
  * 1 when f's module is not cached (module-scope state: blob_state.h): the next load of the blob
- * gives new handles, so nothing per function (graph execs, chains) is worth keeping for it. */
+ * gives new handles, so nothing per function (graph execs, chains) is worth keeping for it.
+ * A NULL `f` gives a NULL CUfunction (transient): the driver reports that launch, as stock's. */
 mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out,
                                int *transient);
 
