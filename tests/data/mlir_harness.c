@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../../csrc/include/mgpu_abi.h"
+#include "fake_counts.h"
 
 #ifdef SAXPY
 typedef struct { float *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } MemRef1DF32;
@@ -23,17 +24,6 @@ void _mlir_ciface_saxpy(float a, MemRef1DF32 *x, MemRef1DF32 *y);
 void bench(int64_t n);
 #endif
 
-static void report_fake_counts(void) {
-  const char *names = getenv("HARNESS_FAKE_COUNTS");
-  const char *drv = getenv("MGPU_CACHED_CUDA_DRIVER");
-  if (!names || !drv) return;
-  void *h = dlopen(drv, RTLD_NOW | RTLD_NOLOAD);
-  long (*count)(const char *) = h ? (long (*)(const char *))dlsym(h, "fake_count") : NULL;
-  if (!count) return;
-  char buf[1024];
-  snprintf(buf, sizeof buf, "%s", names);
-  for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) printf("count %s %ld\n", t, count(t));
-}
 
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 10;

@@ -19,7 +19,6 @@ if cu is None:
 np = pytest.importorskip("numpy", reason="GPU tests need numpy")
 
 N = 1 << 16
-KERNELS = 3  # saxpy, fill_smem, empty in tests/data/kernels.cu
 
 
 def blob(name):

@@ -17,20 +17,10 @@
 #include <string.h>
 
 #include "../../../csrc/include/mgpu_abi.h"
+#include "../fake_counts.h"
 
 void step(int32_t *allocated, int32_t *aligned, int64_t offset, int64_t size, int64_t stride);
 
-static void report_fake_counts(void) {
-  const char *names = getenv("HARNESS_FAKE_COUNTS");
-  const char *drv = getenv("MGPU_CACHED_CUDA_DRIVER");
-  if (!names || !drv) return;
-  void *h = dlopen(drv, RTLD_NOW | RTLD_NOLOAD);
-  long (*count)(const char *) = h ? (long (*)(const char *))dlsym(h, "fake_count") : NULL;
-  if (!count) return;
-  char buf[1024];
-  snprintf(buf, sizeof buf, "%s", names);
-  for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) printf("count %s %ld\n", t, count(t));
-}
 
 int main(int argc, char **argv) {
   long n = argc > 1 ? atol(argv[1]) : 3;
