@@ -27,7 +27,8 @@
  * (the stock cuMemFree would have waited for it); MGPU_CACHED_STOCK_SYNC=1 restores that wait.
  *
  * Reclaimer (one thread per device, started on the first stream free of that device or a release
- * request, detached, all signals blocked, its capture mode RELAXED for its whole life, the device's
+ * request, detached, every signal blocked but the synchronous faults (SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL: a crash reaches the program's handlers), its capture mode RELAXED for its whole life, the device's
  * primary context current): while blocks are pending or a release is asked it runs rounds: fence,
  * then clears the idle blocks (cuMemsetD32Async on the device's clearing stream, non-blocking, made
  * when the thread is started and shared with NULL-stream frees, + cuStreamSynchronize of that idle
@@ -54,8 +55,9 @@
  *
  * Headroom (another CUDA user in the process must not fail for memory the cache keeps): the
  * library cannot see other users' allocations, so it asks the driver (cuMemGetInfo, ~6 us, only
- * when it matters: at a driver allocation, in a reclaimer round, at a free when the cache grew by
- * more than the margin seen at the last check or 1 ms after it). When the device's free memory
+ * when it matters: at a driver allocation, in a reclaimer round or at a free, when what the cache
+ * holds more and the driver allocations made since the last check could have used up the margin
+ * that check saw, or 1 ms after it; headroom_due). When the device's free memory
  * minus what the cache holds is below MGPU_CACHED_ALLOCATOR_HEADROOM percent (default 25) of its
  * total, the device becomes lean: its ready blocks are given back at once (pool: no wait) and the
  * reclaimer gives back the pending ones as it proves them idle, until a later check finds room.
