@@ -361,8 +361,11 @@ def test_out_of_memory_with_the_device_stuck_does_not_hang(make_runtime, capfd):
     kernel has ended."""
     # RECLAIM_US: the reclaimer's first round starts 100 ms after the first free, so it covers
     # both frees (a round started between them left b pending and out of the release: a flake)
+    # HEADROOM=0: near capacity a free waits for the device as stock's does (a hang here, as with
+    # stock: test_allocator_neighbour.py); this test is about the allocation's wait
     rt = setup_fake(make_runtime(env={"MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS": "50",
-                                      "MGPU_CACHED_ALLOCATOR_RECLAIM_US": "100000"}))
+                                      "MGPU_CACHED_ALLOCATOR_RECLAIM_US": "100000",
+                                      "MGPU_CACHED_ALLOCATOR_HEADROOM": "0"}))
     rt.fake.fake_set_memory_limit(8 * KIB)
     k = busy_kernel(rt)
     s = rt.mgpuStreamCreate()

@@ -126,16 +126,40 @@ def test_headroom_gives_the_cache_back_before_the_device_fills(make_runtime, mon
     assert rt.stats()["alloc_bytes_cached"] == 4 * KIB
 
 
-def test_headroom_gives_pending_blocks_back_once_proven(make_runtime, monkeypatch):
-    """G9 for a stream free: the block is given back by the reclaimer once proven idle."""
-    rt = runtime(make_runtime, monkeypatch, pool=True)
+@pytest.mark.parametrize("pool", [False, True], ids=["cuMemAlloc", "pool"])
+def test_near_capacity_a_stream_free_is_the_stock_free(make_runtime, monkeypatch, pool):
+    """G9 for stream frees (the difftest's tight pressure class): below the headroom a free on a
+    stream waits for the device in the caller, where the stock cuMemFree waits (one
+    cuCtxSynchronize, no other wait), and the block goes back at once with the blocks freed on
+    streams before it, so another CUDA user allocating right after finds the memory. Before: the
+    block stayed pending until a reclaimer round proved it idle, and the other user's cuMemAlloc
+    failed when it came first."""
+    rt = runtime(make_runtime, monkeypatch, pool=pool)
     rt.fake.fake_set_memory_limit(1 << 20)
-    s = rt.mgpuStreamCreate()
+    s, s2 = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
+    small = rt.mgpuMemAlloc(100 * KIB, s2, False)
+    rt.mgpuMemFree(small, s2)  # far from the line: pending (the reclaimer's)
     a = rt.mgpuMemAlloc(600 * KIB, s, False)
+    rt.fake.fake_reset()
     rt.mgpuMemFree(a, s)
-    settle(rt)
-    until(lambda: rt.fake.fake_memory_used() == 0, "the give-back")
-    assert other_user_alloc(rt, 700 * KIB) == 0
+    assert rt.fake.count("cuCtxSynchronize") == 1  # the caller's, as stock's cuMemFree
+    assert rt.stats()["alloc_lean_frees"] == 1
+    assert rt.fake.fake_memory_used() == 0 and rt.stats()["alloc_bytes_pending"] == 0
+    assert other_user_alloc(rt, 1000 * KIB) == 0
+    assert rt.fake.fake_frees_while_pending() == 0
+
+
+def test_near_capacity_a_foreign_stream_free_is_cumemfree(make_runtime, monkeypatch):
+    """Below the headroom, a block freed on a stream the library did not create is given back by
+    the stock cuMemFree in the caller (no event on that stream)."""
+    rt = runtime(make_runtime, monkeypatch)
+    rt.fake.fake_set_memory_limit(1 << 20)
+    other = foreign_stream(rt)
+    a = rt.mgpuMemAlloc(600 * KIB, None, False)
+    rt.fake.fake_reset()
+    rt.mgpuMemFree(a, other)
+    assert rt.fake.count("cuMemFree") == 1 and rt.fake.count("cuEventRecord") == 0
+    assert other_user_alloc(rt, 1000 * KIB) == 0
 
 
 def test_headroom_zero_keeps_the_cache(make_runtime, monkeypatch):

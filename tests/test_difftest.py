@@ -147,15 +147,7 @@ _NEEDS = {
               "tests/drivers/fake_reset.h, helper D)",
 }
 # classes whose library fix had not landed on this branch: the tester finds their defects
-_PENDING = {
-    # On the fake the class runs tight (1 MiB units, 2 MiB beyond 8 units free): 64-67 of 150
-    # programs differ (0 with MGPU_CACHED_ALLOCATOR=0; RECLAIM_US=0 or STOCK_SYNC=1 do not remove
-    # them), e.g. `ualloc b9 8 s2; memset32 b9 .. s2; free b9 s2; ssync s2; foreign 8`: the other
-    # user's cuMemAlloc fails where stock's cuMemFree gave the memory back. The GPU class leaves
-    # 1 GiB beyond 8 units of 64 MiB free, so it never met this case.
-    "pressure": "issue 19 item 3: memory freed on a stream and synchronised is not yet given back "
-                "when another user needs exactly it (tight memory; see the comment above)",
-}
+_PENDING: dict = {}  # none left (pressure: the lean free of issue 19 item 3, see below)
 
 
 @pytest.fixture(scope="module")

@@ -59,9 +59,12 @@
  * holds more and the driver allocations made since the last check could have used up the margin
  * that check saw, or 1 ms after it; headroom_due). When the device's free memory
  * minus what the cache holds is below MGPU_CACHED_ALLOCATOR_HEADROOM percent (default 25) of its
- * total, the device becomes lean: its ready blocks are given back at once (pool: no wait) and the
- * reclaimer gives back the pending ones as it proves them idle, until a later check finds room.
- * Near capacity the library thus behaves like the stock wrapper.
+ * total, the device becomes lean: its ready blocks are given back at once (pool: no wait), the
+ * reclaimer gives back the pending ones as it proves them idle, and every free is the stock one
+ * (lean_free: the caller waits for the device where stock's cuMemFree waits, then the block and
+ * every block that wait proved idle go back at once), until a later check finds room. Near
+ * capacity the library thus behaves like the stock wrapper: another user allocating right after
+ * a free (or after the synchronisation that follows a stream free) finds the memory.
  *
  * Locking rule: g_alloc.lock guards the block table (every block the allocator made and has not
  * given back to the driver, found by address) and every field of every device (bins, lists, byte
@@ -660,7 +663,7 @@ static void lose_blocks(dev_alloc *d, mc_block *list) {
 /* Whether the headroom must be checked now (lock held). */
 static int headroom_due(dev_alloc *d, int force) {
   if (!mc_config()->allocator_headroom || !mc_cu.cuMemGetInfo) return 0;
-  if (force || !d->checked) return 1;
+  if (force || !d->checked || d->lean) return 1; /* lean: until a check finds room again */
   uint64_t held = d->cached_bytes + d->unready_bytes;
   /* the margin left at the last check, used up by what the cache holds more since and by the
    * driver allocations made since (each lowers the free memory by its size) */
@@ -669,10 +672,10 @@ static int headroom_due(dev_alloc *d, int force) {
 }
 
 /* Check the headroom of `device` (its context current, no lock held): when the device's free
- * memory minus what the cache holds is below the reserve, make the device lean and detach its
+ * memory minus what the cache holds (and `extra` bytes about to join it) is below the reserve, make the device lean and detach its
  * ready blocks onto *victims (pool blocks only unless `all`: others need a device-wide wait) and
  * ask the reclaimer for a release when blocks are left (its start, if needed, via *start). */
-static void headroom_check(dev_alloc *d, int all, mc_block **victims, int *poke) {
+static void headroom_check(dev_alloc *d, int all, uint64_t extra, mc_block **victims, int *poke) {
   size_t freeb = 0, total = 0;
   mc_relaxed rx;
   mc_relaxed_enter(&rx);
@@ -682,7 +685,7 @@ static void headroom_check(dev_alloc *d, int all, mc_block **victims, int *poke)
   if (r != 0) return;
   uint64_t reserve = (uint64_t)total / 100 * mc_config()->allocator_headroom;
   pthread_mutex_lock(&g_alloc.lock);
-  uint64_t held = d->cached_bytes + d->unready_bytes;
+  uint64_t held = d->cached_bytes + d->unready_bytes + extra;
   d->checked = 1;
   d->check_ns = now_ns();
   d->check_held = held;
@@ -881,7 +884,7 @@ static int reclaim_round_(int device, CUstream zs) {
   detach_ready(d, cap, 0, &victims);
   int check = headroom_due(d, 0); /* due: the margin used up, or 1 ms since the last check */
   pthread_mutex_unlock(&g_alloc.lock);
-  if (check) headroom_check(d, 1, &victims, NULL);
+  if (check) headroom_check(d, 1, 0, &victims, NULL);
   if (!exiting() && victims) release_list(victims);
   if (release) {
     pthread_mutex_lock(&g_alloc.lock);
@@ -1175,7 +1178,7 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     mc_block *victims = NULL;
     mc_ctx_scope scope;
     if (!MC_FAILED(mc_ctx_enter(device, &scope))) {
-      headroom_check(d, 0, &victims, &poke);
+      headroom_check(d, 0, 0, &victims, &poke);
       if (victims) release_list(victims); /* pool blocks: no wait */
       mc_ctx_leave(&scope);
     }
@@ -1190,18 +1193,21 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
   return MC_OK;
 }
 
-/* After a free grew the cache (no lock held; `drained`: the caller just waited for the device, so
- * a cuMemFree costs it nothing more). */
-static void free_headroom(int device, dev_alloc *d, int drained) {
+/* At a free (no lock held): check the headroom when due, counting the freed block's `bytes` as
+ * held already (the block is about to join the cache), and give back what a lean device keeps
+ * ready in its driver pool (no wait: the caller has not waited for the device). */
+static void free_headroom(int device, dev_alloc *d, uint64_t bytes) {
   pthread_mutex_lock(&g_alloc.lock);
+  d->check_alloc += bytes;
   int check = headroom_due(d, 0);
+  d->check_alloc -= bytes;
   pthread_mutex_unlock(&g_alloc.lock);
   if (!check) return;
   mc_block *victims = NULL;
   int poke = 0;
   mc_ctx_scope scope;
   if (MC_FAILED(mc_ctx_enter(device, &scope))) return;
-  headroom_check(d, drained, &victims, &poke);
+  headroom_check(d, 0, bytes, &victims, &poke);
   if (victims) release_list(victims);
   mc_ctx_leave(&scope);
   pthread_mutex_lock(&g_alloc.lock);
@@ -1236,32 +1242,45 @@ fail:
   return NULL;
 }
 
-/* Near capacity: a FREEING block (still in the table) freed on one of the library's streams goes
- * back to the driver now when the fence, asked without waiting, shows every library stream and
- * the legacy stream idle (the program synchronised before freeing: the usual case). 1: given back
- * (*st the result); 0: the device is busy, the caller queues the block for the reclaimer (never a
- * wait here: a kernel may wait for this thread). */
-static int lean_free(int device, dev_alloc *d, mc_block *b, mc_status *st) {
+/* Near capacity (the device lean), every free is the stock one: the caller waits for the device
+ * (cuCtxSynchronize in its own thread and capture mode, where the stock cuMemFree waits: no wait
+ * stock would not make), and then `b` (FREEING, still in the table) goes back to the driver at
+ * once, with every block that wait proved idle: the pending ones freed before it (except those
+ * waiting for a foreign stream's event, which may belong to another context), the ZEROING ones
+ * (their memsets ran in this context) and the ready ones. Another CUDA user allocating right after
+ * finds the memory, as with stock (review G9/R23, the difftest's pressure class). If the wait
+ * fails, the block is freed with the stock cuMemFree, which reports what stock reports. */
+static mc_status lean_free(int device, dev_alloc *d, mc_block *b) {
   mc_ctx_scope scope;
-  if (MC_FAILED(mc_ctx_enter(device, &scope))) return 0;
-  if (pthread_mutex_trylock(&d->round_lock) != 0) { /* a round (maybe waiting on the device) */
-    mc_ctx_leave(&scope);
-    return 0;
-  }
-  mc_relaxed rx;
-  mc_relaxed_enter(&rx);
-  int rc = fence(device, d, 0);
-  mc_relaxed_leave(&rx);
-  pthread_mutex_unlock(&d->round_lock);
+  if (MC_FAILED(mc_ctx_enter(device, &scope))) return drop_block(b);
+  pthread_mutex_lock(&g_alloc.lock);
+  uint64_t upto = d->free_seq, zupto = d->zero_tick;
+  pthread_mutex_unlock(&g_alloc.lock);
+  CUresult r = mc_cu.cuCtxSynchronize();
   mc_ctx_leave(&scope);
-  if (rc != 0) return 0;
+  if (r != 0) return drop_block(b);
   MC_STAT_INC(alloc_lean_frees);
+  mc_block *others = NULL;
   pthread_mutex_lock(&g_alloc.lock);
   table_remove(b);
-  pthread_mutex_unlock(&g_alloc.lock);
   b->lnext = NULL;
-  *st = release_list(b);
-  return 1;
+  for (mc_block *p = d->pend_head, *next; p && p->seq <= upto; p = next) {
+    next = p->lnext;
+    if (p->ev) continue;
+    pending_unlink(d, p);
+    unready_done(d, p);
+    table_remove(p);
+    p->state = B_FREEING;
+    p->lnext = others;
+    others = p;
+  }
+  zeroing_proven(d, zupto);
+  detach_zeroing(d, 1, &others);
+  detach_ready(d, 0, 1, &others);
+  pthread_mutex_unlock(&g_alloc.lock);
+  mc_status st = release_list(b);
+  if (others) release_list(others); /* the library's own upkeep: not this free's result */
+  return st;
 }
 
 mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
@@ -1286,17 +1305,14 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
     return drop_block(b); /* the stock cuMemFree (waits for the device, as stock) */
   }
   int bdev = b->device;
+  pthread_mutex_unlock(&g_alloc.lock);
+  /* Near capacity (the headroom, checked first when due), the free is the stock one (lean_free). */
+  free_headroom(bdev, d, b->bytes);
+  pthread_mutex_lock(&g_alloc.lock);
+  int lean = d->lean;
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (lean) return foreign ? drop_block(b) : lean_free(bdev, d, b);
   if (stream_key) {
-    pthread_mutex_unlock(&g_alloc.lock);
-    /* Near capacity (the headroom, checked first when due), a block freed on a library stream
-     * goes back at once when the device has nothing left of the work before the free, so another
-     * CUDA user allocating right after finds the memory, as with stock (review G9/R23). */
-    free_headroom(bdev, d, 0);
-    pthread_mutex_lock(&g_alloc.lock);
-    int lean = d->lean;
-    pthread_mutex_unlock(&g_alloc.lock);
-    mc_status lst = MC_OK;
-    if (lean && !foreign && lean_free(bdev, d, b, &lst)) return lst;
     /* Freed on a stream: no driver call for the library's streams (the reclaimer's fence covers
      * them); an event on a foreign one. The reclaimer makes the block ready once proven idle. */
     CUevent ev = NULL;
@@ -1312,7 +1328,6 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
     if (start && start_reclaimer(bdev) != 0) round_here(bdev, d); /* no thread: a round here */
     return MC_OK;
   }
-  pthread_mutex_unlock(&g_alloc.lock);
 
   /* The NULL stream: the stock cuMemFree waits for the device; so do we (in the caller's mode, as
    * stock's call). That wait also proves the memsets of earlier NULL-stream frees complete (their
@@ -1350,7 +1365,6 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   detach_ready(d, mc_config()->allocator_cache_bytes, 0, &victims);
   pthread_mutex_unlock(&g_alloc.lock);
   st = victims ? release_list(victims) : MC_OK;
-  free_headroom(bdev, d, 1);
   return st;
 }
 

@@ -68,7 +68,7 @@
   X(alloc_rounds_deferred, "reclaimer rounds put off because a stream was being captured")  \
   X(alloc_headroom_checks, "cuMemGetInfo checks of the device's free memory (headroom)")    \
   X(alloc_headroom_releases, "headroom checks that found too little room: cache given back") \
-  X(alloc_lean_frees, "stream frees near capacity given back at once (the device idle: fence queried)") \
+  X(alloc_lean_frees, "frees near capacity given back at once after the caller's device wait, as stock") \
   /* stream reuse without a query: */                                                         \
   X(stream_query_skips, "driver streams pooled without cuStreamQuery (provably idle after a sync)") \
   /* concurrency (issue 4) */                                                                 \
