@@ -10,7 +10,7 @@ python3 -m pip install -q --no-deps --no-build-isolation . > /tmp/install.log 2>
 CF="-O2 -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -shared -pthread -Wl,-z,nodelete"
 cc $CF -Icsrc $(find csrc -name "*.c") -o /tmp/libmc.so -ldl 2>/dev/null || exit 1
 if [ -d .gpu/start-src ]; then  # the tree at the start of a session (issue 21's "before"), if carried
-  mkdir -p .gpu/start && cc $CF -I.gpu/start-src/csrc .gpu/start-src/csrc/*.c -o .gpu/start/libmgpu_cached.so -ldl 2>/dev/null || exit 1
+  mkdir -p .gpu/start && cc $CF -I.gpu/start-src/csrc $(find .gpu/start-src/csrc -name "*.c") -o .gpu/start/libmgpu_cached.so -ldl 2>/dev/null || exit 1
 fi
 if [ -d .gpu/base-src ]; then
   mkdir -p .gpu/base && cc $CF -I.gpu/base-src/csrc .gpu/base-src/csrc/*.c -o .gpu/base/libmgpu_cached.so -ldl || exit 1

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# gpu_validate.sh OUT [neighbour|faults|twodev] - the differential tester on a GPU machine.
+# gpu_validate.sh OUT [neighbour|faults|twodev|tight] - the differential tester on a GPU machine.
 #
 # Without a second argument (validation run, a few hundred programs per class): the ordered
 # profile, the stock-deterministic races (cross_free, cross_alloc), fresh_zero, the whole stock
@@ -13,6 +13,8 @@
 #  faults     one GPU: reset and sticky, 150 programs each (one runner process per such program:
 #             the stock library cannot go on after a sticky error, nor the cached run after a reset)
 #  twodev     two GPUs: the four classes mixed on two devices, 2000 programs
+#  tight      one GPU: the pressure class with DIFFTEST_MARGIN_MB=16 (the device below the
+#             allocator's headroom, as the fake's CPU class), stock and ordered profiles, 1000 each
 # The runner's --caps must list every class used (else that class stops at once, exit 2).
 #
 # Run from the checkout's root after `pip install .`. Writes OUT/run.log, OUT/device.txt and
@@ -40,6 +42,13 @@ if [ "$MODE" = neighbour ]; then
     one "$c" 140 --profile ordered --classes "$c" --programs 2500 --seed 19 --minimise 2 --minimise-budget 20
   done
   one mixed 140 --profile ordered --classes modglobal,pressure,capture,threads --programs 2000 --seed 19 --minimise 2 --minimise-budget 20
+  rm -rf "$T"
+  exit 0
+fi
+if [ "$MODE" = tight ]; then  # the pressure class with 16 MiB beyond 8 units free (below the headroom)
+  export DIFFTEST_MARGIN_MB=16
+  one tight-stock 200 --profile stock --classes pressure --programs 1000 --seed 29 --minimise 1 --minimise-budget 20
+  one tight-ordered 200 --profile ordered --classes pressure --programs 1000 --seed 31 --minimise 1 --minimise-budget 20
   rm -rf "$T"
   exit 0
 fi
