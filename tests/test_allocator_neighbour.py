@@ -280,3 +280,42 @@ def test_driver_allocations_check_the_headroom_when_their_margin_is_used(make_ru
     # by the thirteenth (12 x 64 KiB = 768 KiB since) it is used up: a check again, however
     # little time went by
     assert rt2.stats()["alloc_headroom_checks"] - before >= 2
+
+
+def test_near_capacity_allocations_use_cumemalloc_not_the_pool(make_runtime, monkeypatch):
+    """The driver's pool reserves physical memory in chunks bigger than a small block (H100: a
+    4 KiB pool allocation failed with 16 MiB free, where cuMemAlloc succeeds; the tight pressure
+    class of run J). Below the headroom (checked before the first allocation of a device and before
+    each while lean) the library allocates with cuMemAlloc, as stock."""
+    rt = runtime(make_runtime, monkeypatch, pool=True)
+    rt.fake.lib.fake_set_pool_chunk.argtypes = [ctypes.c_size_t]
+    rt.fake.fake_set_memory_limit(1 << 20)
+    rt.fake.lib.fake_set_pool_chunk(900 * KIB)  # never fits once anything is allocated
+    s = rt.mgpuStreamCreate()
+    rt.fake.fake_reset()
+    a = rt.mgpuMemAlloc(780 * KIB, s, False)  # the first: checked first, lean with it (896 KiB)
+    assert a is not None
+    assert rt.fake.count("cuMemGetInfo") >= 1 and rt.fake.count("cuMemAllocFromPoolAsync") == 0
+    checks = rt.fake.count("cuMemGetInfo")
+    b = rt.mgpuMemAlloc(4 * KIB, s, False)  # lean: checked again, cuMemAlloc again
+    assert b is not None and rt.fake.count("cuMemGetInfo") > checks
+    assert rt.fake.count("cuMemAllocFromPoolAsync") == 0 and rt.fake.count("cuMemAlloc") == 2
+    rt.mgpuMemFree(a, s)  # lean: back at once; then room again, so b stays cached
+    assert rt.fake.fake_memory_used() == 4 * KIB
+    rt.mgpuMemFree(b, s)
+
+
+def test_a_pool_allocation_out_of_memory_falls_back_to_cumemalloc(make_runtime, monkeypatch):
+    rt = runtime(make_runtime, monkeypatch, pool=True, MGPU_CACHED_ALLOCATOR_HEADROOM=0)
+    rt.fake.lib.fake_set_pool_chunk.argtypes = [ctypes.c_size_t]
+    rt.fake.fake_set_memory_limit(1 << 20)
+    rt.fake.lib.fake_set_pool_chunk(1023 * KIB)
+    s = rt.mgpuStreamCreate()
+    a = rt.mgpuMemAlloc(4 * KIB, s, False)  # fits the pool's chunk
+    rt.fake.fake_reset()
+    b = rt.mgpuMemAlloc(8 * KIB, s, False)  # the chunk does not fit any more: cuMemAlloc
+    assert b is not None
+    assert rt.fake.count("cuMemAllocFromPoolAsync") == 1 and rt.fake.count("cuMemAlloc") == 1
+    assert rt.stats()["alloc_oom_retries"] == 0
+    rt.mgpuMemFree(a, None)
+    rt.mgpuMemFree(b, None)

@@ -517,7 +517,14 @@ static mc_status driver_alloc(int device, int managed, int cached, uint64_t byte
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = dev_of(device);
   pthread_mutex_unlock(&g_alloc.lock);
-  CUmemoryPool pool = (!managed && cached && d) ? device_pool(device, d) : NULL;
+  /* Near capacity (lean) no pool: the pool reserves physical memory in chunks larger than a small
+   * block (H100: a 4 KiB block failed with 16 MiB free), memory stock's cuMemAlloc leaves to
+   * others; and lean frees wait for the device anyway. A pool allocation that runs out falls
+   * back to cuMemAlloc for the same reason. */
+  pthread_mutex_lock(&g_alloc.lock);
+  int lean = d && d->lean;
+  pthread_mutex_unlock(&g_alloc.lock);
+  CUmemoryPool pool = (!managed && cached && d && !lean) ? device_pool(device, d) : NULL;
   if (pool) {
     CUstream zs = zero_stream(d);
     pthread_mutex_lock(&g_alloc.lock);
@@ -531,13 +538,18 @@ static mc_status driver_alloc(int device, int managed, int cached, uint64_t byte
       r = MC_CUDA_ERROR_OUT_OF_MEMORY;
     }
     mc_relaxed_leave(&rx);
-    mc_ctx_leave(&scope);
-    if (r != 0) return MC_FAIL("cuMemAllocFromPoolAsync", r);
-    pthread_mutex_lock(&g_alloc.lock); /* the clearing stream was synchronised: ZEROING proven */
-    zeroing_proven(d, upto);
-    pthread_mutex_unlock(&g_alloc.lock);
-    *pooled = 1;
-    return MC_OK;
+    if (r == 0) {
+      mc_ctx_leave(&scope);
+      pthread_mutex_lock(&g_alloc.lock); /* the clearing stream was synchronised: ZEROING proven */
+      zeroing_proven(d, upto);
+      pthread_mutex_unlock(&g_alloc.lock);
+      *pooled = 1;
+      return MC_OK;
+    }
+    if (r != MC_CUDA_ERROR_OUT_OF_MEMORY) {
+      mc_ctx_leave(&scope);
+      return MC_FAIL("cuMemAllocFromPoolAsync", r);
+    }
   }
   r = managed ? mc_cu.cuMemAllocManaged(p, bytes, MC_CU_MEM_ATTACH_GLOBAL)
               : mc_cu.cuMemAlloc(p, bytes);
@@ -1096,6 +1108,28 @@ mc_status mc_alloc_release_all(uint64_t *released) {
   return first;
 }
 
+/* Before a driver allocation of `bytes` for the cache (no lock held): the first one of a device,
+ * and every one while the device is lean, checks the headroom as if the allocation were made, so
+ * driver_alloc knows whether it may use the pool (not near capacity). */
+static void pre_alloc_headroom(int device, uint64_t bytes) {
+  pthread_mutex_lock(&g_alloc.lock);
+  dev_alloc *d = dev_of(device);
+  int check = d && mc_config()->allocator_headroom && mc_cu.cuMemGetInfo && (!d->checked || d->lean);
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (!check) return;
+  mc_block *victims = NULL;
+  int poke = 0;
+  mc_ctx_scope scope;
+  if (MC_FAILED(mc_ctx_enter(device, &scope))) return;
+  headroom_check(d, 0, bytes, &victims, &poke);
+  if (victims) release_list(victims); /* pool blocks: no wait */
+  mc_ctx_leave(&scope);
+  pthread_mutex_lock(&g_alloc.lock);
+  int start = poke && poke_reclaimer(d);
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (start) start_reclaimer(device);
+}
+
 mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int host_shared,
                        void **out, int *uncleared) {
   *out = NULL;
@@ -1139,6 +1173,7 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
   MC_STAT_INC(alloc_misses);
   CUdeviceptr p = 0;
   int pooled = 0;
+  if (cls >= 0 && !host_shared) pre_alloc_headroom(device, size);
   st = driver_alloc(device, host_shared, cls >= 0, size, &p, &pooled);
   if (st.result == MC_CUDA_ERROR_OUT_OF_MEMORY) {
     MC_STAT_INC(alloc_oom_retries);

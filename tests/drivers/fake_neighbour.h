@@ -11,7 +11,8 @@
  * from the pool's reserve (blocks freed with cuMemFreeAsync) or from the device (mem_take);
  * cuMemFreeAsync puts the block in the pool's reserve (still counted as used, never waits);
  * cuMemPoolTrimTo(pool, 0) gives the reserve back to the device. fake_pool_reserved() says how many
- * bytes pools hold in reserve. Neither waits for any work (the real ones are stream ordered).
+ * bytes pools hold in reserve; fake_set_pool_chunk(n) makes a pool allocation fail with out of
+ * memory unless n bytes are free (the real pool reserves physical memory in chunks). Neither waits for any work (the real ones are stream ordered).
  *
  * Capture: fake_capture_begin(stream) starts "another library's" global-mode capture of `stream`
  * (a stream the test made, owned by no thread of the process) in fake_capture.h's model, which
@@ -69,10 +70,18 @@ EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
   RETURN(0);
 }
 static int valid_pool(CUmemoryPool p) { return known(p) && p->magic == 0x9001; }
+static size_t g_pool_chunk; /* fake_set_pool_chunk: physical memory a pool allocation needs */
+EXPORT void fake_set_pool_chunk(size_t bytes) {
+  pthread_mutex_lock(&g_lock);
+  g_pool_chunk = bytes;
+  pthread_mutex_unlock(&g_lock);
+}
 EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t n, CUmemoryPool pool,
                                         CUstream s) {
   BEGIN(cuMemAllocFromPoolAsync);
   if (!valid_pool(pool) || (s && !valid_stream(s))) RETURN(INVALID_VALUE);
+  if (g_pool_chunk && g_mem_limit && g_mem_used + g_pool_chunk > g_mem_limit)
+    RETURN(2); /* the real pool reserves in chunks (H100: 4 KiB failed with 16 MiB free) */
   for (size_t i = 0; i < pool->nres; ++i)
     if (pool->resn[i] == n) { /* a reserved block of that size */
       *dptr = pool->res[i];
