@@ -120,6 +120,10 @@ typedef struct module_rec {
   struct tc_entry *tents;     /* the threads' cache entries of this record (not revoked): only
                                  while in_table; under the lock */
   int idle;                   /* in the list of unreferenced modules; under the lock */
+  uint64_t stamp;             /* its place in that list: 2 x g_release_clock when it joined it
+                                 (the list is sorted by it); under the lock */
+  uint64_t tc_stamp;          /* the latest unload answered by a thread entry revoked since
+                                 (2 x g_release_clock + 1 then); under the lock */
   struct module_rec *idle_prev, *idle_next; /* that list, oldest first; under the lock */
   struct module_rec *next;    /* hash chain; under the lock */
   struct module_rec *grave;   /* retired, awaiting its unload; under the lock, then its retirer */
@@ -317,7 +321,12 @@ static void idle_remove_locked(module_rec *m) {
   g_cache.nidle--;
 }
 
+/* Ticks at every module joining the list of unreferenced ones (under the lock); read, never
+ * written, by the unloads that threads' caches answer, to order them among those (eviction). */
+static uint64_t g_release_clock;
+
 static void idle_push_locked(module_rec *m) {
+  m->stamp = 2 * __atomic_add_fetch(&g_release_clock, 1, __ATOMIC_RELAXED);
   m->idle_prev = g_cache.idle_tail;
   m->idle_next = NULL;
   if (g_cache.idle_tail) g_cache.idle_tail->idle_next = m;
@@ -340,29 +349,44 @@ static void retire_locked(module_rec *m, module_rec **grave) {
   *grave = m;
 }
 
-static int tc_used_clear_locked(module_rec *m);
+static uint64_t tc_stamp_locked(const module_rec *m);
 static int tc_loads_locked(const module_rec *m);
 
-/* Unload the oldest unreferenced modules beyond the limit. The list does not see the loads and
- * unloads that threads' caches answer (see "Thread caches"), so its oldest module is looked at
- * first: loads of it still counted in a thread's entry make it referenced (the entries are
- * revoked, their loads become references: it leaves the list, as that load's hit would have
- * taken it off); one that a thread hit since it was last looked at here gets a second chance,
- * moved to the end, as the unload of that hit would have moved it (each at most once per call,
- * so the loop ends); any other is unloaded, its entries revoked first. */
+/* Put m (off the list) back in the list at its stamp's place, from the newest end. */
+static void idle_insert_locked(module_rec *m) {
+  module_rec *after = g_cache.idle_tail;
+  while (after && after->stamp > m->stamp) after = after->idle_prev;
+  m->idle_prev = after;
+  m->idle_next = after ? after->idle_next : g_cache.idle_head;
+  if (m->idle_next) m->idle_next->idle_prev = m;
+  else g_cache.idle_tail = m;
+  if (after) after->idle_next = m;
+  else g_cache.idle_head = m;
+  m->idle = 1;
+  g_cache.nidle++;
+}
+
+/* Unload the least recently released unreferenced modules beyond the limit. The list does not
+ * see the loads and unloads that threads' caches answer (see "Thread caches"), so its oldest
+ * module is looked at first: loads of it still counted in a thread's entry make it referenced
+ * (the entries are revoked, their loads become references: it leaves the list, as that load's
+ * hit would have taken it off); one unloaded through a thread's entry after it joined the list
+ * moves to that unload's place, as the unload would have moved it (the clock does not move
+ * meanwhile, so each module moves at most once and the loop ends); any other is unloaded, its
+ * entries revoked first. */
 static void evict_idle_locked(module_rec **grave) {
   size_t cap = mc_config()->module_cache;
-  size_t chances = g_cache.nidle;
   while (g_cache.nidle > cap) {
     module_rec *m = g_cache.idle_head;
     if (tc_loads_locked(m)) { /* referenced after all: its entries' loads become references */
       revoke_all_locked(m);
       continue;
     }
-    if (m->tents && chances && tc_used_clear_locked(m)) {
-      chances--;
+    uint64_t last = tc_stamp_locked(m);
+    if (last > m->stamp) {
       idle_remove_locked(m);
-      idle_push_locked(m);
+      m->stamp = last;
+      idle_insert_locked(m);
       continue;
     }
     revoke_all_locked(m);
@@ -435,7 +459,8 @@ typedef struct tc_entry {
                             m->refs). Changed lock-free by its thread (compare-and-swap), by
                             other threads only under the lock (revocation, an unload from another
                             thread) */
-  int used;              /* atomic: hit since the eviction last looked (second chance) */
+  uint64_t released;     /* atomic: 2 x g_release_clock + 1 at its thread's last unload
+                            answered here (eviction order); written by its thread only */
   module_rec *m;         /* its thread only; NULL: a free entry. Read only while not revoked */
   const void *key;       /* its thread only: m's key, jit, opt_level, handle */
   int jit, opt_level;
@@ -458,6 +483,8 @@ static int g_tc_key_ok;                    /* atomic: the key exists */
 static void revoke_locked(tc_entry *e) {
   module_rec *m = e->m;
   uint64_t count = __atomic_fetch_or(&e->state, TC_REVOKED, __ATOMIC_ACQ_REL) & ~TC_REVOKED;
+  uint64_t r = __atomic_load_n(&e->released, __ATOMIC_RELAXED);
+  if (r > m->tc_stamp) m->tc_stamp = r;
   *e->tprev = e->tnext;
   if (e->tnext) e->tnext->tprev = e->tprev;
   e->tnext = NULL;
@@ -473,12 +500,14 @@ static void revoke_all_locked(module_rec *m) {
   while (m->tents) revoke_locked(m->tents);
 }
 
-/* Whether a thread hit m through its entry since the last call; clears the marks. Lock held. */
-static int tc_used_clear_locked(module_rec *m) {
-  int used = 0;
-  for (tc_entry *e = m->tents; e; e = e->tnext)
-    if (__atomic_exchange_n(&e->used, 0, __ATOMIC_RELAXED)) used = 1;
-  return used;
+/* When m was last unloaded: its own stamp, or a later unload a thread's entry answered. */
+static uint64_t tc_stamp_locked(const module_rec *m) {
+  uint64_t last = m->stamp > m->tc_stamp ? m->stamp : m->tc_stamp;
+  for (const tc_entry *e = m->tents; e; e = e->tnext) {
+    uint64_t r = __atomic_load_n(&e->released, __ATOMIC_RELAXED);
+    if (r > last) last = r;
+  }
+  return last;
 }
 
 /* Whether loads of m are counted in threads' entries (not yet unloaded). Lock held. */
@@ -558,7 +587,7 @@ static void tc_install_locked(module_rec *m) {
   slot->jit = m->jit;
   slot->opt_level = m->opt_level;
   slot->handle = m->handle;
-  __atomic_store_n(&slot->used, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->released, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&slot->state, 0, __ATOMIC_RELEASE);
   slot->tnext = m->tents;
   if (m->tents) m->tents->tprev = &slot->tnext;
@@ -571,8 +600,13 @@ static void tc_install_locked(module_rec *m) {
 static int tc_unload(tc_entry *e) {
   uint64_t s = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
   while (!(s & TC_REVOKED) && (s & ~TC_REVOKED))
-    if (__atomic_compare_exchange_n(&e->state, &s, s - 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    if (__atomic_compare_exchange_n(&e->state, &s, s - 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      /* its place among the releases, for eviction: a read of the clock, a store to its own line */
+      uint64_t r = 2 * __atomic_load_n(&g_release_clock, __ATOMIC_RELAXED) + 1;
+      if (__atomic_load_n(&e->released, __ATOMIC_RELAXED) != r)
+        __atomic_store_n(&e->released, r, __ATOMIC_RELAXED);
       return 1;
+    }
   if (s & TC_REVOKED) e->m = NULL; /* detached by the lock holder: free from now on */
   return 0;
 }
@@ -607,7 +641,6 @@ static int tc_load(const void *blob, int jit, int opt_level, mc_module **out) {
     if (!tc_unload(e)) (void)locked_unload(h); /* revoked meanwhile: a reference of m */
     return 0;
   }
-  if (!__atomic_load_n(&e->used, __ATOMIC_RELAXED)) __atomic_store_n(&e->used, 1, __ATOMIC_RELAXED);
   MC_STAT_INC(module_hits);
   MC_STAT_INC(module_thread_hits);
   *out = (mc_module *)(uintptr_t)e->handle;
