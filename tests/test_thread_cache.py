@@ -190,3 +190,48 @@ def test_a_thread_launching_alone_writes_the_word_once(make_runtime):
         rt.launch(f, stream=s)
     st = rt.stats()
     assert st["graph_launches"] == 50 and st["graph_launcher_stores"] == 1
+
+
+# ---- chain replay (issue 21 item 2): LLVM <= 20 code's chain costs what LLVM >= 21 code's does ----
+
+def test_llvm19_chain_makes_the_llvm22_chains_calls_and_takes_no_lock(make_runtime):
+    """A chain of K launches + one sync in both shapes, from the third chain on: the same driver
+    calls in the same order (the only extra one per link is cuCtxGetId, mgpuModuleLoad's context
+    check, issue 19 item 5), the same kernels run, and LLVM <= 20 code's load / look-up / unload
+    around each link take no lock."""
+    env = {"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": "1", "FAKECUDA_PARAM_SIZES": "8,4",
+           "MGPU_CACHED_STREAM_HANDLES": "tagged"}
+    from test_graph_launch import Args, launch
+    k = 10
+    logs, ran, ids = {}, {}, {}
+    for shape in (22, 19):
+        rt = make_runtime(env=env)
+        buf = blob_buffer(ptx("f"))
+        s = rt.mgpuStreamCreate()
+        m0 = rt.mgpuModuleLoad(buf, 0)
+        f0 = rt.mgpuModuleGetFunction(m0, b"f")
+
+        def chain(base):
+            for i in range(k):
+                if shape == 19:
+                    m = rt.mgpuModuleLoad(buf, 0)
+                    launch(rt, rt.mgpuModuleGetFunction(m, b"f"), s, Args(base + i, 0))
+                    rt.mgpuModuleUnload(m)
+                else:
+                    launch(rt, f0, s, Args(base + i, 0))
+            rt.mgpuStreamSynchronize(s)
+
+        for c in range(3):
+            chain(1000 * c)
+        before, locks = len(rt.fake.log()), rt.stats()["module_lock_takes"]
+        ids[shape] = rt.fake.count("cuCtxGetId")
+        chain(5000)
+        logs[shape] = rt.fake.log()[before:]
+        ids[shape] = rt.fake.count("cuCtxGetId") - ids[shape]
+        ran[shape] = rt.fake.arg_log()
+        st = rt.stats()
+        assert st["module_lock_takes"] == locks and st["errors"] == 0
+        assert st["chain_deferred"] == 4 * k
+    assert [c for c in logs[19] if c != "cuCtxGetId"] == [c for c in logs[22] if c != "cuCtxGetId"]
+    assert ids[19] - ids[22] == k
+    assert ran[19] == ran[22]

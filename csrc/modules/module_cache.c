@@ -3,8 +3,8 @@
  *
  * Locking rule: g_cache.lock guards the hash table, the list of unreferenced modules, the list of
  * loads in flight, both slot tables (allocation, publication, retirement) and, in every module
- * record, refs, pins, in_table, the idle and hash links and appends to its list of kernels found
- * by name. It is never held across a driver call, a context creation, a blob check or a byte
+ * record, refs, pins, in_table (also read lock-free by thread-cache hits), its thread entries
+ * (tents), the idle and hash links and appends to its list of kernels found by name. It is never held across a driver call, a context creation, a blob check or a byte
  * comparison: loads, unloads, JIT, cuKernelGetFunction and cuLibraryGetKernel run outside it on a
  * record that is either not yet published or held (a reference or a pin keeps it from being
  * retired). A thread loading a blob whose load another thread has in flight (same address, same
@@ -14,8 +14,9 @@
  * recorded. No lock of this file is held while another lock is taken (reclaim.c's included), so
  * the fork handlers may take them in any order.
  *
- * Lifetime: a module record lives while it has references (loads not yet unloaded), pins (a
- * thread using its driver library outside the lock), or sits in the table unreferenced (cached).
+ * Lifetime: a module record lives while it has references (loads not yet unloaded, in refs or
+ * counted in a thread's entry), pins (a thread using its driver library outside the lock),
+ * thread entries (only while in the table), or sits in the table unreferenced (cached).
  * It is retired under the lock once it has neither and was replaced at its address, evicted, or
  * was never cacheable: its slots are retired (its handles and its kernels' handles read as stale
  * from then on), it leaves every list. Then, outside the lock, its library is unloaded, its blob
@@ -33,6 +34,32 @@
  * (the program may write the module's state through the address) takes a module out of the table
  * under the lock, so no later load gets it and its last release unloads it. Modules without state
  * are cached as before: a hit makes no driver call and classifies nothing.
+ *
+ * Thread caches (issue 21): LLVM <= 20 code loads and unloads its module around every launch.
+ * Each thread keeps entries (TC_WAYS) for the cached modules it loaded last; an entry exists only
+ * while its record is in the table, and is linked in the record's tents under the lock. An
+ * entry's state word counts this thread's loads of the module answered from the entry and not yet
+ * unloaded: they are references of the record kept outside refs, so a repeated load (the blob
+ * still checked, hit_is_same) and its unload change only that word, with a compare-and-swap by
+ * the owning thread on its own cache line: no lock, no shared write. Other threads change the
+ * word only under the lock: an unload from another thread than the loader's (when refs is 0,
+ * one load counted in an entry is taken instead) and revocation, which sets TC_REVOKED and adds
+ * the count to refs in one atomic step (revoke_locked). Once the owner raised the count, the
+ * record is held (a revocation turns the count into a reference); it reads the record's fields
+ * only then, and checks in_table after, so a module taken out of the table (mgpuModuleGetGlobal,
+ * a different blob found at its address, a context reset) is not handed out from an entry. Every
+ * record leaving the table has its entries revoked (unlink_locked); so does the eviction of an
+ * unreferenced module, and a thread's exit (its key's destructor) revokes its own. Thread entries
+ * do not make a record referenced: a record whose refs and pins are 0 sits in the list of
+ * unreferenced modules even while a thread's entry counts loads of it; the eviction looks at the
+ * entries of the oldest one first (evict_idle_locked), so it evicts only what nobody holds, least
+ * recently released first (a thread's unload answered from its entry notes the release clock
+ * there). Stateful modules are never in the table, so never in a thread's cache: each of their
+ * loads is a driver load, as before. With MGPU_CACHED_MODULE_CACHE=0 no entry is made. A fork
+ * child empties the forking thread's cache (the parent's records are forgotten there). Stale
+ * handles: an entry answers only its own handle, whose record it holds (live); any other handle
+ * takes the locked way, which reports it as before. Every acquisition of g_cache.lock is counted
+ * (module_lock_takes), so the tests prove that such hits take none.
  *
  * Hits: the table is searched under the lock, the blob checked outside it on a held record
  * (hit_is_same): without a lock of this file, the record's ro_generation read and written with
