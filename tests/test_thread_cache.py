@@ -9,10 +9,16 @@ replacements. And graph_launch.c's word of launching threads, which threads laun
 no longer write on every launch (counter graph_launcher_stores)."""
 from __future__ import annotations
 
-import ctypes
+import os
+import re
+import subprocess
 import threading
 
-from conftest import blob_buffer, overwrite, ptx
+import pytest
+
+from conftest import DRIVERS, blob_buffer, compile_shared, overwrite, ptx
+from test_graph_launch import Args, launch
+from test_module_lifetime import build_with_sources
 
 
 def llvm19_step(rt, buf, name=b"k"):
@@ -201,7 +207,6 @@ def test_llvm19_chain_makes_the_llvm22_chains_calls_and_takes_no_lock(make_runti
     around each link take no lock."""
     env = {"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": "1", "FAKECUDA_PARAM_SIZES": "8,4",
            "MGPU_CACHED_STREAM_HANDLES": "tagged"}
-    from test_graph_launch import Args, launch
     k = 10
     logs, ran, ids = {}, {}, {}
     for shape in (22, 19):
@@ -235,3 +240,27 @@ def test_llvm19_chain_makes_the_llvm22_chains_calls_and_takes_no_lock(make_runti
     assert [c for c in logs[19] if c != "cuCtxGetId"] == [c for c in logs[22] if c != "cuCtxGetId"]
     assert ids[19] - ids[22] == k
     assert ran[19] == ran[22]
+
+
+@pytest.mark.parametrize("sanitizer", ["address", "thread"])
+def test_evictions_racing_with_thread_cache_hits(tmp_path, sanitizer):
+    """tests/data/modcache/churn.c with 2 modules kept for 4 blobs: every thread's cache hits race
+    with evictions that revoke its entries (and with a thread using given-up handles): no read of
+    freed memory, no data race, no failed load or look-up."""
+    flag = f"-fsanitize={sanitizer}"
+    exe = build_with_sources(tmp_path, "churn", [flag])
+    probe = subprocess.run([str(exe), "1", "1"], capture_output=True, text=True,
+                           env=dict(os.environ, MGPU_CACHED_CUDA_DRIVER="/nonexistent"))
+    if "Sanitizer" in probe.stderr and "failed" not in probe.stderr and probe.returncode not in (0, 1):
+        pytest.skip(f"{sanitizer} sanitizer programs do not run here: {probe.stderr[:200]}")
+    fake = compile_shared(DRIVERS / "fakecuda.c", tmp_path / "libfake_san.so", [flag])
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake), MGPU_CACHED_MODULE_CACHE="2",
+               MGPU_CACHED_STATS="1", TSAN_OPTIONS="halt_on_error=0 exitcode=66",
+               ASAN_OPTIONS="detect_leaks=0")
+    env.pop("MGPU_CACHED_DISABLE", None)
+    p = subprocess.run([str(exe), "4", "400"], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert "Sanitizer" not in p.stderr, p.stderr[-4000:]
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout + p.stderr[-2000:]
+    counts = dict(re.findall(r"^\s+(module_thread_hits|module_evictions)\s+(\d+)$", p.stderr, re.M))
+    assert int(counts["module_thread_hits"]) > 0 and int(counts["module_evictions"]) > 0
