@@ -3,11 +3,12 @@
  * (mgpuModuleLoad, mgpuModuleGetFunction, mgpuModuleUnload) on a cached module, from 1..N threads,
  * with no GPU: against the fake driver of tests/drivers (issue 21, the module cache's hit path).
  *
- *   hit_path_cpu LIB BLOBFILE ITERS THREADS...
+ *   hit_path_cpu LIB BLOBFILE[:KERNEL] ITERS THREADS...      (KERNEL: default k)
  *
  * LIB: a libmgpu_cached.so (dlopened, so two builds can be compared in one run); the driver is the
  * one MGPU_CACHED_CUDA_DRIVER names (the fake: no launch is made, so only the library's own work is
- * timed). BLOBFILE (a kernel named `k`) is read once onto the heap, so every hit compares its bytes,
+ * timed; with the real driver, the same work against it, still without a launch). BLOBFILE is read
+ * once onto the heap, so every hit compares its bytes,
  * and all threads share it (one module, as a program's threads share its blob); they wait at a
  * barrier, then each runs ITERS load + look-up + unload triples. Prints "THREADS ns_per_triple" (wall time / ITERS: the time one
  * thread's triple takes while the others run theirs) per thread count.
@@ -18,6 +19,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static void *(*load)(void *, size_t);
@@ -26,6 +28,7 @@ static void (*unload)(void *);
 static unsigned char *g_blob;
 static size_t g_len;
 static long g_iters;
+static const char *g_kernel = "k";
 static pthread_barrier_t g_start;
 
 static double now(void) {
@@ -39,7 +42,7 @@ static void *worker(void *arg) {
   pthread_barrier_wait(&g_start);
   for (long i = 0; i < g_iters; ++i) {
     void *m = load(g_blob, g_len);
-    if (!m || !get(m, "k")) {
+    if (!m || !get(m, g_kernel)) {
       fprintf(stderr, "hit_path_cpu: load or look-up failed\n");
       exit(1);
     }
@@ -58,6 +61,11 @@ int main(int argc, char **argv) {
   *(void **)&load = dlsym(lib, "mgpuModuleLoad");
   *(void **)&get = dlsym(lib, "mgpuModuleGetFunction");
   *(void **)&unload = dlsym(lib, "mgpuModuleUnload");
+  char *colon = strrchr(argv[2], ':');
+  if (colon) {
+    *colon = 0;
+    g_kernel = colon + 1;
+  }
   FILE *f = fopen(argv[2], "rb");
   if (!f || !load || !get || !unload) return fprintf(stderr, "bad arguments\n"), 2;
   fseek(f, 0, SEEK_END);
@@ -69,7 +77,7 @@ int main(int argc, char **argv) {
   fclose(f);
   g_iters = atol(argv[3]);
   void *m = load(g_blob, g_len); /* the miss and the first look-up, outside the timing */
-  if (!m || !get(m, "k")) return fprintf(stderr, "set-up failed\n"), 1;
+  if (!m || !get(m, g_kernel)) return fprintf(stderr, "set-up failed\n"), 1;
   for (int a = 4; a < argc; ++a) {
     int n = atoi(argv[a]);
     pthread_t t[64];
