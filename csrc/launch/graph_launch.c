@@ -97,29 +97,63 @@ static struct {
  * it cost before the graph path existed. */
 static int g_inflight;
 
-/* The thread of the last launch of the cached mode, any path, and how many launches in a row it
- * made (atomic; 0: no launch yet): (pthread_self() << 16) | streak. A thread launching alone
- * stops writing it once its streak reaches GRAPH_STREAK (no shared read-modify-write per launch);
- * threads launching in turn keep resetting each other's streak, so their launches stay on the
- * stream path (graph launches among concurrent launches serialise in the driver). */
+/* Who launched lately (atomic; 0: no launch yet): one bit per thread (a thread's bit: the
+ * order of its first launch, modulo 64), set by each thread that launches while its bit is not
+ * there. A thread launches alone when the word holds its bit only; its streak (thread-local)
+ * counts its launches in a row since it found that, and the graph path opens at GRAPH_STREAK.
+ * A thread that finds other bits claims the word (stores its bit alone) and takes the stream
+ * path: the others set their bits again at their next launch, so the claimer sees them and stays
+ * on the stream path. Threads launching side by side thus write the word only when one claims,
+ * and a thread claims at once the first time it finds others after launching alone, then only
+ * every CLAIM_EVERY_MAX launches at most (the interval doubles while it finds others each time),
+ * so the word's line is not written on every launch. A thread alone only reads it. Threads
+ * beyond 64 share bits: two sharing one may both take the graph path (results are the same; the
+ * driver serialises them, as it would with g_inflight's check). */
 #define GRAPH_STREAK 4
-static uint64_t g_last_launcher;
+#define CLAIM_EVERY_MAX 256
+static uint64_t g_launchers;
+static unsigned g_launcher_count; /* atomic: threads that launched so far (bits handed out) */
+
+typedef struct launcher {
+  uint64_t bit;      /* this thread's bit; 0: none yet */
+  unsigned streak;   /* launches in a row with the word holding this bit only */
+  unsigned every;    /* launches between two claims while others launch (0: claim at once) */
+  unsigned since;    /* launches since the last claim */
+} launcher;
+static _Thread_local launcher tl_launcher;
+
+static void launcher_store(uint64_t w) {
+  __atomic_store_n(&g_launchers, w, __ATOMIC_RELAXED);
+  MC_STAT_INC(graph_launcher_stores);
+}
 
 int mc_graph_launch_enter(void) {
-  uint64_t me = (uint64_t)(uintptr_t)pthread_self() << 16;
-  uint64_t w = __atomic_load_n(&g_last_launcher, __ATOMIC_RELAXED);
+  launcher *t = &tl_launcher;
+  if (!t->bit)
+    t->bit = 1ull << (__atomic_fetch_add(&g_launcher_count, 1, __ATOMIC_RELAXED) % 64);
+  uint64_t w = __atomic_load_n(&g_launchers, __ATOMIC_RELAXED);
   if (w == 0) { /* the process's first launch: the graph path at once */
-    __atomic_store_n(&g_last_launcher, me | GRAPH_STREAK, __ATOMIC_RELAXED);
+    launcher_store(t->bit);
+    t->streak = GRAPH_STREAK;
+    t->every = 0;
     return 1;
   }
-  if ((w & ~(uint64_t)0xFFFF) != me) {
-    __atomic_store_n(&g_last_launcher, me, __ATOMIC_RELAXED);
-    return 0;
+  if (w == t->bit) { /* alone */
+    if (t->streak < GRAPH_STREAK && ++t->streak == GRAPH_STREAK) t->every = 0;
+    return t->streak >= GRAPH_STREAK;
   }
-  uint64_t streak = w & 0xFFFF;
-  if (streak >= GRAPH_STREAK) return 1;
-  __atomic_store_n(&g_last_launcher, me | (streak + 1), __ATOMIC_RELAXED);
-  return streak + 1 >= GRAPH_STREAK;
+  /* Others launched since this thread's last claim, or it never launched in their company. */
+  if (t->streak || t->since >= t->every) { /* claim: the word holds this thread's bit only */
+    t->every = t->streak ? 0 : (t->every ? t->every * 2 : 1);
+    if (t->every > CLAIM_EVERY_MAX) t->every = CLAIM_EVERY_MAX;
+    t->since = 0;
+    launcher_store(t->bit);
+  } else {
+    t->since++;
+    if (!(w & t->bit)) launcher_store(w | t->bit); /* its bit again, for the claimer to see */
+  }
+  t->streak = 0;
+  return 0;
 }
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -606,6 +640,6 @@ void mc_graph_fork_child(void) {
   memset(g_graph.disabled, 0, sizeof g_graph.disabled);
   g_graph.disabled_full = 0;
   g_inflight = 0; /* threads of the parent inside a launch do not exist in the child */
-  g_last_launcher = 0;
+  g_launchers = 0;
   pthread_mutex_init(&g_graph.lock, NULL);
 }

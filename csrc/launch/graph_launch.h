@@ -37,7 +37,8 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
 
 /* While the graph path is on, every launch of the cached mode calls this first (launch.c),
  * whichever path it takes. It returns 1 when the process's last few launches (graph_launch.c:
- * GRAPH_STREAK) were made by this thread: only then may the launch take the graph path.
+ * GRAPH_STREAK) were made by this thread: only then may the launch take the graph path. Threads
+ * launching side by side do not write a shared word on every launch (graph_launch.c says how).
  * cuGraphLaunch serialises across threads in the driver (H100: 0.79x the driver's launch
  * throughput at 8 threads with graph launches among concurrent ones, 0.93x without), so where
  * several threads launch in turn, their launches take the stream path; a thread that takes over

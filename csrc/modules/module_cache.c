@@ -3,8 +3,8 @@
  *
  * Locking rule: g_cache.lock guards the hash table, the list of unreferenced modules, the list of
  * loads in flight, both slot tables (allocation, publication, retirement) and, in every module
- * record, refs, pins, in_table, the idle and hash links and appends to its list of kernels found
- * by name. It is never held across a driver call, a context creation, a blob check or a byte
+ * record, refs, pins, in_table (also read lock-free by thread-cache hits), its thread entries
+ * (tents), the idle and hash links and appends to its list of kernels found by name. It is never held across a driver call, a context creation, a blob check or a byte
  * comparison: loads, unloads, JIT, cuKernelGetFunction and cuLibraryGetKernel run outside it on a
  * record that is either not yet published or held (a reference or a pin keeps it from being
  * retired). A thread loading a blob whose load another thread has in flight (same address, same
@@ -14,8 +14,9 @@
  * recorded. No lock of this file is held while another lock is taken (reclaim.c's included), so
  * the fork handlers may take them in any order.
  *
- * Lifetime: a module record lives while it has references (loads not yet unloaded), pins (a
- * thread using its driver library outside the lock), or sits in the table unreferenced (cached).
+ * Lifetime: a module record lives while it has references (loads not yet unloaded, in refs or
+ * counted in a thread's entry), pins (a thread using its driver library outside the lock),
+ * thread entries (only while in the table), or sits in the table unreferenced (cached).
  * It is retired under the lock once it has neither and was replaced at its address, evicted, or
  * was never cacheable: its slots are retired (its handles and its kernels' handles read as stale
  * from then on), it leaves every list. Then, outside the lock, its library is unloaded, its blob
@@ -33,6 +34,32 @@
  * (the program may write the module's state through the address) takes a module out of the table
  * under the lock, so no later load gets it and its last release unloads it. Modules without state
  * are cached as before: a hit makes no driver call and classifies nothing.
+ *
+ * Thread caches (issue 21): LLVM <= 20 code loads and unloads its module around every launch.
+ * Each thread keeps entries (TC_WAYS) for the cached modules it loaded last; an entry exists only
+ * while its record is in the table, and is linked in the record's tents under the lock. An
+ * entry's state word counts this thread's loads of the module answered from the entry and not yet
+ * unloaded: they are references of the record kept outside refs, so a repeated load (the blob
+ * still checked, hit_is_same) and its unload change only that word, with a compare-and-swap by
+ * the owning thread on its own cache line: no lock, no shared write. Other threads change the
+ * word only under the lock: an unload from another thread than the loader's (when refs is 0,
+ * one load counted in an entry is taken instead) and revocation, which sets TC_REVOKED and adds
+ * the count to refs in one atomic step (revoke_locked). Once the owner raised the count, the
+ * record is held (a revocation turns the count into a reference); it reads the record's fields
+ * only then, and checks in_table after, so a module taken out of the table (mgpuModuleGetGlobal,
+ * a different blob found at its address, a context reset) is not handed out from an entry. Every
+ * record leaving the table has its entries revoked (unlink_locked); so does the eviction of an
+ * unreferenced module, and a thread's exit (its key's destructor) revokes its own. Thread entries
+ * do not make a record referenced: a record whose refs and pins are 0 sits in the list of
+ * unreferenced modules even while a thread's entry counts loads of it; the eviction looks at the
+ * entries of the oldest one first (evict_idle_locked), so it evicts only what nobody holds, least
+ * recently released first (a thread's unload answered from its entry notes the release clock
+ * there). Stateful modules are never in the table, so never in a thread's cache: each of their
+ * loads is a driver load, as before. With MGPU_CACHED_MODULE_CACHE=0 no entry is made. A fork
+ * child empties the forking thread's cache (the parent's records are forgotten there). Stale
+ * handles: an entry answers only its own handle, whose record it holds (live); any other handle
+ * takes the locked way, which reports it as before. Every acquisition of g_cache.lock is counted
+ * (module_lock_takes), so the tests prove that such hits take none.
  *
  * Hits: the table is searched under the lock, the blob checked outside it on a held record
  * (hit_is_same): without a lock of this file, the record's ro_generation read and written with
@@ -115,8 +142,15 @@ typedef struct module_rec {
                                  at once */
   int refs;                   /* loads minus unloads; under the lock */
   int pins;                   /* threads using lib outside the lock; under the lock */
-  int in_table;               /* reachable through the hash table; under the lock */
+  int in_table;               /* reachable through the hash table; written under the lock with
+                                 atomic stores; read by thread-cache hits with an acquire load */
+  struct tc_entry *tents;     /* the threads' cache entries of this record (not revoked): only
+                                 while in_table; under the lock */
   int idle;                   /* in the list of unreferenced modules; under the lock */
+  uint64_t stamp;             /* its place in that list: 2 x g_release_clock when it joined it
+                                 (the list is sorted by it); under the lock */
+  uint64_t tc_stamp;          /* the latest unload answered by a thread entry revoked since
+                                 (2 x g_release_clock + 1 then); under the lock */
   struct module_rec *idle_prev, *idle_next; /* that list, oldest first; under the lock */
   struct module_rec *next;    /* hash chain; under the lock */
   struct module_rec *grave;   /* retired, awaiting its unload; under the lock, then its retirer */
@@ -138,6 +172,14 @@ static struct {
 } g_cache = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, NULL, NULL, 0, NULL};
 
 static pthread_mutex_t g_smem_lock = PTHREAD_MUTEX_INITIALIZER; /* raises of smem limits */
+
+/* Every acquisition of g_cache.lock is counted (statistic module_lock_takes, per thread: no shared
+ * write), so the tests can prove that repeated hits, look-ups and unloads take no lock. */
+static inline int mc_counted_lock(pthread_mutex_t *l) {
+  if (l == &g_cache.lock) MC_STAT_INC(module_lock_takes);
+  return pthread_mutex_lock(l);
+}
+#define pthread_mutex_lock(l) mc_counted_lock(l)
 
 /* Devices covered by every slot and record: mc_device_count() at the first load (at least 1);
  * written once under the lock before any function slot is published, then read lock-free. */
@@ -284,12 +326,15 @@ static module_rec *find_locked(const void *key, int jit, int opt_level) {
   return NULL;
 }
 
+static void revoke_all_locked(module_rec *m);
+
 static void unlink_locked(module_rec *m) {
   module_rec **pp = &g_cache.buckets[bucket_of(m->key)];
   while (*pp && *pp != m) pp = &(*pp)->next;
   if (*pp) *pp = m->next;
   m->next = NULL;
-  m->in_table = 0;
+  __atomic_store_n(&m->in_table, 0, __ATOMIC_RELEASE);
+  revoke_all_locked(m); /* no thread's cache hands it out again */
 }
 
 static void idle_remove_locked(module_rec *m) {
@@ -303,7 +348,12 @@ static void idle_remove_locked(module_rec *m) {
   g_cache.nidle--;
 }
 
+/* Ticks at every module joining the list of unreferenced ones (under the lock); read, never
+ * written, by the unloads that threads' caches answer, to order them among those (eviction). */
+static uint64_t g_release_clock;
+
 static void idle_push_locked(module_rec *m) {
+  m->stamp = 2 * __atomic_add_fetch(&g_release_clock, 1, __ATOMIC_RELAXED);
   m->idle_prev = g_cache.idle_tail;
   m->idle_next = NULL;
   if (g_cache.idle_tail) g_cache.idle_tail->idle_next = m;
@@ -326,11 +376,49 @@ static void retire_locked(module_rec *m, module_rec **grave) {
   *grave = m;
 }
 
-/* Unload the oldest unreferenced modules beyond the limit. */
+static uint64_t tc_stamp_locked(const module_rec *m);
+static int tc_loads_locked(const module_rec *m);
+
+/* Put m (off the list) back in the list at its stamp's place, from the newest end. */
+static void idle_insert_locked(module_rec *m) {
+  module_rec *after = g_cache.idle_tail;
+  while (after && after->stamp > m->stamp) after = after->idle_prev;
+  m->idle_prev = after;
+  m->idle_next = after ? after->idle_next : g_cache.idle_head;
+  if (m->idle_next) m->idle_next->idle_prev = m;
+  else g_cache.idle_tail = m;
+  if (after) after->idle_next = m;
+  else g_cache.idle_head = m;
+  m->idle = 1;
+  g_cache.nidle++;
+}
+
+/* Unload the least recently released unreferenced modules beyond the limit. The list does not
+ * see the loads and unloads that threads' caches answer (see "Thread caches"), so its oldest
+ * module is looked at first: loads of it still counted in a thread's entry make it referenced
+ * (the entries are revoked, their loads become references: it leaves the list, as that load's
+ * hit would have taken it off); one unloaded through a thread's entry after it joined the list
+ * moves to that unload's place, as the unload would have moved it (the clock does not move
+ * meanwhile, so each module moves at most once and the loop ends); any other is unloaded, its
+ * entries revoked first. */
 static void evict_idle_locked(module_rec **grave) {
   size_t cap = mc_config()->module_cache;
   while (g_cache.nidle > cap) {
-    retire_locked(g_cache.idle_head, grave);
+    module_rec *m = g_cache.idle_head;
+    if (tc_loads_locked(m)) { /* referenced after all: its entries' loads become references */
+      revoke_all_locked(m);
+      continue;
+    }
+    uint64_t last = tc_stamp_locked(m);
+    if (last > m->stamp) {
+      idle_remove_locked(m);
+      m->stamp = last;
+      idle_insert_locked(m);
+      continue;
+    }
+    revoke_all_locked(m);
+    if (m->refs) continue; /* loads counted in a thread's entry: referenced, off the list */
+    retire_locked(m, grave);
     MC_STAT_INC(module_evictions);
   }
 }
@@ -381,6 +469,209 @@ static void unpin(module_rec *m) {
   release_locked(m, &grave);
   pthread_mutex_unlock(&g_cache.lock);
   bury(grave);
+}
+
+/* ---- thread caches (issue 21): repeated hits and unloads without the lock ----
+ * LLVM <= 20 code loads and unloads its module around every launch. Each thread keeps the
+ * modules it loaded last (TC_WAYS entries); a load of the same blob again is answered from its
+ * entry, and the unload of that load too, with no lock and no write to a shared line: see
+ * "Thread caches" in the locking rule above. */
+
+#define TC_WAYS 8                  /* modules per thread */
+#define TC_REVOKED (1ull << 63)    /* in tc_entry.state: the entry no longer holds its record */
+
+typedef struct tc_entry {
+  uint64_t state;        /* atomic: TC_REVOKED | the loads of m this thread answered from the
+                            entry and not yet unloaded (references counted here, not in
+                            m->refs). Changed lock-free by its thread (compare-and-swap), by
+                            other threads only under the lock (revocation, an unload from another
+                            thread) */
+  uint64_t released;     /* atomic: 2 x g_release_clock + 1 at its thread's last unload
+                            answered here (eviction order); written by its thread only */
+  module_rec *m;         /* its thread only; NULL: a free entry. Read only while not revoked */
+  const void *key;       /* its thread only: m's key, jit, opt_level, handle */
+  int jit, opt_level;
+  uint64_t handle;
+  struct tc_entry *tnext, **tprev; /* m->tents while not revoked; under the lock */
+} tc_entry;
+
+typedef struct tcache {
+  tc_entry e[TC_WAYS];
+  unsigned victim;       /* its thread only: the next entry replaced when all are taken */
+} tcache;
+
+static _Thread_local tcache *tl_tc;        /* this thread's cache; NULL: none yet */
+static pthread_once_t g_tc_once = PTHREAD_ONCE_INIT;
+static pthread_key_t g_tc_key;             /* its destructor detaches a thread's entries */
+static int g_tc_key_ok;                    /* atomic: the key exists */
+
+/* Detach entry e from its record: its loads become references of the record (a record so
+ * referenced leaves the list of unreferenced ones). Lock held; e is not revoked. */
+static void revoke_locked(tc_entry *e) {
+  module_rec *m = e->m;
+  uint64_t count = __atomic_fetch_or(&e->state, TC_REVOKED, __ATOMIC_ACQ_REL) & ~TC_REVOKED;
+  uint64_t r = __atomic_load_n(&e->released, __ATOMIC_RELAXED);
+  if (r > m->tc_stamp) m->tc_stamp = r;
+  *e->tprev = e->tnext;
+  if (e->tnext) e->tnext->tprev = e->tprev;
+  e->tnext = NULL;
+  e->tprev = NULL;
+  if (count) {
+    hold_locked(m);
+    m->refs += (int)count;
+  }
+}
+
+/* Every thread entry of m revoked (m leaves the table, is evicted, or a context reset). */
+static void revoke_all_locked(module_rec *m) {
+  while (m->tents) revoke_locked(m->tents);
+}
+
+/* When m was last unloaded: its own stamp, or a later unload a thread's entry answered. */
+static uint64_t tc_stamp_locked(const module_rec *m) {
+  uint64_t last = m->stamp > m->tc_stamp ? m->stamp : m->tc_stamp;
+  for (const tc_entry *e = m->tents; e; e = e->tnext) {
+    uint64_t r = __atomic_load_n(&e->released, __ATOMIC_RELAXED);
+    if (r > last) last = r;
+  }
+  return last;
+}
+
+/* Whether loads of m are counted in threads' entries (not yet unloaded). Lock held. */
+static int tc_loads_locked(const module_rec *m) {
+  for (const tc_entry *e = m->tents; e; e = e->tnext)
+    if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) & ~TC_REVOKED) return 1;
+  return 0;
+}
+
+/* One load of m counted in another thread's entry, taken away: an unload in a thread other
+ * than the loader's. 1 if one was there. Lock held. */
+static int take_thread_load_locked(module_rec *m) {
+  for (tc_entry *e = m->tents; e; e = e->tnext) {
+    uint64_t s = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+    while (!(s & TC_REVOKED) && (s & ~TC_REVOKED))
+      if (__atomic_compare_exchange_n(&e->state, &s, s - 1, 0, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE))
+        return 1;
+  }
+  return 0;
+}
+
+/* Thread exit (its key's destructor): every entry detached, its loads handed to the records. */
+static void tc_thread_exit(void *p) {
+  tcache *tc = p;
+  tl_tc = NULL;
+  pthread_mutex_lock(&g_cache.lock);
+  for (int i = 0; i < TC_WAYS; ++i)
+    if (tc->e[i].m && !(__atomic_load_n(&tc->e[i].state, __ATOMIC_ACQUIRE) & TC_REVOKED))
+      revoke_locked(&tc->e[i]);
+  pthread_mutex_unlock(&g_cache.lock);
+  free(tc);
+}
+
+static void tc_make_key(void) {
+  __atomic_store_n(&g_tc_key_ok, pthread_key_create(&g_tc_key, tc_thread_exit) == 0,
+                   __ATOMIC_RELEASE);
+}
+
+/* At dlclose (and exit): no thread exit may run tc_thread_exit in an unloaded library. */
+__attribute__((destructor)) static void tc_drop_key(void) {
+  if (__atomic_exchange_n(&g_tc_key_ok, 0, __ATOMIC_ACQ_REL)) pthread_key_delete(g_tc_key);
+}
+
+/* Put m (held by this thread's load, in the table) in this thread's cache, replacing its entry
+ * for the same blob or the next victim. Nothing without a thread key or memory, or with
+ * MGPU_CACHED_MODULE_CACHE=0 (nothing is kept unreferenced, so nothing per thread either).
+ * Lock held. */
+static void tc_install_locked(module_rec *m) {
+  if (!mc_config()->module_cache) return;
+  tcache *tc = tl_tc;
+  if (!tc) {
+    pthread_once(&g_tc_once, tc_make_key);
+    if (!__atomic_load_n(&g_tc_key_ok, __ATOMIC_ACQUIRE)) return;
+    tc = calloc(1, sizeof *tc);
+    if (!tc) return;
+    if (pthread_setspecific(g_tc_key, tc) != 0) {
+      free(tc);
+      return;
+    }
+    tl_tc = tc;
+  }
+  tc_entry *slot = NULL;
+  for (int i = 0; i < TC_WAYS && !slot; ++i) {
+    tc_entry *e = &tc->e[i];
+    if (e->m && (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) & TC_REVOKED)) e->m = NULL;
+    if (e->m == m) return; /* there already */
+    if (e->m && e->key == m->key && e->jit == m->jit && e->opt_level == m->opt_level) slot = e;
+  }
+  for (int i = 0; i < TC_WAYS && !slot; ++i)
+    if (!tc->e[i].m) slot = &tc->e[i];
+  if (!slot) slot = &tc->e[tc->victim++ % TC_WAYS];
+  if (slot->m && !(__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) & TC_REVOKED))
+    revoke_locked(slot);
+  slot->m = m;
+  slot->key = m->key;
+  slot->jit = m->jit;
+  slot->opt_level = m->opt_level;
+  slot->handle = m->handle;
+  __atomic_store_n(&slot->released, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->state, 0, __ATOMIC_RELEASE);
+  slot->tnext = m->tents;
+  if (m->tents) m->tents->tprev = &slot->tnext;
+  slot->tprev = &m->tents;
+  m->tents = slot;
+}
+
+/* One load counted in e undone by its thread, lock-free: 1 if it was there (not revoked, not
+ * zero); else the caller goes the locked way (a revoked entry's loads are the record's refs). */
+static int tc_unload(tc_entry *e) {
+  uint64_t s = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+  while (!(s & TC_REVOKED) && (s & ~TC_REVOKED))
+    if (__atomic_compare_exchange_n(&e->state, &s, s - 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      /* its place among the releases, for eviction: a read of the clock, a store to its own line */
+      uint64_t r = 2 * __atomic_load_n(&g_release_clock, __ATOMIC_RELAXED) + 1;
+      if (__atomic_load_n(&e->released, __ATOMIC_RELAXED) != r)
+        __atomic_store_n(&e->released, r, __ATOMIC_RELAXED);
+      return 1;
+    }
+  if (s & TC_REVOKED) e->m = NULL; /* detached by the lock holder: free from now on */
+  return 0;
+}
+
+static mc_status locked_unload(uint64_t h);
+static int hit_is_same(module_rec *m, const void *blob);
+
+/* A load answered from this thread's cache: 1 with *out set, or 0 (the locked way). The entry's
+ * count is raised first (a compare-and-swap on this thread's own line): from then on the record
+ * is held, since a revocation turns the count into references; a record taken out of the table
+ * meanwhile, or whose blob changed, is let go and the locked path decides. */
+static int tc_load(const void *blob, int jit, int opt_level, mc_module **out) {
+  tcache *tc = tl_tc;
+  if (!tc) return 0;
+  tc_entry *e = NULL;
+  for (int i = 0; i < TC_WAYS && !e; ++i)
+    if (tc->e[i].m && tc->e[i].key == blob && tc->e[i].jit == jit &&
+        tc->e[i].opt_level == opt_level)
+      e = &tc->e[i];
+  if (!e) return 0;
+  uint64_t s = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+  do {
+    if (s & TC_REVOKED) {
+      e->m = NULL;
+      return 0;
+    }
+  } while (!__atomic_compare_exchange_n(&e->state, &s, s + 1, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE));
+  module_rec *m = e->m;
+  if (!__atomic_load_n(&m->in_table, __ATOMIC_ACQUIRE) || !hit_is_same(m, blob)) {
+    uint64_t h = e->handle;
+    if (!tc_unload(e)) (void)locked_unload(h); /* revoked meanwhile: a reference of m */
+    return 0;
+  }
+  MC_STAT_INC(module_hits);
+  MC_STAT_INC(module_thread_hits);
+  *out = (mc_module *)(uintptr_t)e->handle;
+  return 1;
 }
 
 /* ---- resolution ---- */
@@ -576,6 +867,8 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
       !mc_cu.cuLibraryGetKernel)
     return MC_FAIL("cuLibraryLoadData", MC_E_UNSUPPORTED);
 
+  if (tc_load(blob, jit, opt_level, out)) return MC_OK; /* this thread's cache: no lock */
+
   module_rec *grave = NULL;
   inflight me = {blob, jit, opt_level, NULL};
   pthread_mutex_lock(&g_cache.lock);
@@ -589,6 +882,9 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
       pthread_mutex_unlock(&g_cache.lock);
       if (hit_is_same(m, blob)) {
         MC_STAT_INC(module_hits);
+        pthread_mutex_lock(&g_cache.lock); /* this thread's next loads of it: from its cache */
+        if (m->in_table) tc_install_locked(m);
+        pthread_mutex_unlock(&g_cache.lock);
         *out = (mc_module *)(uintptr_t)m->handle;
         return MC_OK;
       }
@@ -627,7 +923,8 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
       size_t b = bucket_of(blob);
       m->next = g_cache.buckets[b];
       g_cache.buckets[b] = m;
-      m->in_table = 1;
+      __atomic_store_n(&m->in_table, 1, __ATOMIC_RELEASE);
+      tc_install_locked(m);
     }
   }
   pthread_mutex_unlock(&g_cache.lock);
@@ -641,10 +938,9 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
   return MC_OK;
 }
 
-mc_status mc_module_unload(mc_module *module) {
-  MC_STAT_INC(module_unloads);
-  uint64_t h = (uint64_t)(uintptr_t)module;
-  if (!h) return MC_FAIL("mgpuModuleUnload", MC_E_NULL_ARGUMENT);
+/* Release one reference of module handle h under the lock: one of the record's references, else
+ * one load counted in a thread's entry (loaded in another thread), else the handle is stale. */
+static mc_status locked_unload(uint64_t h) {
   module_rec *grave = NULL;
   mc_status st = MC_OK;
   pthread_mutex_lock(&g_cache.lock);
@@ -652,15 +948,31 @@ mc_status mc_module_unload(mc_module *module) {
   module_rec *m = module_of(h, &s);
   if (!m) {
     st = handle_error("mgpuModuleUnload", s);
-  } else if (m->refs <= 0) {
-    st = MC_FAIL("mgpuModuleUnload", MC_E_STALE_HANDLE);
-  } else {
+  } else if (m->refs > 0) {
     m->refs--;
     release_locked(m, &grave);
+  } else if (!take_thread_load_locked(m)) {
+    st = MC_FAIL("mgpuModuleUnload", MC_E_STALE_HANDLE);
   }
   pthread_mutex_unlock(&g_cache.lock);
   bury(grave);
   return st;
+}
+
+mc_status mc_module_unload(mc_module *module) {
+  MC_STAT_INC(module_unloads);
+  uint64_t h = (uint64_t)(uintptr_t)module;
+  if (!h) return MC_FAIL("mgpuModuleUnload", MC_E_NULL_ARGUMENT);
+  /* The unload of a load this thread's cache answered: its entry's count, no lock. The module
+   * stays cached (an entry exists only while it is in the table): nothing else to do. */
+  tcache *tc = tl_tc;
+  if (tc)
+    for (int i = 0; i < TC_WAYS; ++i)
+      if (tc->e[i].m && tc->e[i].handle == h) {
+        if (tc_unload(&tc->e[i])) return MC_OK;
+        break;
+      }
+  return locked_unload(h);
 }
 
 /* Pin the live record of handle h (its library stays loaded until unpin). Lock held. */
@@ -880,6 +1192,9 @@ void mc_module_cache_fork_parent(void) {
 
 void mc_module_cache_fork_child(void) {
   mc_reclaim_fork_child();
+  /* The forking thread's cache holds the parent's records: emptied (the other threads' caches
+   * were the parent's: gone with them, never touched here). */
+  if (tl_tc) memset(tl_tc, 0, sizeof *tl_tc);
   pthread_mutex_unlock(&g_smem_lock);
   pthread_mutex_unlock(&g_cache.lock);
   /* Threads waiting for a load, and the loads in flight, were the parent's: gone here. */

@@ -37,6 +37,11 @@
  * stays per retired module is nothing: memory is bounded by the slots of the most modules and
  * kernels ever live at the same time.
  *
+ * A thread's repeated loads of a cached module, and their unloads, are answered from that
+ * thread's own small cache with no lock and no write to memory another thread uses (LLVM <= 20
+ * code loads and unloads around every launch, from every thread); the handles, the hits' checks
+ * and the references are the same as through the table (module_cache.c: "Thread caches").
+ *
  * Slow driver calls (cuLibraryLoadData and the JIT, cuLibraryUnload, cuKernelGetFunction,
  * cuLibraryGetKernel, context creation) run without the cache's lock, so a launch or a cache hit
  * never waits behind another thread's load. Two threads loading the same blob at the same address

@@ -76,6 +76,8 @@
   X(stream_reclaims, "driver streams taken from idle live handles at the stream cap")       \
   X(stream_cap_exceeded, "driver streams made above the stream cap (every bound one busy)")      \
   X(module_evictions, "unreferenced modules unloaded beyond MGPU_CACHED_MODULE_CACHE")       \
+  X(module_thread_hits, "hits answered by the thread's own cache (no lock, no shared write)") \
+  X(module_lock_takes, "acquisitions of the module cache's lock (none on a thread's cache hits)") \
   /* graph launches (issue 12) */                                                             \
   X(graph_launches, "launches through a one-node graph exec (cuGraphLaunch)")                 \
   X(graph_instantiates, "one-node graph execs made (cuGraphInstantiate)")                     \
@@ -85,6 +87,7 @@
   X(graph_full, "launches sent to the stream path: their stream's execs full, none evictable yet") \
   X(graph_disabled_functions, "functions sent back to the stream path after a graph failure") \
   X(graph_contended, "launches sent to the stream path: other threads launched just before") \
+  X(graph_launcher_stores, "stores to the shared word of the threads launching lately")     \
   X(chain_deferred, "launches deferred by chain replay (MGPU_CACHED_CHAIN=1)")                \
   X(chain_flushes, "deferred segments submitted (at an observation point)")                    \
   X(chain_replays, "segments submitted as one launch of a chain graph")                       \

@@ -1,0 +1,266 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""Issue 21 items 1 and 2: what threads share per launch.
+
+The module cache's per-thread cache (csrc/modules/module_cache.c, "Thread caches"): LLVM <= 20
+code loads, looks up and unloads its module around every launch; a thread's repeated hits, look-ups
+and unloads take no lock (counter module_lock_takes) and make no driver call, with the same handles
+and results as before, while references stay exact across threads, thread exits, evictions and
+replacements. And graph_launch.c's word of launching threads, which threads launching side by side
+no longer write on every launch (counter graph_launcher_stores)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import threading
+
+import pytest
+
+from conftest import DRIVERS, blob_buffer, compile_shared, overwrite, ptx
+from test_graph_launch import Args, launch
+from test_module_lifetime import build_with_sources
+
+
+def llvm19_step(rt, buf, name=b"k"):
+    """One launch as LLVM <= 20 code makes it; returns the module and function handles."""
+    m = rt.mgpuModuleLoad(buf, 0)
+    f = rt.mgpuModuleGetFunction(m, name)
+    rt.launch(f)
+    rt.mgpuModuleUnload(m)
+    return m, f
+
+
+def test_repeated_load_lookup_launch_unload_takes_no_lock(rt):
+    buf = blob_buffer(ptx("k"))
+    first = llvm19_step(rt, buf)  # the miss, the first look-up: the lock is taken there
+    locks = rt.stats()["module_lock_takes"]
+    assert locks > 0
+    calls = {c: rt.fake.count(c) for c in ("cuLibraryLoadData", "cuLibraryUnload",
+                                            "cuLibraryGetKernel", "cuKernelGetFunction")}
+    for _ in range(100):
+        assert llvm19_step(rt, buf) == first  # the same handles every time
+    s = rt.stats()
+    assert s["module_lock_takes"] == locks  # no lock on 100 hits, look-ups and unloads
+    assert s["module_thread_hits"] == 100 and s["module_hits"] == 100
+    assert {c: rt.fake.count(c) for c in calls} == calls  # and no driver call but the launches
+    assert rt.fake.launches() == 101 and s["errors"] == 0
+
+
+def test_load_in_one_thread_unloaded_in_another(rt, capfd):
+    """A load answered by a thread's cache, unloaded by another thread: released, not an error;
+    one unload more is reported as before (the handle's references are exact)."""
+    buf = blob_buffer(ptx("k"))
+    m = rt.mgpuModuleLoad(buf, 0)
+    rt.mgpuModuleUnload(m)
+    assert rt.mgpuModuleLoad(buf, 0) == m and rt.stats()["module_thread_hits"] == 1
+    t = threading.Thread(target=rt.mgpuModuleUnload, args=(m,))
+    t.start()
+    t.join()
+    assert rt.stats()["errors"] == 0 and capfd.readouterr().err == ""
+    t = threading.Thread(target=rt.mgpuModuleUnload, args=(m,))
+    t.start()
+    t.join()
+    assert rt.stats()["errors"] == 1
+    assert "'mgpuModuleUnload' failed with 'MGPU_CACHED_STALE_HANDLE'" in capfd.readouterr().err
+    assert rt.fake.count("cuLibraryLoadData") == 1 and rt.fake.count("cuLibraryUnload") == 0
+
+
+def test_a_thread_exit_hands_its_loads_to_the_module(make_runtime, capfd):
+    """A thread that exits holding a load its cache answered: the module stays referenced (never
+    evicted), and the program's unload from another thread releases it."""
+    rt = make_runtime(env={"MGPU_CACHED_MODULE_CACHE": "1"})
+    buf, other = blob_buffer(ptx("k")), blob_buffer(ptx("o"))
+    held = []
+
+    def loader():
+        m = rt.mgpuModuleLoad(buf, 0)
+        rt.mgpuModuleUnload(m)
+        held.append(rt.mgpuModuleLoad(buf, 0))  # from this thread's cache; the thread ends
+
+    t = threading.Thread(target=loader)
+    t.start()
+    t.join()
+    m = held[0]
+    assert rt.stats()["module_thread_hits"] == 1
+    for _ in range(2):  # another module through the one place kept unreferenced
+        rt.mgpuModuleUnload(rt.mgpuModuleLoad(other, 0))
+    assert rt.fake.count("cuLibraryUnload") == 0  # m is referenced: never the one evicted
+    assert rt.mgpuModuleGetFunction(m, b"k")
+    rt.mgpuModuleUnload(m)  # m unreferenced now: beyond the limit with `other`, the older goes
+    assert rt.fake.count("cuLibraryUnload") == 1
+    assert rt.mgpuModuleLoad(buf, 0) == m  # m was the newer: kept
+    assert rt.stats()["errors"] == 0 and capfd.readouterr().err == ""
+
+
+def test_a_changed_blob_is_never_answered_from_a_thread_cache(rt):
+    buf = blob_buffer(ptx("a"), 4096)
+    m, _ = llvm19_step(rt, buf, b"a")
+    assert llvm19_step(rt, buf, b"a")[0] == m and rt.stats()["module_thread_hits"] == 1
+    overwrite(buf, ptx("b"))
+    m2 = rt.mgpuModuleLoad(buf, 0)
+    assert m2 != m and rt.fake.count("cuLibraryLoadData") == 2
+    assert rt.mgpuModuleGetFunction(m2, b"b") and rt.stats()["module_stale"] == 1
+    rt.mgpuModuleUnload(m2)
+    assert rt.mgpuModuleLoad(buf, 0) == m2  # the new module is the thread's from now on
+    assert rt.stats()["module_thread_hits"] == 2 and rt.stats()["errors"] == 0
+
+
+def test_replacement_by_another_thread_ends_this_threads_hits(rt):
+    """Another thread finds a different blob at the address: the module leaves the table and this
+    thread's entry is revoked, so even when the old bytes come back, the thread gets the module
+    the table holds, as every other thread does."""
+    old, new = ptx("a"), ptx("b")
+    buf = blob_buffer(old, 4096)
+    m, _ = llvm19_step(rt, buf, b"a")
+    assert llvm19_step(rt, buf, b"a")[0] == m and rt.stats()["module_thread_hits"] == 1
+    got = []
+
+    def replacer():
+        overwrite(buf, new)
+        got.append(rt.mgpuModuleLoad(buf, 0))
+        rt.mgpuModuleUnload(got[0])
+        overwrite(buf, old)
+        got.append(rt.mgpuModuleLoad(buf, 0))  # the old bytes again: a third module
+        rt.mgpuModuleUnload(got[1])
+
+    t = threading.Thread(target=replacer)
+    t.start()
+    t.join()
+    assert len(set([m, *got])) == 3
+    assert rt.mgpuModuleLoad(buf, 0) == got[1]  # the table's module, not the thread's old one
+    assert rt.fake.count("cuLibraryLoadData") == 3 and rt.stats()["errors"] == 0
+
+
+def test_threads_loading_side_by_side_keep_references_exact(make_runtime, capfd):
+    """Several threads run the LLVM <= 20 pattern over more blobs than the cache keeps, so
+    evictions revoke entries while other threads hit them: no error, every launch made, and at
+    the end every module loaded is unloaded but those still cached."""
+    rt = make_runtime(env={"MGPU_CACHED_MODULE_CACHE": "2"})
+    bufs = [blob_buffer(ptx(f"k{i}")) for i in range(4)]
+    n = 300
+
+    def worker(w):
+        for i in range(n):
+            b = (w + i) % len(bufs) if i % 7 == 0 else w % len(bufs)
+            llvm19_step(rt, bufs[b], f"k{b}".encode())
+
+    ts = [threading.Thread(target=worker, args=(w,)) for w in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    s = rt.stats()
+    assert s["errors"] == 0 and capfd.readouterr().err == ""
+    assert rt.fake.launches() == 4 * n and s["module_thread_hits"] > 0
+    # every thread has exited: every module is unreferenced, at most 2 of them kept
+    kept = rt.fake.count("cuLibraryLoadData") - rt.fake.count("cuLibraryUnload")
+    assert kept <= 2 and s["module_loads"] == s["module_unloads"] == 4 * n
+
+
+# ---- graph_launch.c: the word of launching threads ----------------------------------------------
+
+def test_threads_launching_in_turn_do_not_write_the_shared_word_every_launch(make_runtime):
+    """Two threads launching strictly in turn: every launch but the process's first takes the
+    stream path (graph launches among concurrent ones serialise in the driver), as before, but the
+    shared word is written a few times, not at every launch."""
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1"})
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    streams = [rt.mgpuStreamCreate(), rt.mgpuStreamCreate()]
+    n = 200
+    turn = [threading.Semaphore(1), threading.Semaphore(0)]
+
+    def worker(w):
+        for _ in range(n):
+            turn[w].acquire()
+            rt.launch(f, stream=streams[w])
+            turn[1 - w].release()
+
+    ts = [threading.Thread(target=worker, args=(w,)) for w in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    s = rt.stats()
+    assert rt.fake.launches() == 2 * n and s["errors"] == 0
+    assert s["graph_launches"] == 1 and s["graph_contended"] == 2 * n - 1
+    assert s["graph_launcher_stores"] < n // 4  # was one per launch: 2 * n
+
+
+def test_a_thread_launching_alone_writes_the_word_once(make_runtime):
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1"})
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    s = rt.mgpuStreamCreate()
+    for _ in range(50):
+        rt.launch(f, stream=s)
+    st = rt.stats()
+    assert st["graph_launches"] == 50 and st["graph_launcher_stores"] == 1
+
+
+# ---- chain replay (issue 21 item 2): LLVM <= 20 code's chain costs what LLVM >= 21 code's does ----
+
+def test_llvm19_chain_makes_the_llvm22_chains_calls_and_takes_no_lock(make_runtime):
+    """A chain of K launches + one sync in both shapes, from the third chain on: the same driver
+    calls in the same order (the only extra one per link is cuCtxGetId, mgpuModuleLoad's context
+    check, issue 19 item 5), the same kernels run, and LLVM <= 20 code's load / look-up / unload
+    around each link take no lock."""
+    env = {"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": "1", "FAKECUDA_PARAM_SIZES": "8,4",
+           "MGPU_CACHED_STREAM_HANDLES": "tagged"}
+    k = 10
+    logs, ran, ids = {}, {}, {}
+    for shape in (22, 19):
+        rt = make_runtime(env=env)
+        buf = blob_buffer(ptx("f"))
+        s = rt.mgpuStreamCreate()
+        m0 = rt.mgpuModuleLoad(buf, 0)
+        f0 = rt.mgpuModuleGetFunction(m0, b"f")
+
+        def chain(base):
+            for i in range(k):
+                if shape == 19:
+                    m = rt.mgpuModuleLoad(buf, 0)
+                    launch(rt, rt.mgpuModuleGetFunction(m, b"f"), s, Args(base + i, 0))
+                    rt.mgpuModuleUnload(m)
+                else:
+                    launch(rt, f0, s, Args(base + i, 0))
+            rt.mgpuStreamSynchronize(s)
+
+        for c in range(3):
+            chain(1000 * c)
+        before, locks = len(rt.fake.log()), rt.stats()["module_lock_takes"]
+        ids[shape] = rt.fake.count("cuCtxGetId")
+        chain(5000)
+        logs[shape] = rt.fake.log()[before:]
+        ids[shape] = rt.fake.count("cuCtxGetId") - ids[shape]
+        ran[shape] = rt.fake.arg_log()
+        st = rt.stats()
+        assert st["module_lock_takes"] == locks and st["errors"] == 0
+        assert st["chain_deferred"] == 4 * k
+    assert [c for c in logs[19] if c != "cuCtxGetId"] == [c for c in logs[22] if c != "cuCtxGetId"]
+    assert ids[19] - ids[22] == k
+    assert ran[19] == ran[22]
+
+
+@pytest.mark.parametrize("sanitizer", ["address", "thread"])
+def test_evictions_racing_with_thread_cache_hits(tmp_path, sanitizer):
+    """tests/data/modcache/churn.c with 2 modules kept for 4 blobs: every thread's cache hits race
+    with evictions that revoke its entries (and with a thread using given-up handles): no read of
+    freed memory, no data race, no failed load or look-up."""
+    flag = f"-fsanitize={sanitizer}"
+    exe = build_with_sources(tmp_path, "churn", [flag])
+    probe = subprocess.run([str(exe), "1", "1"], capture_output=True, text=True,
+                           env=dict(os.environ, MGPU_CACHED_CUDA_DRIVER="/nonexistent"))
+    if "Sanitizer" in probe.stderr and "failed" not in probe.stderr and probe.returncode not in (0, 1):
+        pytest.skip(f"{sanitizer} sanitizer programs do not run here: {probe.stderr[:200]}")
+    fake = compile_shared(DRIVERS / "fakecuda.c", tmp_path / "libfake_san.so", [flag])
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake), MGPU_CACHED_MODULE_CACHE="2",
+               MGPU_CACHED_STATS="1", TSAN_OPTIONS="halt_on_error=0 exitcode=66",
+               ASAN_OPTIONS="detect_leaks=0")
+    env.pop("MGPU_CACHED_DISABLE", None)
+    p = subprocess.run([str(exe), "4", "400"], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert "Sanitizer" not in p.stderr, p.stderr[-4000:]
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout + p.stderr[-2000:]
+    counts = dict(re.findall(r"^\s+(module_thread_hits|module_evictions)\s+(\d+)$", p.stderr, re.M))
+    assert int(counts["module_thread_hits"]) > 0 and int(counts["module_evictions"]) > 0
