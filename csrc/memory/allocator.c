@@ -42,7 +42,10 @@
  *
  * Memory goes back without a device-wide wait. With one device and the driver's memory pool entry
  * points (CUDA 11.2+; not HIP, not older drivers), cached-size device blocks come from a driver
- * memory pool of the device (made lazily): cuMemAllocFromPoolAsync on the clearing stream + its
+ * memory pool of the device (made lazily) unless the device is lean (the pool reserves physical
+ * memory in chunks: near capacity a small pool allocation fails where cuMemAlloc succeeds, so a
+ * lean device, and a pool allocation out of memory, use cuMemAlloc; the headroom is checked
+ * before a device's first driver allocation and before each while lean, pre_alloc_headroom): cuMemAllocFromPoolAsync on the clearing stream + its
  * synchronisation; given back with cuMemFreeAsync on the clearing stream + its synchronisation +
  * cuMemPoolTrimTo(pool, 0): no wait for the program's work (cuMemFree waits for the whole device,
  * ~1 s behind an unrelated 1 s kernel on the H100). All those calls run in relaxed mode. Such
