@@ -12,7 +12,8 @@
  * cuMemFreeAsync puts the block in the pool's reserve (still counted as used, never waits);
  * cuMemPoolTrimTo(pool, 0) gives the reserve back to the device. fake_pool_reserved() says how many
  * bytes pools hold in reserve; fake_set_pool_chunk(n) makes a pool allocation fail with out of
- * memory unless n bytes are free (the real pool reserves physical memory in chunks). Neither waits for any work (the real ones are stream ordered).
+ * memory unless n bytes are free (the real pool reserves physical memory in chunks; the variable
+ * FAKECUDA_POOL_CHUNK sets it too). Neither waits for any work (the real ones are stream ordered).
  *
  * Capture: fake_capture_begin(stream) starts "another library's" global-mode capture of `stream`
  * (a stream the test made, owned by no thread of the process) in fake_capture.h's model, which
@@ -80,6 +81,12 @@ EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t n, CUmemoryPoo
                                         CUstream s) {
   BEGIN(cuMemAllocFromPoolAsync);
   if (!valid_pool(pool) || (s && !valid_stream(s))) RETURN(INVALID_VALUE);
+  static int env_read;
+  if (!env_read) { /* FAKECUDA_POOL_CHUNK: the same, for programs that cannot call the control */
+    const char *c = getenv("FAKECUDA_POOL_CHUNK");
+    if (c && !g_pool_chunk) g_pool_chunk = (size_t)strtoull(c, NULL, 10);
+    env_read = 1;
+  }
   if (g_pool_chunk && g_mem_limit && g_mem_used + g_pool_chunk > g_mem_limit)
     RETURN(2); /* the real pool reserves in chunks (H100: 4 KiB failed with 16 MiB free) */
   for (size_t i = 0; i < pool->nres; ++i)
