@@ -57,6 +57,17 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
  * then: on HIP it is a driver call), as stock. */
 mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign);
 
+/* A program's synchronisation (mgpuStreamSynchronize, mgpuEventSynchronize) of work on `device`,
+ * in the program's thread, no lock held. mc_alloc_sync_begin, before its wait: the device's pending
+ * blocks go to the ordered stream (allocator.c: events on the fence's streams waited for there,
+ * then their clearing memsets; no wait in any thread, relaxed mode, nothing if a fenced stream is
+ * being captured). mc_alloc_sync_end, after its wait: the ordered stream's batches found complete
+ * (cuEventQuery) make their blocks ready, so the next allocation of the class gets them back.
+ * mc_alloc_sync_wanted: nonzero when either may have work (one relaxed load each). */
+int mc_alloc_sync_wanted(void);
+void mc_alloc_sync_begin(int device);
+void mc_alloc_sync_end(int device);
+
 /* Give every ready block of every device back to the driver now (pool blocks without any wait;
  * others with cuMemFree, which waits for the device), and have the reclaimer give every pending
  * block back once it is proven idle (not waited for). Returns the number of blocks released now. */
