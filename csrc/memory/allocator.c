@@ -6,8 +6,12 @@
  * its clearing memset without waiting -> ZEROING (until a later call proves the memset done, see
  * zeroing_insert) -> CACHED (ready, in a bin and the LRU list); freed on a stream: PENDING (in the device's pending
  * list, oldest first, and a pending bin) -> the reclaimer takes the ones freed before its round's
- * fence: CLEARING (on its own list) -> CACHED. FREEING: on its way back to the driver (no longer in
- * the block table). An ordered allocation (opt-in) may take a PENDING block back to LIVE.
+ * fence: CLEARING (on its own list) -> CACHED; or, at a program's synchronisation, the program's
+ * thread hands the ones freed before its fence to the device's ordered stream: ZEROING there
+ * (zq = 1) until a query of the batch's event proves them -> CACHED (see "the ordered stream"
+ * below: the async step's blocks come back at the next step without the reclaimer). FREEING: on
+ * its way back to the driver (no longer in the block table). An ordered allocation (opt-in) may
+ * take a PENDING block back to LIVE.
  *
  * Idleness without a device-wide wait (issue 19). cuCtxSynchronize invalidates every stream capture
  * of the process in every capture mode (H100), so the library never calls it on its own
@@ -71,7 +75,11 @@
  * counts, sequence numbers, release requests, the reclaimer flag, the pool, the headroom state);
  * each device's condition variables are used with it. No driver call is made with it held. A
  * device's round_lock serialises rounds (its fence events) and is held across their driver calls
- * only (never together with g_alloc.lock while waiting). mc_pool_live_kind is never called here
+ * only (never together with g_alloc.lock while waiting). A device's hook_lock serialises the
+ * synchronisation hook's fence records (hev; try-locked, never held across a wait: a thread that
+ * finds it taken leaves its blocks to the reclaimer). pend_blocks and obatches are written under
+ * g_alloc.lock and read without it (a hint that only decides whether to look). mc_pool_live_kind
+ * is never called here
  * (memory.c decides which streams may be followed in order and which are foreign).
  */
 #include "memory/allocator.h"
