@@ -150,7 +150,8 @@ static CUresult a_cuModuleLoadData(CUmodule *module, const void *image) {
 }
 static CUresult a_cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n,
                                      CUjit_option *o, void **v) {
-  (void)n, (void)o, (void)v; /* HIP has no JIT options for code objects */
+  (void)o, (void)v;
+  if (n) return MC_HIP_hipErrorNotSupported; /* mgpuModuleLoadJIT: no JIT in HIP (stock: null) */
   return mc_hip.hipModuleLoadData((hipModule_t *)module, image);
 }
 static CUresult a_cuModuleUnload(CUmodule m) { return mc_hip.hipModuleUnload((hipModule_t)m); }
@@ -673,6 +674,10 @@ static const char *const k_call_names[][2] = {
     {"cuCtxGetCurrent", "hipGetDevice"},
     {"cuCtxPushCurrent", "hipSetDevice"},
     {"cuCtxPopCurrent", "hipSetDevice"},
+    {"cuModuleLoadDataEx", "hipModuleLoadData"},
+    {"cuModuleLoadData", "hipModuleLoadData"},
+    {"cuModuleUnload", "hipModuleUnload"},
+    {"cuModuleGetFunction", "hipModuleGetFunction"},
     {"cuLibraryLoadData", "hipModuleLoadData"},
     {"cuLibraryUnload", "hipModuleUnload"},
     {"cuLibraryGetKernel", "hipModuleGetFunction"},
