@@ -114,6 +114,8 @@ typedef struct module_rec {
   uint32_t *mod_epoch;        /* [ndev] g_epoch[d] when mods[d] was loaded (a module of an older
                                  epoch belongs to a reset context: never used again, never
                                  unloaded); under the lock */
+  uint64_t loading;           /* bit d: a thread is loading mods[d] (others wait on
+                                 g_cache.loaded: one driver load per device); under the lock */
   int told;                   /* the message that it cannot be loaded elsewhere was printed; under
                                  the lock */
   kernel_entry *named;        /* every kernel found by name so far; head stored with release,
@@ -462,19 +464,29 @@ static const void *image_of(const module_rec *m) {
 /* m's driver module on `device`, whose primary context is current: loaded there (from image_of)
  * at its first need, one module per device and context. The caller holds m; no lock held. */
 static mc_status device_module(module_rec *m, int device, CUmodule *out) {
-  uint32_t epoch = epoch_of(device);
+  uint64_t bit = (uint64_t)1 << device;
   pthread_mutex_lock(&g_cache.lock);
-  CUmodule mod = m->mod_epoch[device] == epoch ? m->mods[device] : NULL;
-  pthread_mutex_unlock(&g_cache.lock);
-  if (mod) {
-    *out = mod;
-    return MC_OK;
+  for (;;) {
+    uint32_t epoch = epoch_of(device);
+    CUmodule mod = m->mod_epoch[device] == epoch ? m->mods[device] : NULL;
+    if (mod) {
+      pthread_mutex_unlock(&g_cache.lock);
+      *out = mod;
+      return MC_OK;
+    }
+    if (!(m->loading & bit)) break;
+    pthread_cond_wait(&g_cache.loaded, &g_cache.lock); /* another thread's load there */
   }
+  m->loading |= bit;
+  uint32_t epoch = epoch_of(device); /* before the load: a reset meanwhile makes it stale */
+  pthread_mutex_unlock(&g_cache.lock);
   const void *image = image_of(m);
   if (!image) {
     pthread_mutex_lock(&g_cache.lock);
     int tell = !m->told;
     m->told = 1;
+    m->loading &= ~bit;
+    pthread_cond_broadcast(&g_cache.loaded);
     pthread_mutex_unlock(&g_cache.lock);
     if (tell)
       mc_message("a module loaded on device %d cannot be loaded on device %d: no copy of its "
@@ -483,22 +495,17 @@ static mc_status device_module(module_rec *m, int device, CUmodule *out) {
                  "device %d current", m->home, device, device);
     return MC_FAIL(load_call(m), MC_CUDA_ERROR_NOT_SUPPORTED);
   }
+  CUmodule mod = NULL;
   CUresult r = driver_load(m, image, &mod, NULL, 0);
-  if (r != 0) return MC_FAIL(load_call(m), r);
-  CUmodule loser = NULL;
   pthread_mutex_lock(&g_cache.lock);
-  if (m->mods[device] && m->mod_epoch[device] == epoch) { /* another thread loaded it meanwhile */
-    loser = mod;
-    mod = m->mods[device];
-  } else { /* a module of an older epoch is forgotten (never unloaded) */
+  m->loading &= ~bit;
+  if (r == 0) { /* a module of an older epoch is forgotten (never unloaded) */
     __atomic_store_n(&m->mods[device], mod, __ATOMIC_RELEASE);
     m->mod_epoch[device] = epoch;
   }
+  pthread_cond_broadcast(&g_cache.loaded);
   pthread_mutex_unlock(&g_cache.lock);
-  if (loser) {
-    mc_cu.cuModuleUnload(loser);
-    MC_STAT_INC(driver_module_unloads);
-  }
+  if (r != 0) return MC_FAIL(load_call(m), r);
   *out = mod;
   return MC_OK;
 }
