@@ -489,10 +489,14 @@ static mc_status device_module(module_rec *m, int device, CUmodule *out) {
     pthread_cond_broadcast(&g_cache.loaded);
     pthread_mutex_unlock(&g_cache.lock);
     if (tell)
-      mc_message("a module loaded on device %d cannot be loaded on device %d: no copy of its "
-                 "bytes was kept (its length is not known, or it lay in a read-only segment of "
-                 "an object unloaded since), and the caller's bytes may be gone; load it with "
-                 "device %d current", m->home, device, device);
+      mc_message("a module loaded on device %d cannot be loaded on device %d: %s, so no copy "
+                 "was kept, and the caller's bytes may be gone; load it with device %d current",
+                 m->home, device,
+                 m->ro_generation ? "it lay in a read-only segment of an object unloaded since"
+                                  : "its length is not known (not an ELF, fatbin, PTX or "
+                                    "offload bundle whose header gives it, or a compressed "
+                                    "bundle of version 1)",
+                 device);
     return MC_FAIL(load_call(m), MC_CUDA_ERROR_NOT_SUPPORTED);
   }
   CUmodule mod = NULL;
