@@ -664,10 +664,20 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned
   (void)n, (void)o, (void)v;
   RETURN(load_module(module, image));
 }
+/* cuModuleUnload calls made while another context than the module's was current (the real driver
+ * unloads from the current context): counted, fake_module_unloads_elsewhere(). Under g_lock. */
+static long g_unloads_elsewhere;
+EXPORT long fake_module_unloads_elsewhere(void) {
+  pthread_mutex_lock(&g_lock);
+  long n = g_unloads_elsewhere;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
 EXPORT CUresult cuModuleUnload(CUmodule hmod) {
   BEGIN(cuModuleUnload);
   struct fake_lib *lib = (struct fake_lib *)hmod;
   if (!lib || lib->magic != 0x30D || lib->unloaded) RETURN(INVALID_HANDLE);
+  if (lib->ctx && current() != lib->ctx) g_unloads_elsewhere++;
   if (fake_obj_error(lib) == CONTEXT_IS_DESTROYED) RETURN(INVALID_HANDLE); /* reset (H100) */
   RS_CHECK(fake_obj_error(lib)); /* reset: sticky */
   lib->unloaded = 1;
