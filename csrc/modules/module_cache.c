@@ -5,21 +5,24 @@
  * loads in flight, both slot tables (allocation, publication, retirement) and, in every module
  * record, refs, pins, in_table, the idle and hash links and appends to its list of kernels found
  * by name. It is never held across a driver call, a context creation, a blob check or a byte
- * comparison: loads, unloads, JIT, cuKernelGetFunction and cuLibraryGetKernel run outside it on a
- * record that is either not yet published or held (a reference or a pin keeps it from being
- * retired). A thread loading a blob whose load another thread has in flight (same address, same
- * JIT options) waits on g_cache.loaded, the lock released, and then gets that module: one driver
- * load per blob. g_smem_lock serialises raising a kernel's dynamic shared memory limit
+ * comparison: loads (cuModuleLoadData[Ex], the JIT included), unloads, cuModuleGetFunction and
+ * context entries run outside it on a record that is either not yet published or held (a
+ * reference or a pin keeps it from being retired). A thread loading a blob whose load another
+ * thread has in flight (same address, same JIT options) waits on g_cache.loaded, the lock
+ * released, and then gets that module: one driver load per blob. Likewise a thread needing a
+ * record's module on a device where another thread is loading it (the record's `loading` bits,
+ * under the lock): one driver load per record and device. g_smem_lock serialises raising a kernel's dynamic shared memory limit
  * (cuFuncSetAttribute, a fast call), so the limit in the driver only grows and equals the one
  * recorded. No lock of this file is held while another lock is taken (reclaim.c's included), so
  * the fork handlers may take them in any order.
  *
  * Lifetime: a module record lives while it has references (loads not yet unloaded), pins (a
- * thread using its driver library outside the lock), or sits in the table unreferenced (cached).
+ * thread using its driver modules outside the lock), or sits in the table unreferenced (cached).
  * It is retired under the lock once it has neither and was replaced at its address, evicted, or
  * was never cacheable: its slots are retired (its handles and its kernels' handles read as stale
- * from then on), it leaves every list. Then, outside the lock, its library is unloaded, its blob
- * copy freed (only threads holding a reference read it) and the record handed to deferred
+ * from then on), it leaves every list. Then, outside the lock, each of its per-device driver
+ * modules is unloaded in its device's context (one of a context reset since is forgotten, never
+ * touched: g_epoch), its blob copy freed (only holders read it) and the record handed to deferred
  * reclamation (reclaim.h), because mgpuModuleGetFunction scans a record's kernel names without a
  * lock: the record is freed once no such scan can still be reading it.
  *
@@ -27,17 +30,20 @@
  * initial state, as a driver load would. A blob whose image has module-scope state (device
  * globals, host-writable constants: blob_state.h decides, once per driver load, from the image,
  * outside the lock) is never put in the table: each load of it is a driver load with its own
- * record and handles, its last release retires it (its library unloaded at once, after chain
+ * record and handles (on another device, that device's own module and state), its last release
+ * retires it (its modules unloaded at once, after chain
  * replay's unload hook has submitted pending launches, as for any retired module), and loads
  * while another is held get separate modules, as with the stock library. mgpuModuleGetGlobal
- * (the program may write the module's state through the address) takes a module out of the table
+ * (cuModuleGetGlobal on the module of the thread's device; the program may write the module's
+ * state through the address) takes a module out of the table
  * under the lock, so no later load gets it and its last release unloads it. Modules without state
  * are cached as before: a hit makes no driver call and classifies nothing.
  *
  * Hits: the table is searched under the lock, the blob checked outside it on a held record
  * (hit_is_same): without a lock of this file, the record's ro_generation read and written with
  * atomic loads and stores only (rodata.c's queries take the loader's own lock, never while a lock
- * of this file is held).
+ * of this file is held). A record of a blob in a read-only segment may have no copy (one device):
+ * after an object was unloaded its hit cannot compare and fails, so the blob is loaded again.
  *
  * Launch path (mc_function_prepare): no lock and no read-modify-write. What a launch reads lives
  * in the kernel's slot, which is never freed: the module handle, and per device the CUfunction
@@ -127,7 +133,7 @@ typedef struct module_rec {
                                  there); atomic flags: a kernel found later is resolved there
                                  at once */
   int refs;                   /* loads minus unloads; under the lock */
-  int pins;                   /* threads using lib outside the lock; under the lock */
+  int pins;                   /* threads using its modules outside the lock; under the lock */
   int in_table;               /* reachable through the hash table; under the lock */
   int idle;                   /* in the list of unreferenced modules; under the lock */
   struct module_rec *idle_prev, *idle_next; /* that list, oldest first; under the lock */
@@ -695,7 +701,8 @@ static void remove_inflight_locked(inflight *me) {
 
 /* Whether the blob at m's address is still the one m was loaded from, for a hit; m is held. A blob
  * found in a read-only segment of a loaded object under the generation that is still current
- * cannot have changed: not compared. Otherwise compared with the copy; a blob that was in such a
+ * cannot have changed: not compared. Otherwise compared with the copy (none: kept without one and
+ * an object was unloaded since, so not known to be the same); a blob that was in such a
  * segment is looked for again first, so the generation recorded after an equal comparison is one
  * under which the compared bytes were already in place (looked for after, a dlclose and dlopen in
  * between could put a different blob there and have it recorded as checked). Lock-free: racing
@@ -814,7 +821,7 @@ mc_status mc_module_unload(mc_module *module) {
   return st;
 }
 
-/* Pin the live record of handle h (its library stays loaded until unpin). Lock held. */
+/* Pin the live record of handle h (its driver modules stay loaded until unpin). Lock held. */
 static module_rec *pin_locked(uint64_t h, mc_slot_state *s) {
   module_rec *m = module_of(h, s);
   if (m) {
@@ -1038,8 +1045,8 @@ void mc_module_cache_fork_child(void) {
   /* Threads waiting for a load, and the loads in flight, were the parent's: gone here. */
   pthread_cond_init(&g_cache.loaded, NULL);
   g_cache.loading = NULL;
-  /* Every record of the parent is forgotten: its library is never used or unloaded here (the
-   * driver's objects belong to the parent), its memory is not freed. */
+  /* Every record of the parent is forgotten: its driver modules are never used or unloaded here
+   * (the driver's objects belong to the parent), its memory is not freed. */
   memset(g_cache.buckets, 0, sizeof g_cache.buckets);
   g_cache.idle_head = g_cache.idle_tail = NULL;
   g_cache.nidle = 0;
@@ -1100,9 +1107,12 @@ mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, 
 /* ---- faults (issue 19 item 5): a device's primary context was reset (context.h) ----
  * Every record leaves the hash table, so no later load hits a module resolved in the dead
  * context (records span devices: all of them go; other devices load theirs once more). Cached
- * modules nobody holds are forgotten: never unloaded (their driver objects belong to the dead
- * context), their memory leaked. Records the program still holds stay valid handles whose kernels
- * report the driver's CONTEXT_IS_DESTROYED, as stock's do; their unload retires them as usual. */
+ * modules nobody holds are forgotten: never unloaded (some of their driver modules belong to the
+ * dead context), their memory leaked. The device's epoch moves on: the driver modules of records
+ * the program still holds that were loaded in the dead context are never used (a later need there,
+ * e.g. a kernel asked for, loads the blob again in the new context) or unloaded. Kernels already
+ * resolved there report the driver's CONTEXT_IS_DESTROYED, as stock's do; the records' unload
+ * retires them as usual. */
 void mc_module_cache_forget_device(int device) {
   pthread_mutex_lock(&g_cache.lock);
   /* The device's driver modules of every record (held ones included) belong to the dead context:
