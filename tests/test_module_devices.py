@@ -110,3 +110,66 @@ def test_reset_forgets_a_held_modules_dead_context(make_runtime):
     rt.mgpuModuleUnload(m)
     assert rt.fake.count("cuModuleUnload") == 1  # the new context's module only
     assert rt.fake.fake_dead_uses() == 0
+
+
+def _large_fatbin() -> bytes:
+    """The 301-kernel module's 0.94 MB fatbin (a cubin and a zstd-compressed PTX entry)."""
+    import sys
+    from conftest import ROOT
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import run as bench_run
+    return bench_run.extract_blob((ROOT / "tests/data/mlir/large_module_llvm22.o").read_bytes())
+
+
+def test_large_module_loaded_in_a_constructor_of_a_dlopened_library(tmp_path, fake_driver_build):
+    """The module-state scan of a large image runs on a helper thread beside the driver load
+    (blob_state.h); here the load happens in a global constructor of a library being dlopened,
+    with the dynamic loader's lock held: the helper must not need it (the decompressor is loaded
+    by the caller first), or this hangs."""
+    import os
+    import subprocess
+    import mgpu_cached
+    from conftest import CC, DATA, compile_shared
+    from test_module_state import have_zstd
+    if CC is None:
+        pytest.skip("no C compiler")
+    blob = _large_fatbin()
+    assert len(blob) >= 256 << 10  # scanned on the helper thread
+    path = tmp_path / "large.fatbin"
+    path.write_bytes(blob)
+    src = DATA / "modcache" / "ctor_load.c"
+    lib = compile_shared(src, tmp_path / "libctor_load.so",
+                         ["-DCTOR_LIB", *mgpu_cached.ldflags_list()])
+    exe = tmp_path / "ctor_load"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-o", str(exe), str(src), "-ldl"],
+                   check=True)
+    stats = tmp_path / "stats.json"
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build), CTOR_BLOB=str(path),
+               CTOR_KERNEL="empty", MGPU_CACHED_STATS_FILE=str(stats))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    p = subprocess.run([str(exe), str(lib)], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "ok" and p.stderr == "", p.stdout + p.stderr
+    import json
+    s = json.loads(stats.read_text())["stats"]
+    assert s["driver_module_loads"] == 1 and s["errors"] == 0
+    # the image was classified (stateless where the decompressor is there; else stateful)
+    assert s["module_stateful_loads"] == (0 if have_zstd() else 1)
+
+
+@pytest.mark.parametrize("stateful", [False, True])
+def test_large_images_are_classified_as_small_ones(make_runtime, stateful):
+    """Images of 256 KiB and more are scanned beside the driver load: the same verdicts (a module
+    with state: a driver load per load, fresh state; without: cached)."""
+    from conftest import ptx
+    rt = make_runtime(env=ENV)
+    pad = ".global .align 4 .u32 counter;\n" if stateful else ""
+    text = ptx("count_up", pad=pad)[:-1] + b"//" + b"x" * (300 << 10) + b"\n\0"
+    buf = blob_buffer(text)
+    mods = {rt.mgpuModuleLoad(buf, 0) for _ in range(3)}
+    s = rt.stats()
+    if stateful:
+        assert len(mods) == 3 and rt.fake.count("cuModuleLoadData") == 3
+        assert s["module_stateful_loads"] == 3
+    else:
+        assert len(mods) == 1 and rt.fake.count("cuModuleLoadData") == 1
+        assert s["module_stateful_loads"] == 0 and s["module_hits"] == 2

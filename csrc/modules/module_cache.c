@@ -622,6 +622,11 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   m->key = blob;
   m->jit = jit;
   m->opt_level = opt_level;
+  /* Whether the image has module-scope state (blob_state.h): a large image is scanned beside the
+   * driver load, on a helper thread; a small one at mc_blob_state_finish. */
+  int classify = kind != MC_BLOB_UNKNOWN && len;
+  mc_blob_state_scan scan;
+  if (classify) mc_blob_state_start(&scan, blob, len, kind);
   int device = mc_thread_device();
   mc_ctx_scope scope;
   mc_status st = mc_ctx_enter(device, &scope);
@@ -629,17 +634,17 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
     mc_ctx_leave(&scope);
     st = MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
   }
-  if (MC_FAILED(st)) {
-    rec_free(&m->reclaim);
-    return st;
-  }
   uint32_t epoch = epoch_of(device); /* before the load: a reset meanwhile makes it stale */
   CUmodule mod = NULL;
-  CUresult r = driver_load(m, blob, &mod, log, log_size);
-  mc_ctx_leave(&scope);
-  if (r != 0) {
+  CUresult r = 0;
+  if (!MC_FAILED(st)) {
+    r = driver_load(m, blob, &mod, log, log_size);
+    mc_ctx_leave(&scope);
+  }
+  int stateful = classify ? mc_blob_state_finish(&scan) : 0;
+  if (MC_FAILED(st) || r != 0) {
     rec_free(&m->reclaim);
-    return MC_FAIL(load_call(m), r);
+    return MC_FAILED(st) ? st : MC_FAIL(load_call(m), r);
   }
   m->home = device;
   m->mods[device] = mod;
@@ -648,7 +653,7 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   /* A module with module-scope state is never cached (blob_state.h): every load of it is a
    * driver load, as with the stock library. Decided from the image (all len bytes readable, as
    * mc_blob_identify checked), once per driver load. */
-  if (kind != MC_BLOB_UNKNOWN && len && mc_blob_stateful(blob, len, kind)) {
+  if (stateful) {
     MC_STAT_INC(module_stateful_loads);
     mc_debug("%s blob %p (%zu bytes) has module-scope state: not cached", mc_blob_kind_name(kind),
              blob, len);

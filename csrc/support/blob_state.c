@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,28 +222,38 @@ typedef size_t (*zstd_decompress_fn)(void *, size_t, const void *, size_t);
 typedef unsigned (*zstd_is_error_fn)(size_t);
 typedef int (*lz4_decompress_fn)(const char *, char *, int, int);
 
+/* Each decompressor is loaded at its first need only (a dlopen costs ~60-120 us). */
 static struct {
-  pthread_once_t once;
+  pthread_once_t zstd_once, lz4_once;
   zstd_decompress_fn zstd;
   zstd_is_error_fn zstd_is_error;
   lz4_decompress_fn lz4;
-} g_dec = {PTHREAD_ONCE_INIT, NULL, NULL, NULL};
+} g_dec = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, NULL, NULL, NULL};
 
-static void load_decompressors(void) {
+static void load_zstd(void) {
   void *z = dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL);
   if (z) {
     *(void **)&g_dec.zstd = dlsym(z, "ZSTD_decompress");
     *(void **)&g_dec.zstd_is_error = dlsym(z, "ZSTD_isError");
   }
+}
+
+static void load_lz4(void) {
   void *l = dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL);
   if (l) *(void **)&g_dec.lz4 = dlsym(l, "LZ4_decompress_safe");
+}
+
+/* The decompressors `flags` (a fatbin entry's) asks for, loaded. */
+static void load_decompressors(uint64_t flags) {
+  if (flags & FATBIN_FLAG_ZSTD) pthread_once(&g_dec.zstd_once, load_zstd);
+  if (flags & FATBIN_FLAG_LZ4) pthread_once(&g_dec.lz4_once, load_lz4);
 }
 
 /* The entry's payload decompressed into a new buffer of exactly `out_len` bytes, or NULL. */
 static unsigned char *decompress(uint64_t flags, const unsigned char *src, size_t src_len,
                                  size_t out_len) {
   if (out_len == 0 || out_len > MC_BLOB_MAX_LEN || src_len > (size_t)INT32_MAX) return NULL;
-  pthread_once(&g_dec.once, load_decompressors);
+  load_decompressors(flags);
   unsigned char *out = malloc(out_len);
   if (!out) return NULL;
   int ok = 0;
@@ -313,4 +324,72 @@ int mc_blob_stateful(const void *data, size_t len, mc_blob_kind kind) {
   case MC_BLOB_PTX: return ptx_stateful(p, len);
   default: return STATEFUL;
   }
+}
+
+/* ---- the scan beside the driver load ---- */
+
+/* The compression flags of a fatbin's entries, or'ed (those of entries up to the first whose
+ * header does not add up: the scan calls that one stateful without decompressing anything). */
+static uint64_t fatbin_compressions(const unsigned char *p, size_t n) {
+  uint64_t all = 0;
+  if (n < 16 || rd32(p) != FATBIN_MAGIC) return 0;
+  uint64_t header = rd16(p + 6), total = rd64(p + 8);
+  if (header < 16 || !inside(header, total, n)) return 0;
+  for (uint64_t pos = header, end = header + total; pos < end;) {
+    if (end - pos < FATBIN_ENTRY_MIN) break;
+    const unsigned char *e = p + pos;
+    uint64_t ehs = rd32(e + 4), size = rd64(e + 8);
+    if (ehs < FATBIN_ENTRY_MIN || ehs > end - pos || size > end - pos - ehs) break;
+    all |= rd64(e + 40);
+    pos += ehs + size;
+  }
+  return all;
+}
+
+_Static_assert(sizeof(pthread_t) <= sizeof(unsigned long), "pthread_t kept in an unsigned long");
+
+static void *scan_main(void *arg) {
+  mc_blob_state_scan *scan = arg;
+  scan->result = mc_blob_stateful(scan->data, scan->len, scan->kind);
+  return NULL;
+}
+
+void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
+                         mc_blob_kind kind) {
+  scan->data = data;
+  scan->len = len;
+  scan->kind = kind;
+  scan->started = 0;
+  scan->result = STATEFUL;
+  if (!data || len < MC_BLOB_STATE_ASYNC_MIN) return;
+  /* Every dlopen the scan may need, here: the helper must never wait for the loader. */
+  if (kind == MC_BLOB_FATBIN) load_decompressors(fatbin_compressions(data, len));
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return;
+  pthread_attr_setstacksize(&attr, (size_t)256 << 10); /* the decompressors allocate on the heap */
+  sigset_t all, old;
+  sigfillset(&all); /* but the synchronous faults: a crash in the thread reaches the program's
+                     * handlers (blocked, the kernel kills the process without them) */
+  sigdelset(&all, SIGSEGV);
+  sigdelset(&all, SIGBUS);
+  sigdelset(&all, SIGFPE);
+  sigdelset(&all, SIGILL);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  int e = pthread_create(&t, &attr, scan_main, scan);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  if (e == 0) {
+    scan->started = 1;
+    memcpy(&scan->thread, &t, sizeof t);
+  }
+}
+
+int mc_blob_state_finish(mc_blob_state_scan *scan) {
+  if (!scan->started) return mc_blob_stateful(scan->data, scan->len, scan->kind);
+  pthread_t t;
+  memcpy(&t, &scan->thread, sizeof t);
+  pthread_join(t, NULL);
+  scan->started = 0;
+  return scan->result;
 }
