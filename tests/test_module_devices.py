@@ -173,3 +173,29 @@ def test_large_images_are_classified_as_small_ones(make_runtime, stateful):
     else:
         assert len(mods) == 1 and rt.fake.count("cuModuleLoadData") == 1
         assert s["module_stateful_loads"] == 0 and s["module_hits"] == 2
+
+
+@pytest.mark.parametrize("sanitizer", ["thread", "address"])
+def test_large_loads_from_threads_under_sanitizers(tmp_path, sanitizer):
+    """Threads load a large image again and again (no module kept: every load a driver load and a
+    scan on a helper thread): the sanitizer sees no data race, bad read or leak of the helper's
+    work."""
+    import os
+    import subprocess
+    from conftest import DRIVERS, compile_shared
+    from test_module_lifetime import build_with_sources
+    flag = f"-fsanitize={sanitizer}"
+    exe = build_with_sources(tmp_path, "large_loads", [flag])
+    probe = subprocess.run([str(exe)], capture_output=True, text=True)
+    if "Sanitizer" in probe.stderr:
+        pytest.skip(f"{sanitizer} sanitizer programs do not run here: {probe.stderr[:200]}")
+    blob = tmp_path / "large.fatbin"
+    blob.write_bytes(_large_fatbin())
+    fake = compile_shared(DRIVERS / "fakecuda.c", tmp_path / "libfake_san.so", [flag])
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake), MGPU_CACHED_MODULE_CACHE="0",
+               TSAN_OPTIONS="halt_on_error=0 exitcode=66", ASAN_OPTIONS="detect_leaks=0")
+    env.pop("MGPU_CACHED_DISABLE", None)
+    p = subprocess.run([str(exe), str(blob), "3", "4", "empty"], env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert "Sanitizer" not in p.stderr, p.stderr[-4000:]
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stdout + p.stderr[-2000:]
