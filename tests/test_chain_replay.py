@@ -156,7 +156,7 @@ def test_module_lookups_unloads_and_same_stream_launches_do_not_flush(crt):
     rt.mgpuModuleGetFunction(m, b"x")
     rt.mgpuModuleUnload(m)  # stays cached: no driver call, nothing observed
     launch(rt, f, s, Args(2, 0))
-    assert ran(rt) == [] and "cuLibraryUnload" not in rt.fake.log()
+    assert ran(rt) == [] and "cuModuleUnload" not in rt.fake.log()
     rt.mgpuStreamSynchronize(s)
     assert ran(rt) == [1, 2]
 
@@ -193,7 +193,7 @@ def test_llvm19_code_chains_become_one_graph_launch(crt, k):
     assert ran(rt) == expect
     st = rt.stats()
     assert st["chain_flushes"] == 4 and st["chain_replays"] == 2 and st["chain_deferred"] == 4 * k
-    assert rt.fake.count("cuLibraryLoadData") == 1 and rt.fake.count("cuLibraryUnload") == 0
+    assert rt.fake.count("cuModuleLoadData") == 1 and rt.fake.count("cuModuleUnload") == 0
 
 
 def test_unload_of_a_stateful_module_submits_pending_launches_first(crt):
@@ -217,7 +217,7 @@ def test_unload_of_a_stateful_module_submits_pending_launches_first(crt):
     log = rt.fake.log()
     assert ran(rt) == [1, 2, 3, 4]
     assert max(i for i, c in enumerate(log) if c in ("cuGraphLaunch", "cuLaunchKernel")) < \
-        log.index("cuLibraryUnload")
+        log.index("cuModuleUnload")
     assert rt.stats()["module_stateful_loads"] == 1
 
 
@@ -322,7 +322,7 @@ def test_a_load_that_unloads_a_cached_module_submits_its_pending_launches_first(
     assert ran(rt) == [1, 2]
     log = rt.fake.log()
     assert max(i for i, c in enumerate(log) if c in ("cuGraphLaunch", "cuLaunchKernel")) < \
-        log.index("cuLibraryUnload")
+        log.index("cuModuleUnload")
     capfd.readouterr()
     launch(rt, f, s, Args(3, 0))
     assert "'mgpuLaunchKernel' failed with 'MGPU_CACHED_STALE_HANDLE'" in capfd.readouterr().err

@@ -12,15 +12,15 @@ def test_null_blob(rt, capfd):
     err = capfd.readouterr().err
     assert "'mgpuModuleLoad' failed with 'MGPU_CACHED_NULL_ARGUMENT'" in err
     assert "'mgpuModuleLoadJIT' failed with 'MGPU_CACHED_NULL_ARGUMENT'" in err
-    assert rt.fake.count("cuLibraryLoadData") == 0
+    assert rt.fake.count("cuModuleLoadData") == 0
 
 
 def test_garbage_blob_then_good_blob(rt, capfd):
     bad = blob_buffer(b"BAD blob, not a GPU binary\0")
     assert rt.mgpuModuleLoad(bad, 0) is None
     assert rt.mgpuModuleLoad(bad, 0) is None  # a failed load is not cached
-    assert "'cuLibraryLoadData' failed with 'CUDA_ERROR_INVALID_IMAGE'" in capfd.readouterr().err
-    assert rt.fake.count("cuLibraryLoadData") == 2
+    assert "'cuModuleLoadData' failed with 'CUDA_ERROR_INVALID_IMAGE'" in capfd.readouterr().err
+    assert rt.fake.count("cuModuleLoadData") == 2
     binary = blob_buffer(b"\x01\x02\x03 not text either\0")
     assert rt.mgpuModuleLoad(binary, 0) is None
     good = blob_buffer(ptx("k"))
@@ -32,7 +32,7 @@ def test_garbage_blob_then_good_blob(rt, capfd):
 def test_unknown_kernel_name(rt, capfd):
     m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
     assert rt.mgpuModuleGetFunction(m, b"no_such_kernel") is None
-    assert "'cuLibraryGetKernel' failed with 'CUDA_ERROR_NOT_FOUND'" in capfd.readouterr().err
+    assert "'cuModuleGetFunction' failed with 'CUDA_ERROR_NOT_FOUND'" in capfd.readouterr().err
     assert rt.mgpuModuleGetFunction(m, None) is None
     assert rt.mgpuModuleGetFunction(m, b"k")  # still fine
 

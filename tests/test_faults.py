@@ -91,7 +91,7 @@ def test_reset_forgets_dead_objects(make_runtime):
     rt.mgpuMemFree(p, None)
     rt.mgpuStreamDestroy(s)
     rt.mgpuModuleUnload(m)
-    loads = rt.fake.count("cuLibraryLoadData")
+    loads = rt.fake.count("cuModuleLoadData")
     streams = rt.fake.count("cuStreamCreate")
     allocs = rt.fake.count("cuMemAlloc")
     assert rt.fake.cuDevicePrimaryCtxReset_v2(0) == 0
@@ -100,7 +100,7 @@ def test_reset_forgets_dead_objects(make_runtime):
     p2 = rt.mgpuMemAlloc(1 << 20, s2, False)
     rt.launch(rt.mgpuModuleGetFunction(m2, b"k"), stream=s2)
     rt.mgpuStreamSynchronize(s2)
-    assert rt.fake.count("cuLibraryLoadData") == loads + 1
+    assert rt.fake.count("cuModuleLoadData") == loads + 1
     assert rt.fake.count("cuStreamCreate") > streams
     assert rt.fake.count("cuMemAlloc") == allocs + 1
     assert rt.stats()["context_recoveries"] == 1
@@ -108,7 +108,7 @@ def test_reset_forgets_dead_objects(make_runtime):
     rt.mgpuMemFree(p2, None)
     rt.mgpuModuleUnload(m2)
     rt.mgpuModuleLoad(blob, len(blob))
-    assert rt.fake.count("cuLibraryLoadData") == loads + 1
+    assert rt.fake.count("cuModuleLoadData") == loads + 1
     assert rt.stats()["context_recoveries"] == 1
 
 

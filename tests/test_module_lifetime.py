@@ -86,7 +86,7 @@ def test_retired_modules_free_their_copy_and_structures(make_runtime):
     before = heap_in_use()
     handles = [one(i) for i in range(1, n)]
     grown = heap_in_use() - before
-    assert rt.fake.count("cuLibraryLoadData") == n and rt.fake.count("cuLibraryUnload") == n
+    assert rt.fake.count("cuModuleLoadData") == n and rt.fake.count("cuModuleUnload") == n
     assert rt.fake.count("cuLaunchKernel") == n and rt.stats()["errors"] == 0
     assert grown < 8 * 1024 * 1024, f"heap grew by {grown} bytes over {n} retired modules"
     # the slots were reused: few distinct slot indices among the 2000 module handles
@@ -129,7 +129,7 @@ def test_stale_handles_detected_after_their_slot_is_reused(make_runtime, capfd):
     assert "'mgpuModuleGetFunction' failed with 'MGPU_CACHED_UNKNOWN_HANDLE'" in err
     assert "'mgpuLaunchKernel' failed with 'MGPU_CACHED_UNKNOWN_HANDLE'" in err
     rt.mgpuModuleUnload(mb)
-    assert rt.fake.count("cuLibraryUnload") == 2
+    assert rt.fake.count("cuModuleUnload") == 2
 
 
 def test_evicted_and_replaced_modules_read_stale(make_runtime, capfd):
@@ -139,7 +139,7 @@ def test_evicted_and_replaced_modules_read_stale(make_runtime, capfd):
     fns = [rt.mgpuModuleGetFunction(m, f"k{i}".encode()) for i, m in enumerate(mods)]
     for m in mods:
         rt.mgpuModuleUnload(m)  # kept: at most one, so the first two are evicted
-    assert rt.fake.count("cuLibraryUnload") == 2
+    assert rt.fake.count("cuModuleUnload") == 2
     rt.launch(fns[0])
     rt.launch(fns[2])  # still cached: its handle works
     overwrite(bufs[2], ptx("other"))  # a different blob at the cached address
@@ -161,7 +161,7 @@ def test_cached_launches_and_hits_proceed_while_another_thread_jits(rt):
     held = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(held_buf, 0), b"held")
     rt.mgpuModuleUnload(rt.mgpuModuleLoad(hit_buf, 0))  # cached, unreferenced
     s = rt.mgpuStreamCreate()
-    g.fake_gate(b"cuLibraryLoadData", 1)
+    g.fake_gate(b"cuModuleLoadDataEx", 1)
     jit, jit_out = run_in_thread(lambda: rt.mgpuModuleLoadJIT(jit_buf, 2, 0))
     wait_for(lambda: g.fake_gate_waiting() == 1, "the JIT blocked in the driver")
 
@@ -190,24 +190,24 @@ def test_second_load_of_a_blob_in_flight_waits_for_it(rt):
     handle; a load of another blob meanwhile goes ahead."""
     g = gated(rt.fake)
     buf, other = blob_buffer(ptx("k")), blob_buffer(ptx("o"))
-    g.fake_gate(b"cuLibraryLoadData", 1)
+    g.fake_gate(b"cuModuleLoadData", 1)
     t1, o1 = run_in_thread(lambda: rt.mgpuModuleLoad(buf, 0))
     wait_for(lambda: g.fake_gate_waiting() == 1, "the first load blocked in the driver")
     t2, o2 = run_in_thread(lambda: rt.mgpuModuleLoad(buf, 0))
     t3, o3 = run_in_thread(lambda: rt.mgpuModuleLoad(other, 0))
     t3.join(60)
     assert not t3.is_alive() and o3["value"]  # another blob: not held up
-    assert rt.fake.count("cuLibraryLoadData") == 1  # the gated call is counted once it goes on
+    assert rt.fake.count("cuModuleLoadData") == 1  # the gated call is counted once it goes on
     g.fake_gate_release()
     t1.join(60)
     t2.join(60)
     assert o1["value"] and o1["value"] == o2["value"]
-    assert rt.fake.count("cuLibraryLoadData") == 2  # the second thread did not load it again
+    assert rt.fake.count("cuModuleLoadData") == 2  # the second thread did not load it again
 
 
-@pytest.mark.parametrize("call,other", [("cuKernelGetFunction", 0), ("cuDevicePrimaryCtxRetain", 2)])
+@pytest.mark.parametrize("call,other", [("cuModuleLoadData", 0), ("cuDevicePrimaryCtxRetain", 2)])
 def test_launch_on_one_device_while_another_device_is_set_up(make_runtime, call, other):
-    """The first use of device 1 blocks in the driver (resolving the kernels there, or creating its
+    """The first use of device 1 blocks in the driver (loading the module there, or creating its
     context); cache hits and launches on another device go ahead meanwhile (device 2: its own first
     use, context creation included)."""
     rt = make_runtime(devices=3)
@@ -216,7 +216,7 @@ def test_launch_on_one_device_while_another_device_is_set_up(make_runtime, call,
     m = rt.mgpuModuleLoad(buf, 0)
     f = rt.mgpuModuleGetFunction(m, b"k")
     rt.launch(f)
-    if call == "cuKernelGetFunction":  # the context of device 1 exists, its kernels are not resolved
+    if call == "cuModuleLoadData":  # the context of device 1 exists, the module is not loaded there
         def setup():
             rt.mgpuSetDefaultDevice(1)
             rt.mgpuStreamDestroy(rt.mgpuStreamCreate())
@@ -323,7 +323,7 @@ def test_truncated_blob_at_the_end_of_readable_memory_is_rejected_unread(rt, cap
     err = capfd.readouterr().err
     assert "'mgpuModuleLoad' failed with 'MGPU_CACHED_INVALID_IMAGE'" in err
     assert "'mgpuModuleLoadJIT' failed with 'MGPU_CACHED_INVALID_IMAGE'" in err
-    assert rt.fake.count("cuLibraryLoadData") == 0  # never handed to the driver
+    assert rt.fake.count("cuModuleLoadData") == 0  # never handed to the driver
 
 
 @pytest.mark.parametrize("after", ["unmapped", "prot_none"])
@@ -331,8 +331,8 @@ def test_short_text_blob_at_the_end_of_readable_memory_goes_to_the_driver(rt, ca
     """A 2-byte PTX text ("\\n\\0") is complete: the driver gets it (and rejects it), no crash."""
     addr = at_page_end(b"\n\0", after)
     assert rt.mgpuModuleLoad(addr, 0) is None
-    assert "'cuLibraryLoadData' failed with 'CUDA_ERROR_INVALID_IMAGE'" in capfd.readouterr().err
-    assert rt.fake.count("cuLibraryLoadData") == 1
+    assert "'cuModuleLoadData' failed with 'CUDA_ERROR_INVALID_IMAGE'" in capfd.readouterr().err
+    assert rt.fake.count("cuModuleLoadData") == 1
 
 
 @pytest.mark.parametrize("after", ["unmapped", "prot_none"])
@@ -341,7 +341,7 @@ def test_valid_blob_ending_at_the_end_of_readable_memory_loads_and_hits(rt, afte
     m = rt.mgpuModuleLoad(addr, 0)
     assert m and rt.mgpuModuleGetFunction(m, b"edge")
     assert rt.mgpuModuleLoad(addr, 0) == m  # a hit compares up to the page end, not past it
-    assert rt.fake.count("cuLibraryLoadData") == 1
+    assert rt.fake.count("cuModuleLoadData") == 1
 
 
 def test_unreadable_pointer_is_rejected(rt, capfd):
@@ -351,7 +351,7 @@ def test_unreadable_pointer_is_rejected(rt, capfd):
     for p in (base, 0x10):
         assert rt.mgpuModuleLoad(p, 0) is None
     assert capfd.readouterr().err.count("failed with 'MGPU_CACHED_INVALID_IMAGE'") == 2
-    assert rt.fake.count("cuLibraryLoadData") == 0
+    assert rt.fake.count("cuModuleLoadData") == 0
 
 
 # ---- fork, and retirement racing with lock-free readers (C programs) -----------------------------

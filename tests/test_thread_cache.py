@@ -35,8 +35,8 @@ def test_repeated_load_lookup_launch_unload_takes_no_lock(rt):
     first = llvm19_step(rt, buf)  # the miss, the first look-up: the lock is taken there
     locks = rt.stats()["module_lock_takes"]
     assert locks > 0
-    calls = {c: rt.fake.count(c) for c in ("cuLibraryLoadData", "cuLibraryUnload",
-                                            "cuLibraryGetKernel", "cuKernelGetFunction")}
+    calls = {c: rt.fake.count(c) for c in ("cuModuleLoadData", "cuModuleUnload",
+                                            "cuModuleGetFunction")}
     for _ in range(100):
         assert llvm19_step(rt, buf) == first  # the same handles every time
     s = rt.stats()
@@ -62,7 +62,7 @@ def test_load_in_one_thread_unloaded_in_another(rt, capfd):
     t.join()
     assert rt.stats()["errors"] == 1
     assert "'mgpuModuleUnload' failed with 'MGPU_CACHED_STALE_HANDLE'" in capfd.readouterr().err
-    assert rt.fake.count("cuLibraryLoadData") == 1 and rt.fake.count("cuLibraryUnload") == 0
+    assert rt.fake.count("cuModuleLoadData") == 1 and rt.fake.count("cuModuleUnload") == 0
 
 
 def test_a_thread_exit_hands_its_loads_to_the_module(make_runtime, capfd):
@@ -84,10 +84,10 @@ def test_a_thread_exit_hands_its_loads_to_the_module(make_runtime, capfd):
     assert rt.stats()["module_thread_hits"] == 1
     for _ in range(2):  # another module through the one place kept unreferenced
         rt.mgpuModuleUnload(rt.mgpuModuleLoad(other, 0))
-    assert rt.fake.count("cuLibraryUnload") == 0  # m is referenced: never the one evicted
+    assert rt.fake.count("cuModuleUnload") == 0  # m is referenced: never the one evicted
     assert rt.mgpuModuleGetFunction(m, b"k")
     rt.mgpuModuleUnload(m)  # m unreferenced now: beyond the limit with `other`, the older goes
-    assert rt.fake.count("cuLibraryUnload") == 1
+    assert rt.fake.count("cuModuleUnload") == 1
     assert rt.mgpuModuleLoad(buf, 0) == m  # m was the newer: kept
     assert rt.stats()["errors"] == 0 and capfd.readouterr().err == ""
 
@@ -98,7 +98,7 @@ def test_a_changed_blob_is_never_answered_from_a_thread_cache(rt):
     assert llvm19_step(rt, buf, b"a")[0] == m and rt.stats()["module_thread_hits"] == 1
     overwrite(buf, ptx("b"))
     m2 = rt.mgpuModuleLoad(buf, 0)
-    assert m2 != m and rt.fake.count("cuLibraryLoadData") == 2
+    assert m2 != m and rt.fake.count("cuModuleLoadData") == 2
     assert rt.mgpuModuleGetFunction(m2, b"b") and rt.stats()["module_stale"] == 1
     rt.mgpuModuleUnload(m2)
     assert rt.mgpuModuleLoad(buf, 0) == m2  # the new module is the thread's from now on
@@ -128,7 +128,7 @@ def test_replacement_by_another_thread_ends_this_threads_hits(rt):
     t.join()
     assert len(set([m, *got])) == 3
     assert rt.mgpuModuleLoad(buf, 0) == got[1]  # the table's module, not the thread's old one
-    assert rt.fake.count("cuLibraryLoadData") == 3 and rt.stats()["errors"] == 0
+    assert rt.fake.count("cuModuleLoadData") == 3 and rt.stats()["errors"] == 0
 
 
 def test_threads_loading_side_by_side_keep_references_exact(make_runtime, capfd):
@@ -153,7 +153,7 @@ def test_threads_loading_side_by_side_keep_references_exact(make_runtime, capfd)
     assert s["errors"] == 0 and capfd.readouterr().err == ""
     assert rt.fake.launches() == 4 * n and s["module_thread_hits"] > 0
     # every thread has exited: every module is unreferenced, at most 2 of them kept
-    kept = rt.fake.count("cuLibraryLoadData") - rt.fake.count("cuLibraryUnload")
+    kept = rt.fake.count("cuModuleLoadData") - rt.fake.count("cuModuleUnload")
     assert kept <= 2 and s["module_loads"] == s["module_unloads"] == 4 * n
 
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 # The first call of the 301-kernel module, stage by stage (benchmarks/first_call_probe.c): the
-# driver's cuModuleLoadData path (stock) against cuLibraryLoadData (the cache), and mgpuModuleLoad
+# driver's cuModuleLoadData path (stock and, since issue 21, the cache) against cuLibraryLoadData (the cache before), and mgpuModuleLoad
 # cached / stock behaviour; 5 fresh processes each, LLVM 19 and 22 blobs. Run after the package is
 # installed (setup_h100.sh). Writes $OUT/first_call_probe.txt.
 set -u

@@ -4,23 +4,27 @@
  * Locking rule: g_cache.lock guards the hash table, the list of unreferenced modules, the list of
  * loads in flight, both slot tables (allocation, publication, retirement) and, in every module
  * record, refs, pins, in_table (also read lock-free by thread-cache hits), its thread entries
- * (tents), the idle and hash links and appends to its list of kernels found by name. It is never held across a driver call, a context creation, a blob check or a byte
- * comparison: loads, unloads, JIT, cuKernelGetFunction and cuLibraryGetKernel run outside it on a
- * record that is either not yet published or held (a reference or a pin keeps it from being
- * retired). A thread loading a blob whose load another thread has in flight (same address, same
- * JIT options) waits on g_cache.loaded, the lock released, and then gets that module: one driver
- * load per blob. g_smem_lock serialises raising a kernel's dynamic shared memory limit
+ * (tents), the idle and hash links and appends to its list of kernels found by name. It is never
+ * held across a driver call, a context creation, a blob check or a byte comparison: loads
+ * (cuModuleLoadData[Ex], the JIT included), unloads, cuModuleGetFunction and context entries run
+ * outside it on a record that is either not yet published or held (a reference or a pin keeps it
+ * from being retired). A thread loading a blob whose load another thread has in flight (same
+ * address, same JIT options) waits on g_cache.loaded, the lock released, and then gets that
+ * module: one driver load per blob. Likewise a thread needing a record's module on a device where
+ * another thread is loading it (the record's `loading` bits, under the lock): one driver load per
+ * record and device. g_smem_lock serialises raising a kernel's dynamic shared memory limit
  * (cuFuncSetAttribute, a fast call), so the limit in the driver only grows and equals the one
  * recorded. No lock of this file is held while another lock is taken (reclaim.c's included), so
  * the fork handlers may take them in any order.
  *
  * Lifetime: a module record lives while it has references (loads not yet unloaded, in refs or
- * counted in a thread's entry), pins (a thread using its driver library outside the lock),
+ * counted in a thread's entry), pins (a thread using its driver modules outside the lock),
  * thread entries (only while in the table), or sits in the table unreferenced (cached).
  * It is retired under the lock once it has neither and was replaced at its address, evicted, or
  * was never cacheable: its slots are retired (its handles and its kernels' handles read as stale
- * from then on), it leaves every list. Then, outside the lock, its library is unloaded, its blob
- * copy freed (only threads holding a reference read it) and the record handed to deferred
+ * from then on), it leaves every list. Then, outside the lock, each of its per-device driver
+ * modules is unloaded in its device's context (one of a context reset since is forgotten, never
+ * touched: g_epoch), its blob copy freed (only holders read it) and the record handed to deferred
  * reclamation (reclaim.h), because mgpuModuleGetFunction scans a record's kernel names without a
  * lock: the record is freed once no such scan can still be reading it.
  *
@@ -28,10 +32,12 @@
  * initial state, as a driver load would. A blob whose image has module-scope state (device
  * globals, host-writable constants: blob_state.h decides, once per driver load, from the image,
  * outside the lock) is never put in the table: each load of it is a driver load with its own
- * record and handles, its last release retires it (its library unloaded at once, after chain
+ * record and handles (on another device, that device's own module and state), its last release
+ * retires it (its modules unloaded at once, after chain
  * replay's unload hook has submitted pending launches, as for any retired module), and loads
  * while another is held get separate modules, as with the stock library. mgpuModuleGetGlobal
- * (the program may write the module's state through the address) takes a module out of the table
+ * (cuModuleGetGlobal on the module of the thread's device; the program may write the module's
+ * state through the address) takes a module out of the table
  * under the lock, so no later load gets it and its last release unloads it. Modules without state
  * are cached as before: a hit makes no driver call and classifies nothing.
  *
@@ -64,7 +70,8 @@
  * Hits: the table is searched under the lock, the blob checked outside it on a held record
  * (hit_is_same): without a lock of this file, the record's ro_generation read and written with
  * atomic loads and stores only (rodata.c's queries take the loader's own lock, never while a lock
- * of this file is held).
+ * of this file is held). A record of a blob in a read-only segment may have no copy (one device):
+ * after an object was unloaded its hit cannot compare and fails, so the blob is loaded again.
  *
  * Launch path (mc_function_prepare): no lock and no read-modify-write. What a launch reads lives
  * in the kernel's slot, which is never freed: the module handle, and per device the CUfunction
@@ -86,6 +93,7 @@
 #include "support/blob.h"
 #include "support/blob_state.h"
 #include "support/config.h"
+#include "platform/capture.h"
 #include "platform/context.h"
 #include "platform/driver.h"
 #include "support/reclaim.h"
@@ -101,16 +109,14 @@
  * by all threads). */
 #define MC_HIT_SKIP_MIN_BYTES 2048
 
-/* Kernels are found by name (cuLibraryGetKernel) at their first mgpuModuleGetFunction, never
- * enumerated at load: a module of hundreds of kernels costs at load what the stock wrapper's
- * cuModuleLoadData costs, and each kernel what its cuModuleGetFunction costs, when it is asked
- * for. */
+/* Kernels are found by name (cuModuleGetFunction in the device's module) at their first
+ * mgpuModuleGetFunction, never enumerated at load: a module of hundreds of kernels costs at load
+ * the stock wrapper's cuModuleLoadData, and each kernel its cuModuleGetFunction, when asked for. */
 #define NAME_BUCKETS 32 /* per module: chains of kernels found by name (lock-free reads) */
 
 typedef struct kernel_entry {
   char *name;                /* owned copy; immutable */
   uint64_t hash;             /* of name; immutable */
-  CUkernel kernel;           /* library-level kernel; immutable */
   uint64_t handle;           /* the mc_function handle (its slot: mc_slot_index); immutable once
                                 published */
   struct kernel_entry *next; /* the record's list of every kernel; written before publication */
@@ -123,15 +129,29 @@ typedef struct module_rec {
   int jit, opt_level;         /* loaded through mgpuModuleLoadJIT at this level; immutable */
   uint64_t handle;            /* the mc_module handle (its slot: mc_slot_index); immutable once
                                  published */
-  unsigned char *copy;        /* private copy of the blob for hit verification; immutable; read by
-                                 holders of a reference only; freed at retirement */
-  size_t len;                 /* blob length from its header; immutable */
+  unsigned char *copy;        /* private copy of the blob (copy_len bytes), or NULL: taken for hit
+                                 verification (a cacheable blob outside a read-only segment, or
+                                 shorter than MC_HIT_SKIP_MIN_BYTES) and for loads on other devices
+                                 (more than one device); immutable; read by holders of the record
+                                 only; freed at retirement */
+  size_t copy_len;            /* its length; immutable */
+  size_t len;                 /* blob length from its header (0: not cacheable); immutable */
   uint64_t ro_generation;     /* the generation of loaded objects (rodata.h) under which the blob
                                  was last found in a read-only segment of a loaded object, before
                                  a comparison (or the copy) that found it equal; 0: every hit
                                  compares. Atomic: read and written by hits without the lock */
   mc_blob_kind kind;          /* immutable (MC_BLOB_UNKNOWN: not cacheable, never in the table) */
-  CUlibrary lib;              /* driver library; immutable; unloaded at retirement */
+  int home;                   /* the device of the first driver load; immutable */
+  CUmodule *mods;             /* [ndev] the driver module loaded in each device's primary context,
+                                 NULL until its first need there; stored under the lock (release),
+                                 read by holders of the record; unloaded at retirement */
+  uint32_t *mod_epoch;        /* [ndev] g_epoch[d] when mods[d] was loaded (a module of an older
+                                 epoch belongs to a reset context: never used again, never
+                                 unloaded); under the lock */
+  uint64_t loading;           /* bit d: a thread is loading mods[d] (others wait on
+                                 g_cache.loaded: one driver load per device); under the lock */
+  int told;                   /* the message that it cannot be loaded elsewhere was printed; under
+                                 the lock */
   kernel_entry *named;        /* every kernel found by name so far; head stored with release,
                                  under the lock; read lock-free (acquire) */
   kernel_entry *by_name[NAME_BUCKETS]; /* the same kernels by name hash; heads stored with
@@ -141,7 +161,7 @@ typedef struct module_rec {
                                  there); atomic flags: a kernel found later is resolved there
                                  at once */
   int refs;                   /* loads minus unloads; under the lock */
-  int pins;                   /* threads using lib outside the lock; under the lock */
+  int pins;                   /* threads using its modules outside the lock; under the lock */
   int in_table;               /* reachable through the hash table; written under the lock with
                                  atomic stores; read by thread-cache hits with an acquire load */
   struct tc_entry *tents;     /* the threads' cache entries of this record (not revoked): only
@@ -172,6 +192,13 @@ static struct {
 } g_cache = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, NULL, NULL, 0, NULL};
 
 static pthread_mutex_t g_smem_lock = PTHREAD_MUTEX_INITIALIZER; /* raises of smem limits */
+
+/* Per device, the number of primary-context resets seen (mc_module_cache_forget_device): a driver
+ * module loaded under an older value lives in a dead context. Written under g_cache.lock, read
+ * with atomic loads. */
+static uint32_t g_epoch[MC_MAX_DEVICES];
+
+static uint32_t epoch_of(int device) { return __atomic_load_n(&g_epoch[device], __ATOMIC_ACQUIRE); }
 
 /* Every acquisition of g_cache.lock is counted (statistic module_lock_takes, per thread: no shared
  * write), so the tests can prove that repeated hits, look-ups and unloads take no lock. */
@@ -242,15 +269,16 @@ static void rec_free(mc_reclaim_node *node) {
     free(e);
   }
   free(m->resolved);
+  free(m->mods);
+  free(m->mod_epoch);
   free(m->copy);
   free(m);
 }
 
-static int entry_init(kernel_entry *e, CUkernel k, const char *name) {
+static int entry_init(kernel_entry *e, const char *name) {
   e->name = strdup(name ? name : "");
   if (!e->name) return -1;
   e->hash = hash_name(e->name);
-  e->kernel = k;
   return 0;
 }
 
@@ -445,6 +473,25 @@ void mc_module_set_unload_hook(void (*hook)(void)) {
   __atomic_store_n(&g_unload_hook, hook, __ATOMIC_RELEASE);
 }
 
+/* Unload every driver module of m (nobody else reaches it): each in its device's context, in
+ * relaxed capture mode (capture.h: the library's own initiative where the module stays cached).
+ * A module of a reset context is forgotten, never touched. Failures (e.g. at exit) are of no
+ * consequence here. No lock held. */
+static void unload_modules(module_rec *m) {
+  for (int d = 0, n = ndev(); d < n; ++d) {
+    if (!m->mods[d] || m->mod_epoch[d] != epoch_of(d)) continue;
+    mc_ctx_scope scope;
+    int entered = !MC_FAILED(mc_ctx_enter(d, &scope));
+    mc_relaxed rx;
+    mc_relaxed_enter(&rx);
+    mc_cu.cuModuleUnload(m->mods[d]);
+    mc_relaxed_leave(&rx);
+    if (entered) mc_ctx_leave(&scope);
+    m->mods[d] = NULL;
+    MC_STAT_INC(driver_module_unloads);
+  }
+}
+
 /* Unload retired records from the driver and free them. No lock held. */
 static void bury(module_rec *grave) {
   void (*hook)(void) = __atomic_load_n(&g_unload_hook, __ATOMIC_ACQUIRE);
@@ -452,8 +499,7 @@ static void bury(module_rec *grave) {
   while (grave) {
     module_rec *m = grave;
     grave = m->grave;
-    mc_cu.cuLibraryUnload(m->lib); /* failures (e.g. at exit) are of no consequence here */
-    MC_STAT_INC(driver_module_unloads);
+    unload_modules(m);
     mc_debug("unloaded module of blob %p (%zu bytes)", m->key, m->len);
     free(m->copy); /* no reference left: nobody compares against it */
     m->copy = NULL;
@@ -676,22 +722,116 @@ static int tc_load(const void *blob, int jit, int opt_level, mc_module **out) {
 
 /* ---- resolution ---- */
 
+/* Load m's image into the current context (that of a device): cuModuleLoadData, or for
+ * mgpuModuleLoadJIT cuModuleLoadDataEx with the optimisation level (and the error log, if log).
+ * No lock held. */
+static CUresult driver_load(const module_rec *m, const void *image, CUmodule *out, char *log,
+                            size_t log_size) {
+  CUresult r;
+  if (m->jit) {
+    char errlog[4096];
+    errlog[0] = 0;
+    CUjit_option opts[3] = {MC_CU_JIT_ERROR_LOG_BUFFER, MC_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            MC_CU_JIT_OPTIMIZATION_LEVEL};
+    void *vals[3] = {errlog, (void *)(uintptr_t)sizeof errlog, (void *)(intptr_t)m->opt_level};
+    r = mc_cu.cuModuleLoadDataEx(out, image, 3, opts, vals);
+    if (r != 0 && log && log_size) {
+      strncpy(log, errlog, log_size - 1);
+      log[log_size - 1] = 0;
+    }
+  } else {
+    r = mc_cu.cuModuleLoadData(out, image);
+  }
+  if (r == 0) MC_STAT_INC(driver_module_loads);
+  return r;
+}
+
+static const char *load_call(const module_rec *m) {
+  return m->jit ? "cuModuleLoadDataEx" : "cuModuleLoadData";
+}
+
+/* The bytes to load m from on another device than its first (or again after a reset): its copy,
+ * else the blob itself while it provably still holds the bytes loaded (a read-only segment under
+ * an unchanged generation, rodata.h), else NULL. The caller holds m. */
+static const void *image_of(const module_rec *m) {
+  if (m->copy) return m->copy;
+  uint64_t g = __atomic_load_n(&m->ro_generation, __ATOMIC_ACQUIRE);
+  return g && mc_rodata_generation() == g ? m->key : NULL;
+}
+
+/* m's driver module on `device`, whose primary context is current: loaded there (from image_of)
+ * at its first need, one module per device and context. The caller holds m; no lock held. */
+static mc_status device_module(module_rec *m, int device, CUmodule *out) {
+  uint64_t bit = (uint64_t)1 << device;
+  pthread_mutex_lock(&g_cache.lock);
+  for (;;) {
+    uint32_t epoch = epoch_of(device);
+    CUmodule mod = m->mod_epoch[device] == epoch ? m->mods[device] : NULL;
+    if (mod) {
+      pthread_mutex_unlock(&g_cache.lock);
+      *out = mod;
+      return MC_OK;
+    }
+    if (!(m->loading & bit)) break;
+    pthread_cond_wait(&g_cache.loaded, &g_cache.lock); /* another thread's load there */
+  }
+  m->loading |= bit;
+  uint32_t epoch = epoch_of(device); /* before the load: a reset meanwhile makes it stale */
+  pthread_mutex_unlock(&g_cache.lock);
+  const void *image = image_of(m);
+  if (!image) {
+    pthread_mutex_lock(&g_cache.lock);
+    int tell = !m->told;
+    m->told = 1;
+    m->loading &= ~bit;
+    pthread_cond_broadcast(&g_cache.loaded);
+    pthread_mutex_unlock(&g_cache.lock);
+    if (tell)
+      mc_message("a module loaded on device %d cannot be loaded on device %d: %s, so no copy "
+                 "was kept, and the caller's bytes may be gone; load it with device %d current",
+                 m->home, device,
+                 m->ro_generation ? "it lay in a read-only segment of an object unloaded since"
+                                  : "its length is not known (not an ELF, fatbin, PTX or "
+                                    "offload bundle whose header gives it, or a compressed "
+                                    "bundle of version 1)",
+                 device);
+    return MC_FAIL(load_call(m), MC_CUDA_ERROR_NOT_SUPPORTED);
+  }
+  CUmodule mod = NULL;
+  CUresult r = driver_load(m, image, &mod, NULL, 0);
+  pthread_mutex_lock(&g_cache.lock);
+  m->loading &= ~bit;
+  if (r == 0) { /* a module of an older epoch is forgotten (never unloaded) */
+    __atomic_store_n(&m->mods[device], mod, __ATOMIC_RELEASE);
+    m->mod_epoch[device] = epoch;
+  }
+  pthread_cond_broadcast(&g_cache.loaded);
+  pthread_mutex_unlock(&g_cache.lock);
+  if (r != 0) return MC_FAIL(load_call(m), r);
+  *out = mod;
+  return MC_OK;
+}
+
 typedef struct unresolved {
-  uint32_t slot;   /* the kernel's function slot */
-  CUkernel kernel;
-  CUfunction fn;   /* resolved outside the lock */
+  uint32_t slot;    /* the kernel's function slot */
+  const char *name; /* its entry's name (immutable while the record is held) */
+  CUfunction fn;    /* resolved outside the lock */
 } unresolved;
 
 /* Note e in *todo (at *n) if it has no function on `device` yet. Lock held. */
 static void note_unresolved(const kernel_entry *e, int device, unresolved *todo, size_t *n) {
   uint32_t slot = mc_slot_index(e->handle);
   if (!__atomic_load_n(&fslot(slot)[FN_WORD(device)], __ATOMIC_ACQUIRE))
-    todo[(*n)++] = (unresolved){slot, e->kernel, NULL};
+    todo[(*n)++] = (unresolved){slot, e->name, NULL};
 }
 
-/* Resolve every kernel of m not yet resolved on `device`, whose context is current. The caller
- * holds m. The driver calls run without the lock; racing resolutions store the same function. */
+/* Resolve every kernel of m not yet resolved on `device`, whose context is current (its module
+ * loaded there first if needed). The caller holds m. The driver calls run without the lock;
+ * racing resolutions store the same function. */
 static mc_status resolve_module(module_rec *m, int device) {
+  CUmodule mod = NULL;
+  mc_status mst = device_module(m, device, &mod);
+  if (MC_FAILED(mst)) return mst;
   pthread_mutex_lock(&g_cache.lock);
   size_t count = m->nnamed;
   unresolved *todo = calloc(count ? count : 1, sizeof *todo);
@@ -703,9 +843,9 @@ static mc_status resolve_module(module_rec *m, int device) {
   mc_status st = MC_OK;
   size_t done = 0;
   for (; done < n; ++done) {
-    CUresult r = mc_cu.cuKernelGetFunction(&todo[done].fn, todo[done].kernel);
+    CUresult r = mc_cu.cuModuleGetFunction(&todo[done].fn, mod, todo[done].name);
     if (r != 0) {
-      st = MC_FAIL("cuKernelGetFunction", r);
+      st = MC_FAIL("cuModuleGetFunction", r);
       break;
     }
     MC_STAT_INC(function_resolves);
@@ -743,72 +883,95 @@ static void resolve_on(module_rec *m, int device) {
 
 /* ---- loading ---- */
 
-/* Check the blob and load it into the driver: a new, unpublished record.
+/* Check the blob and load it into the driver, in the primary context of the calling thread's
+ * device (as the stock wrapper's cuModuleLoadData): a new, unpublished record.
  * No lock held. On failure after the driver load, *out is the record to discard(). */
 static mc_status load_new(const void *blob, int jit, int opt_level, module_rec **out, char *log,
                           size_t log_size) {
   const char *where = jit ? "mgpuModuleLoadJIT" : "mgpuModuleLoad";
   *out = NULL;
-  /* The blob's format and length from its header; every byte read is first checked readable. */
+  int n = ndev();
+  /* Where the blob lies is looked for first, before the driver reads it (see hit_is_same): in a
+   * read-only segment of a loaded object its bytes up to the segment's end are readable (no
+   * probe) and stay as they are while the generation holds (no copy needed for hits). */
+  char object[128];
+  size_t avail = 0;
+  uint64_t ro = mc_rodata_lookup(blob, &avail, object, sizeof object);
+  /* The blob's format and length from its header; every byte read is first known readable. */
   size_t len = 0;
-  mc_blob_kind kind = mc_blob_identify(blob, &len);
+  mc_blob_kind kind = mc_blob_identify_in(blob, ro ? avail : 0, &len);
   if (kind == MC_BLOB_CORRUPT) return MC_FAIL(where, MC_E_BAD_IMAGE);
   module_rec *m = calloc(1, sizeof *m);
-  if (m) m->resolved = calloc((size_t)ndev(), 1);
-  if (!m || !m->resolved) {
-    free(m);
+  if (m) {
+    m->resolved = calloc((size_t)n, 1);
+    m->mods = calloc((size_t)n, sizeof *m->mods);
+    m->mod_epoch = calloc((size_t)n, sizeof *m->mod_epoch);
+  }
+  if (!m || !m->resolved || !m->mods || !m->mod_epoch) {
+    if (m) rec_free(&m->reclaim);
     return MC_FAIL(where, MC_E_NO_MEMORY);
   }
   m->key = blob;
   m->jit = jit;
   m->opt_level = opt_level;
-  CUresult r;
-  if (jit) {
-    char errlog[4096];
-    errlog[0] = 0;
-    CUjit_option opts[3] = {MC_CU_JIT_ERROR_LOG_BUFFER, MC_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-                            MC_CU_JIT_OPTIMIZATION_LEVEL};
-    void *vals[3] = {errlog, (void *)(uintptr_t)sizeof errlog, (void *)(intptr_t)opt_level};
-    r = mc_cu.cuLibraryLoadData(&m->lib, blob, opts, vals, 3, NULL, NULL, 0);
-    if (r != 0 && log && log_size) {
-      strncpy(log, errlog, log_size - 1);
-      log[log_size - 1] = 0;
-    }
-  } else {
-    r = mc_cu.cuLibraryLoadData(&m->lib, blob, NULL, NULL, 0, NULL, NULL, 0);
+  /* Whether the image has module-scope state (blob_state.h): a large image is scanned beside the
+   * driver load, on a helper thread; a small one at mc_blob_state_finish. */
+  int classify = kind != MC_BLOB_UNKNOWN && len;
+  mc_blob_state_scan scan;
+  if (classify) mc_blob_state_start(&scan, blob, len, kind);
+  int device = mc_thread_device();
+  mc_ctx_scope scope;
+  mc_status st = mc_ctx_enter(device, &scope);
+  if (!MC_FAILED(st) && (device < 0 || device >= n)) {
+    mc_ctx_leave(&scope);
+    st = MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
   }
-  if (r != 0) {
-    free(m->resolved);
-    free(m);
-    return MC_FAIL("cuLibraryLoadData", r);
+  uint32_t epoch = epoch_of(device); /* before the load: a reset meanwhile makes it stale */
+  CUmodule mod = NULL;
+  CUresult r = 0;
+  if (!MC_FAILED(st)) {
+    r = driver_load(m, blob, &mod, log, log_size);
+    mc_ctx_leave(&scope);
   }
-  MC_STAT_INC(driver_module_loads);
+  int stateful = classify ? mc_blob_state_finish(&scan) : 0;
+  if (MC_FAILED(st) || r != 0) {
+    rec_free(&m->reclaim);
+    return MC_FAILED(st) ? st : MC_FAIL(load_call(m), r);
+  }
+  m->home = device;
+  m->mods[device] = mod;
+  m->mod_epoch[device] = epoch;
   *out = m;
   /* A module with module-scope state is never cached (blob_state.h): every load of it is a
    * driver load, as with the stock library. Decided from the image (all len bytes readable, as
    * mc_blob_identify checked), once per driver load. */
-  if (kind != MC_BLOB_UNKNOWN && kind != MC_BLOB_CORRUPT && len &&
-      mc_blob_stateful(blob, len, kind)) {
+  if (stateful) {
     MC_STAT_INC(module_stateful_loads);
     mc_debug("%s blob %p (%zu bytes) has module-scope state: not cached", mc_blob_kind_name(kind),
              blob, len);
     kind = MC_BLOB_UNKNOWN;
   }
-  /* Copied once the driver accepted the bytes (their extent was checked by mc_blob_identify).
-   * Without a copy the module is simply not cached. */
-  if (kind != MC_BLOB_UNKNOWN && len && (m->copy = malloc(len)) != NULL) {
-    /* Where the blob lies is looked for before the copy is taken (see hit_is_same). */
-    char object[128];
-    if (mc_config()->hit_check == 0 /* auto */ && len >= MC_HIT_SKIP_MIN_BYTES)
-      m->ro_generation = mc_rodata_find(blob, len, object, sizeof object);
-    if (m->ro_generation)
-      mc_debug("blob %p lies in a read-only segment of %s: its hits are not compared while no "
-               "object is loaded or unloaded", blob, object[0] ? object : "the executable");
-    memcpy(m->copy, blob, len);
-  } else {
-    kind = MC_BLOB_UNKNOWN;
-    len = 0;
+  /* A cacheable blob of at least MC_HIT_SKIP_MIN_BYTES wholly inside a read-only segment needs no
+   * copy for its hits (hit_is_same); any other cacheable blob is copied for them. */
+  int in_ro = ro && len && len <= avail;
+  int skip_hits = kind != MC_BLOB_UNKNOWN && in_ro && mc_config()->hit_check == 0 /* auto */ &&
+                  len >= MC_HIT_SKIP_MIN_BYTES;
+  if (skip_hits || (kind == MC_BLOB_UNKNOWN && in_ro)) m->ro_generation = ro; /* image_of too */
+  if (skip_hits)
+    mc_debug("blob %p lies in a read-only segment of %s: its hits are not compared while no "
+             "object is unloaded", blob, object[0] ? object : "the executable");
+  int copy_for_hits = kind != MC_BLOB_UNKNOWN && !skip_hits;
+  /* With more than one device the module may be loaded on another one later, when the caller's
+   * bytes may be gone: a copy, of the length the blob's header gives (HIP: an offload bundle's). */
+  int copy_for_devices = n > 1;
+  size_t copy_len = len ? len : copy_for_devices ? mc_blob_code_object_length(blob) : 0;
+  /* Copied once the driver accepted the bytes (their extent was checked readable). */
+  if ((copy_for_hits || copy_for_devices) && copy_len && (m->copy = malloc(copy_len)) != NULL) {
+    memcpy(m->copy, blob, copy_len);
+    m->copy_len = copy_len;
   }
+  if (copy_for_hits && !m->copy) kind = MC_BLOB_UNKNOWN; /* without a copy: simply not cached */
+  if (kind == MC_BLOB_UNKNOWN) len = 0;
   m->len = len;
   m->kind = kind;
   return MC_OK;
@@ -816,8 +979,7 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
 
 /* A loaded record that was never published: unload and free it. No lock held. */
 static void discard(module_rec *m) {
-  mc_cu.cuLibraryUnload(m->lib);
-  MC_STAT_INC(driver_module_unloads);
+  unload_modules(m);
   rec_free(&m->reclaim);
 }
 
@@ -836,7 +998,8 @@ static void remove_inflight_locked(inflight *me) {
 
 /* Whether the blob at m's address is still the one m was loaded from, for a hit; m is held. A blob
  * found in a read-only segment of a loaded object under the generation that is still current
- * cannot have changed: not compared. Otherwise compared with the copy; a blob that was in such a
+ * cannot have changed: not compared. Otherwise compared with the copy (none: kept without one and
+ * an object was unloaded since, so not known to be the same); a blob that was in such a
  * segment is looked for again first, so the generation recorded after an equal comparison is one
  * under which the compared bytes were already in place (looked for after, a dlclose and dlopen in
  * between could put a different blob there and have it recorded as checked). Lock-free: racing
@@ -848,6 +1011,7 @@ static int hit_is_same(module_rec *m, const void *blob) {
     MC_STAT_INC(verify_skips);
     return 1;
   }
+  if (!m->copy) return 0; /* an object was unloaded since: the bytes cannot be compared */
   uint64_t now = g ? mc_rodata_find(blob, m->len, NULL, 0) : 0;
   mc_stat_add(MC_STAT_verify_bytes, (int64_t)m->len);
   if (!mc_blob_same(m->copy, m->len, m->kind, blob)) return 0;
@@ -863,9 +1027,9 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
   if (!blob) return MC_FAIL(where, MC_E_NULL_ARGUMENT);
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
-  if (!mc_cu.cuLibraryLoadData || !mc_cu.cuLibraryUnload || !mc_cu.cuKernelGetFunction ||
-      !mc_cu.cuLibraryGetKernel)
-    return MC_FAIL("cuLibraryLoadData", MC_E_UNSUPPORTED);
+  if (!mc_cu.cuModuleLoadData || !mc_cu.cuModuleLoadDataEx || !mc_cu.cuModuleUnload ||
+      !mc_cu.cuModuleGetFunction)
+    return MC_FAIL("cuModuleLoadData", MC_E_UNSUPPORTED);
 
   if (tc_load(blob, jit, opt_level, out)) return MC_OK; /* this thread's cache: no lock */
 
@@ -975,7 +1139,7 @@ mc_status mc_module_unload(mc_module *module) {
   return locked_unload(h);
 }
 
-/* Pin the live record of handle h (its library stays loaded until unpin). Lock held. */
+/* Pin the live record of handle h (its driver modules stay loaded until unpin). Lock held. */
 static module_rec *pin_locked(uint64_t h, mc_slot_state *s) {
   module_rec *m = module_of(h, s);
   if (m) {
@@ -992,24 +1156,31 @@ static module_rec *pin(uint64_t h, mc_slot_state *s) {
   return m;
 }
 
-/* A kernel found by name: resolved (no lock held, m pinned) on the calling thread's device and on
- * every device where m's kernels were resolved for a launch, so its launches there make no lazy
- * load, as the stock wrapper's cuModuleGetFunction loads the kernel it returns. fns[d]: 0 where
- * not resolved (its first launch there resolves it). The driver's refusal on the thread's device
- * (a broken context, no memory for the kernel) is returned: the look-up fails there, as stock's
- * cuModuleGetFunction does; elsewhere the launch reports it. */
-static CUresult resolve_new(module_rec *m, CUkernel k, int device, CUfunction *fns) {
-  int n = ndev();
-  CUresult mine = 0;
+/* A kernel asked for by name for the first time: looked up (cuModuleGetFunction, no lock held, m
+ * pinned) in m's module on the calling thread's device (where the module was first loaded if
+ * the thread's device is not one the cache covers), which finds unknown names, as the stock
+ * wrapper's cuModuleGetFunction; and on every other device where m's kernels were resolved for
+ * a launch, so its launches there make no lazy load. fns[d]: 0 where not resolved (its first
+ * launch there resolves it). The failure on the thread's device (an unknown name, a broken
+ * context, no memory, a module that cannot be loaded there) is returned: the look-up fails, as
+ * stock's does; elsewhere the launch reports it. */
+static mc_status resolve_new(module_rec *m, const char *name, int device, CUfunction *fns) {
+  int n = ndev(), check = device >= 0 ? device : m->home;
+  mc_status mine = MC_OK;
   for (int d = 0; d < n; ++d) {
-    if (d != device && !__atomic_load_n(&m->resolved[d], __ATOMIC_ACQUIRE)) continue;
+    if (d != check && !__atomic_load_n(&m->resolved[d], __ATOMIC_ACQUIRE)) continue;
     mc_ctx_scope scope;
-    if (MC_FAILED(mc_ctx_enter(d, &scope))) continue;
-    CUresult r = mc_cu.cuKernelGetFunction(&fns[d], k);
-    if (r == 0) MC_STAT_INC(function_resolves);
-    else fns[d] = NULL;
-    if (d == device) mine = r;
-    mc_ctx_leave(&scope);
+    mc_status st = mc_ctx_enter(d, &scope);
+    if (!MC_FAILED(st)) {
+      CUmodule mod = NULL;
+      st = device_module(m, d, &mod);
+      CUresult r = MC_FAILED(st) ? 0 : mc_cu.cuModuleGetFunction(&fns[d], mod, name);
+      if (r != 0) st = MC_FAIL("cuModuleGetFunction", r);
+      if (!MC_FAILED(st)) MC_STAT_INC(function_resolves);
+      mc_ctx_leave(&scope);
+    }
+    if (MC_FAILED(st)) fns[d] = NULL;
+    if (d == check) mine = st;
   }
   return mine;
 }
@@ -1060,22 +1231,17 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
    * the module pinned and the lock released. */
   m = pin(h, &s);
   if (!m) return handle_error("mgpuModuleGetFunction", s);
-  CUkernel k = NULL;
-  CUresult r = mc_cu.cuLibraryGetKernel(&k, m->lib, name);
   int n = ndev();
   CUfunction fns_small[8] = {0}, *fns = n <= 8 ? fns_small : calloc((size_t)n, sizeof *fns);
-  mc_status st = MC_OK;
-  CUresult rr = r == 0 && fns ? resolve_new(m, k, thread_device(), fns) : 0;
+  mc_status st = fns ? resolve_new(m, name, thread_device(), fns) : MC_OK;
   pthread_mutex_lock(&g_cache.lock);
-  if (r != 0) {
-    st = MC_FAIL("cuLibraryGetKernel", r);
-  } else if (rr != 0) {
-    st = MC_FAIL("cuKernelGetFunction", rr);
+  if (MC_FAILED(st)) {
+    /* reported as the driver's refusal */
   } else if (!fns) {
     st = MC_FAIL("mgpuModuleGetFunction", MC_E_NO_MEMORY);
   } else if ((e = find_entry(m, name, nh)) == NULL) { /* not added by a racing thread */
     e = calloc(1, sizeof *e);
-    if (!e || entry_init(e, k, name) != 0 ||
+    if (!e || entry_init(e, name) != 0 ||
         publish_entry_locked(e, m->handle, m->kind == MC_BLOB_UNKNOWN, fns) != 0) {
       if (e) free(e->name);
       free(e);
@@ -1200,8 +1366,8 @@ void mc_module_cache_fork_child(void) {
   /* Threads waiting for a load, and the loads in flight, were the parent's: gone here. */
   pthread_cond_init(&g_cache.loaded, NULL);
   g_cache.loading = NULL;
-  /* Every record of the parent is forgotten: its library is never used or unloaded here (the
-   * driver's objects belong to the parent), its memory is not freed. */
+  /* Every record of the parent is forgotten: its driver modules are never used or unloaded here
+   * (the driver's objects belong to the parent), its memory is not freed. */
   memset(g_cache.buckets, 0, sizeof g_cache.buckets);
   g_cache.idle_head = g_cache.idle_tail = NULL;
   g_cache.nidle = 0;
@@ -1214,21 +1380,30 @@ void mc_module_cache_fork_child(void) {
 mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, size_t *bytes) {
   uint64_t h = (uint64_t)(uintptr_t)module;
   if (!h || !name) return MC_FAIL("mgpuModuleGetGlobal", MC_E_NULL_ARGUMENT);
-  if (!mc_cu_extra.cuLibraryGetGlobal) {
+  if (!mc_cu_extra.cuModuleGetGlobal) {
     mc_slot_state s = mc_slot_find(&g_modules, h, NULL);
     if (s != MC_SLOT_LIVE) return handle_error("mgpuModuleGetGlobal", s);
-    return MC_FAIL("cuLibraryGetGlobal", MC_E_UNSUPPORTED);
+    return MC_FAIL("cuModuleGetGlobal", MC_E_UNSUPPORTED);
   }
   mc_slot_state s;
   module_rec *m = pin(h, &s);
   if (!m) return handle_error("mgpuModuleGetGlobal", s);
+  /* The module on the calling thread's device (loaded there first if needed), as the stock
+   * wrapper's cuModuleGetGlobal on the module it loaded in that device's context. */
+  int device = mc_thread_device();
   mc_ctx_scope scope;
-  mc_status st = mc_ctx_enter(mc_thread_device(), &scope);
+  mc_status st = mc_ctx_enter(device, &scope);
+  if (!MC_FAILED(st) && (device < 0 || device >= ndev())) {
+    mc_ctx_leave(&scope);
+    st = MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
+  }
   CUdeviceptr d = 0;
   size_t n = 0;
   CUresult r = 0;
   if (!MC_FAILED(st)) {
-    r = mc_cu_extra.cuLibraryGetGlobal(&d, &n, m->lib, name);
+    CUmodule mod = NULL;
+    st = device_module(m, device, &mod);
+    if (!MC_FAILED(st)) r = mc_cu_extra.cuModuleGetGlobal(&d, &n, mod, name);
     mc_ctx_leave(&scope);
   }
   if (!MC_FAILED(st) && r == 0) {
@@ -1244,7 +1419,7 @@ mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, 
   }
   unpin(m);
   if (MC_FAILED(st)) return st;
-  if (r != 0) return MC_FAIL("cuLibraryGetGlobal", r);
+  if (r != 0) return MC_FAIL("cuModuleGetGlobal", r);
   if (ptr) *ptr = (void *)(uintptr_t)d;
   if (bytes) *bytes = n;
   return MC_OK;
@@ -1253,12 +1428,18 @@ mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, 
 /* ---- faults (issue 19 item 5): a device's primary context was reset (context.h) ----
  * Every record leaves the hash table, so no later load hits a module resolved in the dead
  * context (records span devices: all of them go; other devices load theirs once more). Cached
- * modules nobody holds are forgotten: never unloaded (their driver objects belong to the dead
- * context), their memory leaked. Records the program still holds stay valid handles whose kernels
- * report the driver's CONTEXT_IS_DESTROYED, as stock's do; their unload retires them as usual. */
+ * modules nobody holds are forgotten: never unloaded (some of their driver modules belong to the
+ * dead context), their memory leaked. The device's epoch moves on: the driver modules of records
+ * the program still holds that were loaded in the dead context are never used (a later need there,
+ * e.g. a kernel asked for, loads the blob again in the new context) or unloaded. Kernels already
+ * resolved there report the driver's CONTEXT_IS_DESTROYED, as stock's do; the records' unload
+ * retires them as usual. */
 void mc_module_cache_forget_device(int device) {
-  (void)device;
   pthread_mutex_lock(&g_cache.lock);
+  /* The device's driver modules of every record (held ones included) belong to the dead context:
+   * never used (a later need there loads the module again) or unloaded from now on. */
+  if (device >= 0 && device < MC_MAX_DEVICES)
+    __atomic_store_n(&g_epoch[device], g_epoch[device] + 1, __ATOMIC_RELEASE);
   for (size_t b = 0; b < MC_BUCKETS; ++b) {
     while (g_cache.buckets[b]) {
       module_rec *m = g_cache.buckets[b];

@@ -6,21 +6,28 @@
  * address never gets the old module. A blob of at least 2 KiB that lies in a read-only segment of
  * a loaded object (the executable or a shared library: rodata.h), found so at load or at its last
  * comparison, is not compared while the generation of the set of loaded objects noted then is
- * still current (no dlopen or dlclose since): those bytes cannot have changed; a hit after any
- * dlopen or dlclose compares and looks again (MGPU_CACHED_HIT_CHECK=full: every hit compares).
- * A blob is loaded with cuLibraryLoadData, which needs no context: loading works in a global
- * constructor, before main and before any mgpuSetDefaultDevice. Kernels are not enumerated or
- * resolved at load (a module of hundreds of kernels then costs what the stock wrapper's
- * cuModuleLoadData costs): a kernel is found by name (cuLibraryGetKernel) at its first
- * mgpuModuleGetFunction and resolved there (cuKernelGetFunction, which loads it into the context)
- * on the calling thread's default device, as the stock wrapper's cuModuleGetFunction loads the
- * kernel it returns; later look-ups of the name are lock-free and make no driver call. On another
- * device every kernel found so far is resolved at the first launch there (or at a look-up from a
- * thread of that device), and a kernel found later is resolved at its look-up on every device
- * where the module's kernels were resolved, so a later launch never triggers a lazy kernel
- * load (but for a look-up racing with another device's first launch). mgpuModuleUnload releases
- * a reference; the module stays cached at zero references and is unloaded when a different
- * blob replaces it at its address, or when more than MGPU_CACHED_MODULE_CACHE (default 256)
+ * still current (no dlclose since: a dlopen changes no loaded object's bytes): those bytes cannot
+ * have changed; a hit after any dlclose compares and looks again (MGPU_CACHED_HIT_CHECK=full:
+ * every hit compares). Such a blob is not copied where there is one device (nor probed for
+ * readability at load: the segment is mapped): a hit after a dlclose, with nothing to compare,
+ * loads it again.
+ * The driver's module API is used, as by the stock wrapper: a blob is loaded with cuModuleLoadData
+ * (cuModuleLoadDataEx for the JIT) in the primary context of the calling thread's device, so a
+ * load in a global constructor makes that context current first, as the stock wrapper does. A
+ * module used on another device is loaded there (from the cache's copy, kept where there is more
+ * than one device) at its first need: a launch there, a look-up or mgpuModuleGetGlobal from a
+ * thread of that device; one load per device, threads needing it at once wait for it. Kernels
+ * are not enumerated or resolved at load: a kernel is found by name with cuModuleGetFunction at
+ * its first mgpuModuleGetFunction, on the calling thread's default device, as the stock wrapper's
+ * cuModuleGetFunction (a first call of a module of hundreds of kernels makes exactly the stock
+ * wrapper's driver calls); later look-ups of the name are lock-free and make no driver call. On
+ * another device every kernel found so far is resolved at the first launch there (or at a
+ * look-up from a thread of that device), and a kernel found later is resolved at its look-up on
+ * every device where the module's kernels were resolved, so a later launch never triggers a lazy
+ * kernel load (but for a look-up racing with another device's first launch). mgpuModuleUnload
+ * releases a reference; the module stays cached at zero references and is unloaded (every
+ * per-device module, each with cuModuleUnload in its device's context) when a different blob
+ * replaces it at its address, or when more than MGPU_CACHED_MODULE_CACHE (default 256)
  * unreferenced modules are kept (the least recently released first), so a JIT process that
  * makes many modules does not keep them all loaded.
  * Only modules without module-scope state are cached (blob_state.h): a blob with device globals
@@ -30,7 +37,7 @@
  *
  * Handles: an mc_module* / mc_function* is not a pointer but a generation-tagged handle
  * (slot_table.h): a slot index and the slot's generation. When a module is unloaded from the
- * driver (retired), its private copy of the blob and its structures are freed and its slots (one
+ * driver (retired), its private copy of the blob (if any) and its structures are freed and its slots (one
  * for the module, one per kernel) go back to the tables with a new generation, to be reused by
  * later modules. Handles made before then read as stale (MGPU_CACHED_STALE_HANDLE), values the
  * library never made as unknown (MGPU_CACHED_UNKNOWN_HANDLE); neither is ever dereferenced. What
@@ -42,8 +49,8 @@
  * code loads and unloads around every launch, from every thread); the handles, the hits' checks
  * and the references are the same as through the table (module_cache.c: "Thread caches").
  *
- * Slow driver calls (cuLibraryLoadData and the JIT, cuLibraryUnload, cuKernelGetFunction,
- * cuLibraryGetKernel, context creation) run without the cache's lock, so a launch or a cache hit
+ * Slow driver calls (cuModuleLoadData and the JIT, cuModuleUnload, cuModuleGetFunction, context
+ * creation) run without the cache's lock, so a launch or a cache hit
  * never waits behind another thread's load. Two threads loading the same blob at the same address
  * at the same time: the second waits for the first one's load and gets its module (one driver
  * load, one handle). The locking rule and the reclamation are in module_cache.c.
@@ -96,12 +103,14 @@ void mc_module_cache_fork_parent(void);
 void mc_module_cache_fork_child(void);
 
 /* A reset primary context (context.h, mc_ctx_on_reset): forget every cached module (no driver
- * call), so the next load of a blob loads it in the new context. */
+ * call), so the next load of a blob loads it in the new context; the device's driver modules of
+ * modules still held are never used or unloaded again (a later need there loads anew). */
 void mc_module_cache_forget_device(int device);
 
 /* ---- ROCm-only export (abi_rocm.c) ---- */
 /* The device address and size of the global `name` of `module` on the calling thread's default
- * device (cuLibraryGetGlobal; on HIP, hipModuleGetGlobal of that device's module). */
+ * device (cuModuleGetGlobal on the module loaded there, loading it first if needed; on HIP,
+ * hipModuleGetGlobal). */
 mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, size_t *bytes);
 
 #endif

@@ -11,7 +11,12 @@
  *   hipGetDevice, cuCtxPushCurrent saves the caller's device on a per-thread stack and calls
  *   hipSetDevice, cuCtxPopCurrent restores it. The caller's current device is therefore the same
  *   after every mgpu* call as before it, as with CUDA contexts.
- * - Libraries: HIP has no context-independent library. A "library" holds one hipModule_t per
+ * - Modules: the module cache (module_cache.c) uses the module adapters (cuModuleLoadData,
+ *   cuModuleGetFunction, cuModuleUnload, cuModuleGetGlobal: hipModule* on the current device),
+ *   one module per device, as on CUDA; cuModuleLoadDataEx with JIT options (mgpuModuleLoadJIT)
+ *   fails with hipErrorNotSupported (no JIT in HIP), without a HIP call.
+ * - Libraries (kept for callers of the library entry points; the module cache no longer uses
+ *   them): HIP has no context-independent library. A "library" holds one hipModule_t per
  *   device, loaded on the current device at cuLibraryLoadData (so a bad image fails there, as
  *   hipModuleLoadData does in the stock wrapper) and on other devices when a kernel is first
  *   resolved there, from the library's own copy of the code object: the caller may free its bytes
@@ -150,7 +155,8 @@ static CUresult a_cuModuleLoadData(CUmodule *module, const void *image) {
 }
 static CUresult a_cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n,
                                      CUjit_option *o, void **v) {
-  (void)n, (void)o, (void)v; /* HIP has no JIT options for code objects */
+  (void)o, (void)v;
+  if (n) return MC_HIP_hipErrorNotSupported; /* mgpuModuleLoadJIT: no JIT in HIP (stock: null) */
   return mc_hip.hipModuleLoadData((hipModule_t *)module, image);
 }
 static CUresult a_cuModuleUnload(CUmodule m) { return mc_hip.hipModuleUnload((hipModule_t)m); }
@@ -673,6 +679,10 @@ static const char *const k_call_names[][2] = {
     {"cuCtxGetCurrent", "hipGetDevice"},
     {"cuCtxPushCurrent", "hipSetDevice"},
     {"cuCtxPopCurrent", "hipSetDevice"},
+    {"cuModuleLoadDataEx", "hipModuleLoadData"},
+    {"cuModuleLoadData", "hipModuleLoadData"},
+    {"cuModuleUnload", "hipModuleUnload"},
+    {"cuModuleGetFunction", "hipModuleGetFunction"},
     {"cuLibraryLoadData", "hipModuleLoadData"},
     {"cuLibraryUnload", "hipModuleUnload"},
     {"cuLibraryGetKernel", "hipModuleGetFunction"},

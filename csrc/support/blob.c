@@ -56,11 +56,21 @@ static size_t readable_pages(uintptr_t first, size_t n) {
   return ok;
 }
 
-/* 1 if every byte of [p, p + n) is readable. */
-static int range_readable(const void *p, size_t n) {
+/* Bytes known readable without a probe: [lo, hi) (a read-only segment of a loaded object, for
+ * mc_blob_identify_in); lo == hi: none. */
+typedef struct known_span {
+  uintptr_t lo, hi;
+} known_span;
+
+static int known(const known_span *k, uintptr_t a, size_t n) {
+  return k && a >= k->lo && a <= k->hi && n <= k->hi - a;
+}
+
+/* 1 if every byte of [p, p + n) is readable (k: bytes known readable, or NULL). */
+static int range_readable_k(const void *p, size_t n, const known_span *k) {
   uintptr_t a = (uintptr_t)p, end = a + n;
   if (end < a) return 0;
-  if (n == 0) return 1;
+  if (n == 0 || known(k, a, n)) return 1;
   uintptr_t pg = page_size();
   for (uintptr_t cur = page_of(a); cur < end;) {
     size_t want = (size_t)((page_of(end - 1) - cur) / pg) + 1;
@@ -72,9 +82,12 @@ static int range_readable(const void *p, size_t n) {
   return 1;
 }
 
+static int range_readable(const void *p, size_t n) { return range_readable_k(p, n, NULL); }
+
 /* How many of the first `want` bytes at p are readable (p's own page included). */
-static size_t readable_prefix(const unsigned char *p, size_t want) {
+static size_t readable_prefix(const unsigned char *p, size_t want, const known_span *k) {
   uintptr_t a = (uintptr_t)p, pg = page_size();
+  if (known(k, a, want)) return want;
   size_t have = 0;
   while (have < want) {
     uintptr_t page = page_of(a + have);
@@ -92,9 +105,10 @@ static int truncated_magic(const unsigned char *p, size_t n, const void *magic, 
 
 /* PTX: the length up to and including the NUL, scanning one page at a time; 0 if readable memory
  * (or MC_BLOB_MAX_LEN) ends first. p's page is known readable. */
-static size_t text_length(const unsigned char *p) {
+static size_t text_length(const unsigned char *p, const known_span *k) {
   uintptr_t a = (uintptr_t)p, pg = page_size();
   uintptr_t cur = a, limit = page_of(a) + pg; /* readable up to here */
+  if (known(k, a, 1) && page_of(k->hi) > limit) limit = page_of(k->hi); /* known: no probe */
   for (;;) {
     const unsigned char *nul = memchr((const void *)cur, 0, limit - cur);
     if (nul) return (size_t)(nul - p) + 1;
@@ -108,7 +122,7 @@ static size_t text_length(const unsigned char *p) {
 
 /* 64-bit little-endian ELF (64 header bytes readable): the file ends at the furthest of the
  * section header table, the program header table and every section's contents. */
-static size_t elf64_length(const unsigned char *p, int *corrupt) {
+static size_t elf64_length(const unsigned char *p, int *corrupt, const known_span *k) {
   if (p[4] != 2 /* ELFCLASS64 */ || p[5] != 1 /* little endian */) return 0;
   uint64_t phoff = rd64(p + 0x20), shoff = rd64(p + 0x28);
   uint16_t ehsize = rd16(p + 0x34), phentsize = rd16(p + 0x36), phnum = rd16(p + 0x38);
@@ -118,7 +132,7 @@ static size_t elf64_length(const unsigned char *p, int *corrupt) {
   size_t end = ehsize;
   if (phnum) end = max_sz(end, (size_t)phoff + (size_t)phnum * phentsize);
   if (shnum) end = max_sz(end, (size_t)shoff + (size_t)shnum * shentsize);
-  if (!range_readable(p, end)) { /* the tables are not where the header says */
+  if (!range_readable_k(p, end, k)) { /* the tables are not where the header says */
     *corrupt = 1;
     return 0;
   }
@@ -152,11 +166,11 @@ static const unsigned char ELF_MAGIC[4] = {0x7f, 'E', 'L', 'F'};
 static const unsigned char FATBIN_BYTES[4] = {0x50, 0xED, 0x55, 0xBA}; /* FATBIN_MAGIC, LE */
 static const char OFFLOAD_BUNDLE[] = "__CLANG_OFFLOAD_BUNDLE__";     /* 24 bytes */
 
-mc_blob_kind mc_blob_identify(const void *data, size_t *len) {
+static mc_blob_kind identify(const void *data, size_t *len, const known_span *k) {
   *len = 0;
   if (!data) return MC_BLOB_UNKNOWN;
   const unsigned char *p = (const unsigned char *)data;
-  size_t n = readable_prefix(p, 64); /* the most any header check below reads */
+  size_t n = readable_prefix(p, 64, k); /* the most any header check below reads */
   if (n == 0) return MC_BLOB_CORRUPT; /* not even its first byte can be read */
   if (truncated_magic(p, n, ELF_MAGIC, 4) || truncated_magic(p, n, FATBIN_BYTES, 4))
     return MC_BLOB_CORRUPT;
@@ -165,7 +179,7 @@ mc_blob_kind mc_blob_identify(const void *data, size_t *len) {
   if (n >= 4 && memcmp(p, ELF_MAGIC, 4) == 0) {
     if (n < 64) return MC_BLOB_CORRUPT; /* its header runs off the readable memory */
     kind = MC_BLOB_CUBIN;
-    *len = elf64_length(p, &corrupt);
+    *len = elf64_length(p, &corrupt, k);
   } else if (n >= 4 && rd32(p) == FATBIN_MAGIC) {
     if (n < 16) return MC_BLOB_CORRUPT;
     kind = MC_BLOB_FATBIN;
@@ -177,17 +191,25 @@ mc_blob_kind mc_blob_identify(const void *data, size_t *len) {
   } else if (p[0] == '\t' || p[0] == '\n' || p[0] == '\r' || (p[0] >= 0x20 && p[0] < 0x7f)) {
     /* PTX: text. Anything whose first byte is printable or whitespace is taken as NUL-terminated
      * text, which is how the driver reads it too; readable memory must hold its NUL. */
-    *len = text_length(p);
+    *len = text_length(p, k);
     return *len ? MC_BLOB_PTX : MC_BLOB_CORRUPT;
   } else {
     return MC_BLOB_UNKNOWN;
   }
-  if (*len && !range_readable(p, *len)) corrupt = 1; /* its end runs off the readable memory */
+  if (*len && !range_readable_k(p, *len, k)) corrupt = 1; /* its end runs off readable memory */
   if (corrupt || !*len) {
     *len = 0;
     return corrupt ? MC_BLOB_CORRUPT : MC_BLOB_UNKNOWN;
   }
   return kind;
+}
+
+mc_blob_kind mc_blob_identify(const void *data, size_t *len) { return identify(data, len, NULL); }
+
+mc_blob_kind mc_blob_identify_in(const void *data, size_t readable, size_t *len) {
+  known_span k = {(uintptr_t)data, (uintptr_t)data + readable};
+  if (k.hi < k.lo) k.hi = UINTPTR_MAX;
+  return identify(data, len, readable ? &k : NULL);
 }
 
 int mc_blob_same(const unsigned char *copy, size_t len, mc_blob_kind kind, const void *data) {

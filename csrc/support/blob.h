@@ -33,6 +33,11 @@ typedef enum {
  * the driver, not on cache hits. */
 mc_blob_kind mc_blob_identify(const void *data, size_t *len);
 
+/* mc_blob_identify for a blob whose first `readable` bytes are known readable (a read-only segment
+ * of a loaded object holds it: rodata.h, mc_rodata_lookup): no probe for a byte among them, so a
+ * blob that lies wholly inside costs no system call; bytes beyond are probed as above. */
+mc_blob_kind mc_blob_identify_in(const void *data, size_t readable, size_t *len);
+
 /* Whether the blob at `data` is the one whose copy (`len` bytes, `kind`) was taken at load, for a
  * cache hit, without a system call in the common case. The comparison stops at the first
  * difference and reads `data` one page at a time, so only bytes the blob itself says belong to it

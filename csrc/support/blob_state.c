@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,16 +126,65 @@ static int word_char(unsigned char c) {
 }
 
 /* The PTX scan below reads about a megabyte for a module of a few hundred kernels (the PTX entry
- * of a fatbin, decompressed): two passes, each sixteen bytes at a time where SSE2 is there (every
- * x86-64), eight (a word) elsewhere, so that a module's load does not wait on it. */
+ * of a fatbin, decompressed), once per driver load, on the module's first call: one pass, sixteen
+ * bytes at a time where SSE2 is there (every x86-64), that checks the bytes and finds the dots
+ * that can begin a token (a dot after a word character, a dot or a ']' never does: `ld.global`,
+ * `%r1.x`, `[a].b`), so the byte-by-byte work is done for those few only; a simple loop elsewhere. */
 
-/* Whether p[0, n) holds a byte that is not text (tab, newline, carriage return, 0x20-0x7e) or a
- * '#'. */
-static int ptx_bad_bytes(const unsigned char *p, size_t n) {
+/* Whether c is not text (tab, newline, carriage return, 0x20-0x7e) or is a '#'. */
+static int ptx_bad_byte(unsigned char c) {
+  return c == '#' || c >= 0x7f || (c < 0x20 && c != '\t' && c != '\n' && c != '\r');
+}
+
+/* Whether a '.' right after c continues a token rather than beginning one. */
+static int ptx_joins(unsigned char c) { return word_char(c) || c == '.' || c == ']'; }
+
+/* The token that begins with the '.' at p[i] (i < n): STATEFUL if it names a state space outside
+ * a kernel parameter's attribute (a state space right after `.ptr`, only white space between).
+ * *ptr_end: just after the last `.ptr` token ((size_t)-1: none yet); updated. */
+static int ptx_token_stateful(const unsigned char *p, size_t n, size_t i, size_t *ptr_end) {
+  static const struct { const char *w; size_t len; } spaces[] = {
+      {"global", 6}, {"const", 5}, {"tex", 3}, {"texref", 6}, {"surfref", 7}, {"samplerref", 10}};
+  size_t j = i + 1;
+  while (j < n && word_char(p[j])) ++j;
+  size_t len = j - i - 1;
+  const char *w = (const char *)p + i + 1;
+  int after_ptr = *ptr_end != (size_t)-1 && *ptr_end <= i;
+  for (size_t k = *ptr_end; after_ptr && k < i; ++k)
+    if (p[k] != ' ' && p[k] != '\t' && p[k] != '\n' && p[k] != '\r') after_ptr = 0;
+  if (len == 3 && w[0] == 'p' && w[1] == 't' && w[2] == 'r') *ptr_end = j;
+  if (len >= 3 && len <= 10 && (w[0] == 'g' || w[0] == 'c' || w[0] == 't' || w[0] == 's'))
+    for (size_t k = 0; k < sizeof spaces / sizeof *spaces; ++k)
+      if (len == spaces[k].len && memcmp(w, spaces[k].w, len) == 0 && !after_ptr)
+        return STATEFUL;
+  return STATELESS;
+}
+
+#if defined(__SSE2__)
+/* Bytes of v in [lo, hi] (both below 0x80). */
+static __m128i in_range(__m128i v, char lo, char hi) {
+  return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8((char)(lo - 1))),
+                       _mm_cmplt_epi8(v, _mm_set1_epi8((char)(hi + 1))));
+}
+#endif
+
+/* PTX text of at most n bytes (up to its NUL). Every byte must be text; a '#' is a preprocessor
+ * directive (or a '#' in a comment). Tokens begin with a '.' that does not continue a word. */
+static int ptx_stateful(const unsigned char *p, size_t n) {
+  const unsigned char *nul = memchr(p, 0, n);
+  if (nul) n = (size_t)(nul - p);
+  size_t ptr_end = (size_t)-1;
   size_t i = 0;
+  if (n) { /* the first byte: a '.' there begins a token */
+    if (ptx_bad_byte(p[0])) return STATEFUL;
+    if (p[0] == '.' && ptx_token_stateful(p, n, 0, &ptr_end)) return STATEFUL;
+    i = 1;
+  }
 #if defined(__SSE2__)
   const __m128i hash = _mm_set1_epi8('#'), del = _mm_set1_epi8(0x7f), space = _mm_set1_epi8(0x20);
   const __m128i tab = _mm_set1_epi8('\t'), nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+  const __m128i dot = _mm_set1_epi8('.'), bracket = _mm_set1_epi8(']'), lower = _mm_set1_epi8(0x20);
+  const __m128i under = _mm_set1_epi8('_'), dollar = _mm_set1_epi8('$'), pct = _mm_set1_epi8('%');
   for (; n - i >= 16; i += 16) {
     __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
     /* signed compare: bytes >= 0x80 are negative, so below 0x20 as control characters are */
@@ -144,67 +194,24 @@ static int ptx_bad_bytes(const unsigned char *p, size_t n) {
         _mm_cmplt_epi8(v, space));
     __m128i bad = _mm_or_si128(_mm_or_si128(ctl, _mm_cmpeq_epi8(v, hash)),
                                _mm_cmpeq_epi8(v, del));
-    if (_mm_movemask_epi8(bad)) return 1;
+    if (_mm_movemask_epi8(bad)) return STATEFUL;
+    unsigned dots = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, dot));
+    if (!dots) continue;
+    /* the byte before each: a word character, '.' or ']' (p[i - 1] is readable: i >= 1) */
+    __m128i b = _mm_loadu_si128((const __m128i *)(p + i - 1));
+    __m128i joins = _mm_or_si128(
+        _mm_or_si128(in_range(_mm_or_si128(b, lower), 'a', 'z'), in_range(b, '0', '9')),
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, under), _mm_cmpeq_epi8(b, dollar)),
+                     _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, pct), _mm_cmpeq_epi8(b, dot)),
+                                  _mm_cmpeq_epi8(b, bracket))));
+    for (unsigned t = dots & ~(unsigned)_mm_movemask_epi8(joins); t; t &= t - 1)
+      if (ptx_token_stateful(p, n, i + (size_t)__builtin_ctz(t), &ptr_end)) return STATEFUL;
   }
 #endif
   for (; i < n; ++i) {
-    unsigned char c = p[i];
-    if (c == '#' || c >= 0x7f || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) return 1;
-  }
-  return 0;
-}
-
-/* The index of the first '.' in p[i, n), or n. Dots lie about 17 bytes apart in PTX: too close
- * for a library call per dot. */
-static size_t next_dot(const unsigned char *p, size_t i, size_t n) {
-#if defined(__SSE2__)
-  const __m128i dot = _mm_set1_epi8('.');
-  for (; n - i >= 16; i += 16) {
-    unsigned m = (unsigned)_mm_movemask_epi8(
-        _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), dot));
-    if (m) return i + (size_t)__builtin_ctz(m);
-  }
-#else
-  /* a zero byte of v ^ "........" by the borrow trick: its lowest flagged byte is the first */
-  const uint64_t dots = 0x2e2e2e2e2e2e2e2eull, ones = 0x0101010101010101ull;
-  for (; n - i >= 8; i += 8) {
-    uint64_t x = rd64(p + i) ^ dots;
-    uint64_t t = (x - ones) & ~x & (ones << 7);
-    if (t) return i + ((size_t)__builtin_ctzll(t) >> 3);
-  }
-#endif
-  while (i < n && p[i] != '.') ++i;
-  return i;
-}
-
-/* PTX text of at most n bytes (up to its NUL). Every byte must be text. */
-static int ptx_stateful(const unsigned char *p, size_t n) {
-  static const struct { const char *w; size_t len; } spaces[] = {
-      {"global", 6}, {"const", 5}, {"tex", 3}, {"texref", 6}, {"surfref", 7}, {"samplerref", 10}};
-  const unsigned char *nul = memchr(p, 0, n);
-  if (nul) n = (size_t)(nul - p);
-  /* a '#' is a preprocessor directive (or a '#' in a comment) */
-  if (ptx_bad_bytes(p, n)) return STATEFUL;
-  size_t ptr_end = (size_t)-1; /* just after the last `.ptr` token */
-  for (size_t i = 0; i < n; ++i) {
-    i = next_dot(p, i, n); /* tokens begin with '.' */
-    if (i == n) break;
-    if (i > 0 && (word_char(p[i - 1]) || p[i - 1] == '.' || p[i - 1] == ']')) continue;
-    size_t j = i + 1;
-    while (j < n && word_char(p[j])) ++j;
-    size_t len = j - i - 1;
-    const char *w = (const char *)p + i + 1;
-    /* A state space right after `.ptr` (only white space between) is a kernel parameter's
-     * attribute; `.ptr.global` (joined) never starts a token here. */
-    int after_ptr = ptr_end != (size_t)-1 && ptr_end <= i;
-    for (size_t k = ptr_end; after_ptr && k < i; ++k)
-      if (p[k] != ' ' && p[k] != '\t' && p[k] != '\n' && p[k] != '\r') after_ptr = 0;
-    if (len == 3 && w[0] == 'p' && w[1] == 't' && w[2] == 'r') ptr_end = j;
-    if (len >= 3 && len <= 10 && (w[0] == 'g' || w[0] == 'c' || w[0] == 't' || w[0] == 's'))
-      for (size_t k = 0; k < sizeof spaces / sizeof *spaces; ++k)
-        if (len == spaces[k].len && memcmp(w, spaces[k].w, len) == 0 && !after_ptr)
-          return STATEFUL;
-    i = j - 1;
+    if (ptx_bad_byte(p[i])) return STATEFUL;
+    if (p[i] == '.' && !ptx_joins(p[i - 1]) && ptx_token_stateful(p, n, i, &ptr_end))
+      return STATEFUL;
   }
   return STATELESS;
 }
@@ -215,28 +222,38 @@ typedef size_t (*zstd_decompress_fn)(void *, size_t, const void *, size_t);
 typedef unsigned (*zstd_is_error_fn)(size_t);
 typedef int (*lz4_decompress_fn)(const char *, char *, int, int);
 
+/* Each decompressor is loaded at its first need only (a dlopen costs ~60-120 us). */
 static struct {
-  pthread_once_t once;
+  pthread_once_t zstd_once, lz4_once;
   zstd_decompress_fn zstd;
   zstd_is_error_fn zstd_is_error;
   lz4_decompress_fn lz4;
-} g_dec = {PTHREAD_ONCE_INIT, NULL, NULL, NULL};
+} g_dec = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, NULL, NULL, NULL};
 
-static void load_decompressors(void) {
+static void load_zstd(void) {
   void *z = dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL);
   if (z) {
     *(void **)&g_dec.zstd = dlsym(z, "ZSTD_decompress");
     *(void **)&g_dec.zstd_is_error = dlsym(z, "ZSTD_isError");
   }
+}
+
+static void load_lz4(void) {
   void *l = dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL);
   if (l) *(void **)&g_dec.lz4 = dlsym(l, "LZ4_decompress_safe");
+}
+
+/* The decompressors `flags` (a fatbin entry's) asks for, loaded. */
+static void load_decompressors(uint64_t flags) {
+  if (flags & FATBIN_FLAG_ZSTD) pthread_once(&g_dec.zstd_once, load_zstd);
+  if (flags & FATBIN_FLAG_LZ4) pthread_once(&g_dec.lz4_once, load_lz4);
 }
 
 /* The entry's payload decompressed into a new buffer of exactly `out_len` bytes, or NULL. */
 static unsigned char *decompress(uint64_t flags, const unsigned char *src, size_t src_len,
                                  size_t out_len) {
   if (out_len == 0 || out_len > MC_BLOB_MAX_LEN || src_len > (size_t)INT32_MAX) return NULL;
-  pthread_once(&g_dec.once, load_decompressors);
+  load_decompressors(flags);
   unsigned char *out = malloc(out_len);
   if (!out) return NULL;
   int ok = 0;
@@ -307,4 +324,72 @@ int mc_blob_stateful(const void *data, size_t len, mc_blob_kind kind) {
   case MC_BLOB_PTX: return ptx_stateful(p, len);
   default: return STATEFUL;
   }
+}
+
+/* ---- the scan beside the driver load ---- */
+
+/* The compression flags of a fatbin's entries, or'ed (those of entries up to the first whose
+ * header does not add up: the scan calls that one stateful without decompressing anything). */
+static uint64_t fatbin_compressions(const unsigned char *p, size_t n) {
+  uint64_t all = 0;
+  if (n < 16 || rd32(p) != FATBIN_MAGIC) return 0;
+  uint64_t header = rd16(p + 6), total = rd64(p + 8);
+  if (header < 16 || !inside(header, total, n)) return 0;
+  for (uint64_t pos = header, end = header + total; pos < end;) {
+    if (end - pos < FATBIN_ENTRY_MIN) break;
+    const unsigned char *e = p + pos;
+    uint64_t ehs = rd32(e + 4), size = rd64(e + 8);
+    if (ehs < FATBIN_ENTRY_MIN || ehs > end - pos || size > end - pos - ehs) break;
+    all |= rd64(e + 40);
+    pos += ehs + size;
+  }
+  return all;
+}
+
+_Static_assert(sizeof(pthread_t) <= sizeof(unsigned long), "pthread_t kept in an unsigned long");
+
+static void *scan_main(void *arg) {
+  mc_blob_state_scan *scan = arg;
+  scan->result = mc_blob_stateful(scan->data, scan->len, scan->kind);
+  return NULL;
+}
+
+void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
+                         mc_blob_kind kind) {
+  scan->data = data;
+  scan->len = len;
+  scan->kind = kind;
+  scan->started = 0;
+  scan->result = STATEFUL;
+  if (!data || len < MC_BLOB_STATE_ASYNC_MIN) return;
+  /* Every dlopen the scan may need, here: the helper must never wait for the loader. */
+  if (kind == MC_BLOB_FATBIN) load_decompressors(fatbin_compressions(data, len));
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return;
+  pthread_attr_setstacksize(&attr, (size_t)256 << 10); /* the decompressors allocate on the heap */
+  sigset_t all, old;
+  sigfillset(&all); /* but the synchronous faults: a crash in the thread reaches the program's
+                     * handlers (blocked, the kernel kills the process without them) */
+  sigdelset(&all, SIGSEGV);
+  sigdelset(&all, SIGBUS);
+  sigdelset(&all, SIGFPE);
+  sigdelset(&all, SIGILL);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  int e = pthread_create(&t, &attr, scan_main, scan);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  if (e == 0) {
+    scan->started = 1;
+    memcpy(&scan->thread, &t, sizeof t);
+  }
+}
+
+int mc_blob_state_finish(mc_blob_state_scan *scan) {
+  if (!scan->started) return mc_blob_stateful(scan->data, scan->len, scan->kind);
+  pthread_t t;
+  memcpy(&t, &scan->thread, sizeof t);
+  pthread_join(t, NULL);
+  scan->started = 0;
+  return scan->result;
 }

@@ -45,4 +45,31 @@
  * decompressor load. */
 int mc_blob_stateful(const void *data, size_t len, mc_blob_kind kind);
 
+/* mc_blob_stateful of an image of at least MC_BLOB_STATE_ASYNC_MIN bytes, run on a helper thread
+ * while the caller loads the image into the driver (the scan of a large fatbin, decompression of
+ * its PTX included, costs about a third of a cuModuleLoadData of it), so that a module's first
+ * call waits for the longer of the two only. The helper only computes: the decompressors its
+ * entries need are
+ * loaded by mc_blob_state_start itself, in the calling thread, before the helper starts, so the
+ * helper never needs the dynamic loader (whose lock the caller may hold: a module loaded in a
+ * global constructor of a library being dlopened); it takes no lock the caller holds while it
+ * waits in mc_blob_state_finish, and blocks every asynchronous signal. Smaller images, or when
+ * no thread can be made, are scanned at mc_blob_state_finish, in the caller. The image's bytes
+ * must stay as they are until then (the caller is loading them). */
+#define MC_BLOB_STATE_ASYNC_MIN ((size_t)256 << 10)
+
+typedef struct mc_blob_state_scan {
+  const void *data;   /* the image (len readable bytes of kind); immutable */
+  size_t len;
+  mc_blob_kind kind;
+  int started;        /* a helper thread runs the scan (else finish runs it) */
+  int result;         /* written by the helper, read after the join */
+  unsigned long thread; /* the helper's pthread_t */
+} mc_blob_state_scan;
+
+void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
+                         mc_blob_kind kind);
+/* The verdict of mc_blob_stateful (the helper joined). Call exactly once per start. */
+int mc_blob_state_finish(mc_blob_state_scan *scan);
+
 #endif

@@ -53,7 +53,7 @@
     "first (0: unload at the last mgpuModuleUnload, as stock)")                                     \
   X(hit_check, CHOICE, "MGPU_CACHED_HIT_CHECK", "auto|full",                                        \
     "auto: a cache hit on a blob in a read-only segment of a loaded object skips the byte "         \
-    "comparison while no object was loaded or unloaded since its last check; full: every hit "      \
+    "comparison while no object was unloaded since its last check; full: every hit "                \
     "compares the whole blob")                                                                      \
   X(stream_handles, CHOICE, "MGPU_CACHED_STREAM_HANDLES", "driver|tagged",                        \
     "driver: mgpuStreamCreate/mgpuEventCreate return driver objects, as stock; tagged: the "      \

@@ -84,8 +84,9 @@ void mc_rodata_fork_child(void) {
 
 static uint64_t generation_of(const struct dl_phdr_info *info, size_t size) {
   if (!HAS_COUNTERS(size)) return 0;
-  /* Both only grow: their sum changes exactly when either does. */
-  return (uint64_t)info->dlpi_adds + (uint64_t)info->dlpi_subs;
+  /* Only unloads can take a loaded object's bytes away (a load maps a new object into free
+   * address space): the count of unloads, which only grows, plus one (never 0). */
+  return (uint64_t)info->dlpi_subs + 1;
 }
 
 static int first_object(struct dl_phdr_info *info, size_t size, void *data) {
@@ -102,6 +103,7 @@ uint64_t mc_rodata_generation(void) {
 typedef struct {
   uintptr_t start, end; /* the range looked for */
   uint64_t generation;  /* out: nonzero once found */
+  uintptr_t seg_end;    /* out: the end of the segment's file bytes holding it */
   char *name;           /* out: the object's name (may be NULL) */
   size_t name_size;
 } find_args;
@@ -115,6 +117,7 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *data) {
     uintptr_t seg_end = seg + (uintptr_t)ph->p_filesz; /* the file's bytes, not zero fill */
     if (seg_end < seg || a->start < seg || a->end > seg_end) continue;
     a->generation = generation_of(info, size);
+    a->seg_end = seg_end;
     if (a->name && a->name_size) {
       const char *n = info->dlpi_name ? info->dlpi_name : "";
       strncpy(a->name, n, a->name_size - 1);
@@ -129,7 +132,18 @@ uint64_t mc_rodata_find(const void *p, size_t len, char *name, size_t name_size)
   uintptr_t start = (uintptr_t)p;
   if (name && name_size) name[0] = 0;
   if (!p || !len || start + len < start) return 0;
-  find_args a = {start, start + len, 0, name, name_size};
+  find_args a = {start, start + len, 0, 0, name, name_size};
   iterate(find_object, &a);
+  return a.generation;
+}
+
+uint64_t mc_rodata_lookup(const void *p, size_t *avail, char *name, size_t name_size) {
+  uintptr_t start = (uintptr_t)p;
+  *avail = 0;
+  if (name && name_size) name[0] = 0;
+  if (!p || start + 1 < start) return 0;
+  find_args a = {start, start + 1, 0, 0, name, name_size};
+  iterate(find_object, &a);
+  if (a.generation) *avail = (size_t)(a.seg_end - start);
   return a.generation;
 }

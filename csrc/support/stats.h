@@ -29,13 +29,13 @@
   X(module_unloads, "mgpuModuleUnload calls")                                                 \
   X(module_stateful_loads, "driver loads of blobs with module-scope state (never cached)")    \
   X(module_global_uncached, "cached modules taken out of the cache by mgpuModuleGetGlobal")    \
-  X(driver_module_loads, "driver library loads (cuLibraryLoadData)")                         \
-  X(driver_module_unloads, "driver library unloads (cuLibraryUnload)")                       \
+  X(driver_module_loads, "driver module loads, one per device (cuModuleLoadData[Ex])")      \
+  X(driver_module_unloads, "driver module unloads (cuModuleUnload)")                          \
   X(verify_bytes, "bytes compared to verify cache hits")                                     \
   X(verify_skips, "cache hits not compared: the blob lies in a read-only segment of a "      \
-    "loaded object and no object was loaded or unloaded since its last check")                \
+    "loaded object and no object was unloaded since its last check")                          \
   X(function_lookups, "mgpuModuleGetFunction calls")                                          \
-  X(function_resolves, "kernels resolved in a device context (cuKernelGetFunction)")         \
+  X(function_resolves, "kernels resolved in a device context (cuModuleGetFunction)")         \
   X(launches, "kernel launches")                                                              \
   X(context_recoveries, "primary contexts found reset and retained again, caches dropped")   \
   X(smem_attribute_sets, "dynamic shared memory limits raised (cuFuncSetAttribute)")         \

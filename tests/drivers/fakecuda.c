@@ -325,11 +325,12 @@ EXPORT long fake_elapsed_calls(void) {
 /* ---- end of the trace section ---- */
 
 /* ---- modcache: gated calls and the dynamic shared memory check ----
- * fake_gate(name, n): the next n calls of entry point `name` (cuLibraryLoadData,
- * cuKernelGetFunction, cuDevicePrimaryCtxRetain, cuFuncSetAttribute) block, outside the fake's
- * lock, until fake_gate_release() (a JIT or a context creation that takes as long as the test
- * wants); fake_gate_waiting() says how many are blocked now. cuLibraryLoadData blocks before it
- * reads the blob, cuFuncSetAttribute after it applied the value. With FAKECUDA_CHECK_SMEM=1 a
+ * fake_gate(name, n): the next n calls of entry point `name` (cuModuleLoadData,
+ * cuModuleLoadDataEx, cuModuleGetFunction, cuLibraryLoadData, cuKernelGetFunction,
+ * cuDevicePrimaryCtxRetain, cuFuncSetAttribute) block, outside the fake's lock, until
+ * fake_gate_release() (a JIT or a context creation that takes as long as the test wants);
+ * fake_gate_waiting() says how many are blocked now. Loads block before they read the blob,
+ * cuFuncSetAttribute after it applied the value. With FAKECUDA_CHECK_SMEM=1 a
  * launch asking for more than 48 KiB of dynamic shared memory fails with CUDA_ERROR_INVALID_VALUE
  * unless the function's limit (cuFuncSetAttribute) admits it, as on the real driver. */
 static pthread_mutex_t g_gate_lock = PTHREAD_MUTEX_INITIALIZER; /* guards the gate below */
@@ -652,25 +653,38 @@ static int load_module(CUmodule *module, const void *image) {
   return 0;
 }
 EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+  gate("cuModuleLoadData"); /* modcache */
   BEGIN(cuModuleLoadData);
   RETURN(load_module(module, image));
 }
 EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n,
                                    CUjit_option *o, void **v) {
+  gate("cuModuleLoadDataEx"); /* modcache */
   BEGIN(cuModuleLoadDataEx);
   (void)n, (void)o, (void)v;
   RETURN(load_module(module, image));
+}
+/* cuModuleUnload calls made while another context than the module's was current (the real driver
+ * unloads from the current context): counted, fake_module_unloads_elsewhere(). Under g_lock. */
+static long g_unloads_elsewhere;
+EXPORT long fake_module_unloads_elsewhere(void) {
+  pthread_mutex_lock(&g_lock);
+  long n = g_unloads_elsewhere;
+  pthread_mutex_unlock(&g_lock);
+  return n;
 }
 EXPORT CUresult cuModuleUnload(CUmodule hmod) {
   BEGIN(cuModuleUnload);
   struct fake_lib *lib = (struct fake_lib *)hmod;
   if (!lib || lib->magic != 0x30D || lib->unloaded) RETURN(INVALID_HANDLE);
+  if (lib->ctx && current() != lib->ctx) g_unloads_elsewhere++;
   if (fake_obj_error(lib) == CONTEXT_IS_DESTROYED) RETURN(INVALID_HANDLE); /* reset (H100) */
   RS_CHECK(fake_obj_error(lib)); /* reset: sticky */
   lib->unloaded = 1;
   RETURN(0);
 }
 EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
+  gate("cuModuleGetFunction"); /* modcache */
   BEGIN(cuModuleGetFunction);
   struct fake_lib *lib = (struct fake_lib *)hmod;
   if (!lib || lib->magic != 0x30D || lib->unloaded) RETURN(INVALID_HANDLE);

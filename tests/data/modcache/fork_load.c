@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
   void *fa = mgpuModuleGetFunction(ma, "ka");
   CHECK(ma && fa);
   mgpuLaunchKernel(fa, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, 0);
-  fake_gate("cuLibraryLoadData", 1);
+  fake_gate("cuModuleLoadData", 1);
   pthread_t t;
   pthread_create(&t, NULL, loader, NULL);
   while (fake_gate_waiting() != 1) usleep(1000);
@@ -87,9 +87,9 @@ int main(int argc, char **argv) {
     if (handlers) {
       CHECK(fake_count("cuInit") == inits + 1);           /* initialised afresh */
       CHECK(mgpuModuleGetFunction(ma, "ka") == NULL);      /* the parent's handle: stale */
-      long loads = fake_count("cuLibraryLoadData");
+      long loads = fake_count("cuModuleLoadData");
       void *ma2 = mgpuModuleLoad((void *)A, sizeof A);     /* the parent's module is not reused */
-      CHECK(ma2 && ma2 != ma && fake_count("cuLibraryLoadData") == loads + 1);
+      CHECK(ma2 && ma2 != ma && fake_count("cuModuleLoadData") == loads + 1);
       launches = fake_count("cuLaunchKernel");
       mgpuLaunchKernel(fa, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL, 0); /* stale: not launched */
       CHECK(fake_count("cuLaunchKernel") == launches);
