@@ -65,9 +65,6 @@ def test_corpus_covers_the_features():
 # keep their format strings and messages in `.global` arrays, which a program could write, so
 # their modules are never cached (csrc/support/blob_state.h).
 STATEFUL = {"assert_fail", "assert_pass", "printf"}
-# Calls the library also makes on its own: the allocator's ordered stream waits for the events
-# of its fences at a synchronisation with blocks freed on a stream (allocator.c).
-LIBRARY_TOO = {"cuStreamWaitEvent"}
 
 
 @pytest.mark.parametrize("name,llvm", CASES, ids=IDS)
@@ -84,10 +81,7 @@ def test_program_runs_on_the_fake_driver_in_both_modes(built, fake_driver_build,
         launches = c["cuLaunchKernel"] + c["cuLaunchKernelEx"] + c["cuGraphLaunch"]
         assert launches == corpus.LAUNCHES[name], (mode, c)
         for call, n in corpus.CALLS.get(name, {}).items():
-            if mode == "cached" and call in LIBRARY_TOO:
-                assert c[call] >= n, (mode, call, c)
-            else:
-                assert c[call] == n, (mode, call, c)
+            assert c[call] == n, (mode, call, c)
         modules = corpus.MODULES.get(name, 1)
         assert c["cuLibraryLoadData"] == 0 and c["cuLibraryUnload"] == 0, c  # module API only
         if mode == "cached" and name in STATEFUL:  # never cached: loaded where stock loads

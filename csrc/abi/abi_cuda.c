@@ -232,10 +232,7 @@ MC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
     mc_report_cu("cuStreamSynchronize(stream)", mc_cu.cuStreamSynchronize(NULL));
     return;
   }
-  /* the allocator's pending blocks: cleared in stream order behind this wait (memory.h) */
-  int mdev = mc_mem_sync_begin(stream);
   FAILED_REPORT("mgpuStreamSynchronize", mc_stream_synchronize(stream));
-  mc_mem_sync_end(mdev);
 }
 
 MC_EXPORT void mgpuStreamWaitEvent(CUstream stream, CUevent event) {
@@ -266,9 +263,7 @@ MC_EXPORT void mgpuEventSynchronize(CUevent event) {
   MC_TRACE_CALL(mc_trace_EventSynchronize(mgpuEventSynchronize, event));
   if (mc_disabled()) return mc_stock_event_synchronize(event);
   CHAIN_FLUSH("mgpuEventSynchronize");
-  int mdev = mc_mem_sync_begin(event); /* as in mgpuStreamSynchronize */
   FAILED_REPORT("mgpuEventSynchronize", mc_event_synchronize(event));
-  mc_mem_sync_end(mdev);
 }
 
 MC_EXPORT void mgpuEventRecord(CUevent event, CUstream stream) {

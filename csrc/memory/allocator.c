@@ -6,12 +6,8 @@
  * its clearing memset without waiting -> ZEROING (until a later call proves the memset done, see
  * zeroing_insert) -> CACHED (ready, in a bin and the LRU list); freed on a stream: PENDING (in the device's pending
  * list, oldest first, and a pending bin) -> the reclaimer takes the ones freed before its round's
- * fence: CLEARING (on its own list) -> CACHED; or, at a program's synchronisation, the program's
- * thread hands the ones freed before its fence to the device's ordered stream: ZEROING there
- * (zq = 1) until a query of the batch's event proves them -> CACHED (see "the ordered stream"
- * below: the async step's blocks come back at the next step without the reclaimer). FREEING: on
- * its way back to the driver (no longer in the block table). An ordered allocation (opt-in) may
- * take a PENDING block back to LIVE.
+ * fence: CLEARING (on its own list) -> CACHED. FREEING: on its way back to the driver (no longer in
+ * the block table). An ordered allocation (opt-in) may take a PENDING block back to LIVE.
  *
  * Idleness without a device-wide wait (issue 19). cuCtxSynchronize invalidates every stream capture
  * of the process in every capture mode (H100), so the library never calls it on its own
@@ -78,11 +74,7 @@
  * counts, sequence numbers, release requests, the reclaimer flag, the pool, the headroom state);
  * each device's condition variables are used with it. No driver call is made with it held. A
  * device's round_lock serialises rounds (its fence events) and is held across their driver calls
- * only (never together with g_alloc.lock while waiting). A device's hook_lock serialises the
- * synchronisation hook's fence records (hev; try-locked, never held across a wait: a thread that
- * finds it taken leaves its blocks to the reclaimer). pend_blocks and obatches are written under
- * g_alloc.lock and read without it (a hint that only decides whether to look). mc_pool_live_kind
- * is never called here
+ * only (never together with g_alloc.lock while waiting). mc_pool_live_kind is never called here
  * (memory.c decides which streams may be followed in order and which are foreign).
  */
 #include "memory/allocator.h"
@@ -105,7 +97,6 @@
 #define MC_ALLOC_MAX_DEVICES 64
 #define MC_ALLOC_CLASSES 224     /* size classes: 4 per power of two from 512 B up to 2^60 */
 #define MC_ALLOC_ORDERED_SCAN 16 /* pending blocks of a class looked at by an ordered allocation */
-#define MC_ALLOC_OBATCHES 64     /* clearing batches on the ordered stream not yet proven */
 
 typedef enum { B_LIVE = 1, B_FREEING, B_PENDING, B_CLEARING, B_CACHED, B_ZEROING } block_state;
 
@@ -116,8 +107,6 @@ typedef struct mc_block {
   int8_t managed;         /* 1: cuMemAllocManaged; immutable */
   int8_t pooled;          /* 1: from the device's driver memory pool; immutable */
   int16_t cls;            /* size class, -1: never cached; immutable */
-  int8_t zq;              /* ZEROING: 0 its memset is on the clearing stream, 1 on the ordered
-                             stream (see sync_begin); under the lock */
   uint8_t state;          /* block_state; under the lock */
   const void *key;        /* PENDING: the free's stream key (compared, never used); under the lock */
   uint64_t seq;           /* PENDING/CLEARING: the device's free sequence number at the free;
@@ -141,21 +130,9 @@ typedef struct dev_alloc {
   mc_block *pend_head, *pend_tail;      /* pending blocks, lowest sequence number first */
   uint64_t unready_bytes;               /* PENDING + CLEARING + ZEROING bytes */
   mc_block *zbins[2][MC_ALLOC_CLASSES]; /* [managed][class]: ZEROING blocks */
-  mc_block *zero_head[2], *zero_tail[2]; /* [zq]: ZEROING blocks, lowest ticket first */
+  mc_block *zero_head, *zero_tail;      /* ZEROING blocks, lowest ticket first */
   uint64_t zeroing_bytes;               /* ZEROING bytes (counted against the cap) */
-  uint64_t zero_tick[2];                /* [zq]: ticket of the last block made ZEROING there */
-  CUstream ord_stream;                  /* the ordered stream (sync_begin): waits for fence
-                                           events, then clears; only queried, never waited for
-                                           by a program thread (made lazily, owned) */
-  CUevent oev[MC_ALLOC_OBATCHES];       /* ring of batches on the ordered stream, oldest at
-                                           ohead: the event recorded after the batch's memsets
-                                           (owned) and the batch's last ticket */
-  uint64_t otick[MC_ALLOC_OBATCHES];
-  unsigned ohead, ocount;
-  pthread_mutex_t hook_lock;            /* serialises sync_begin's fence records (try-locked);
-                                           guards hev (see the locking rule) */
-  CUevent *hev;                         /* sync_begin's fence events (owned) */
-  size_t nhev;
+  uint64_t zero_tick;                   /* ticket of the last memset enqueued by a NULL free */
   uint64_t free_seq;                    /* sequence number of the last stream free */
   int reclaimer;                        /* 1 once its thread was started */
   pthread_cond_t wake;                  /* the reclaimer waits here for work */
@@ -185,10 +162,7 @@ static struct {
   dev_alloc *devs[MC_ALLOC_MAX_DEVICES];   /* allocated on first use, never freed */
   int exiting;                             /* atomic: set at exit (alloc_at_exit) */
   int rounds;                              /* atomic: reclaimer rounds running now */
-  int pend_blocks;                         /* atomic (written under the lock): PENDING blocks */
-  int obatches;                            /* atomic (written under the lock): batches on the
-                                              ordered streams not yet proven */
-} g_alloc = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, {NULL}, 0, 0, 0, 0};
+} g_alloc = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, {NULL}, 0, 0};
 
 #define MC_ALLOC_EXIT_WAIT_MS 1000 /* at exit, how long to wait for a round to leave the driver */
 
@@ -290,7 +264,6 @@ static dev_alloc *dev_of(int device) {
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&d->wake, NULL);
     pthread_mutex_init(&d->round_lock, NULL);
-    pthread_mutex_init(&d->hook_lock, NULL);
     g_alloc.devs[device] = d;
   }
   return g_alloc.devs[device];
@@ -352,7 +325,6 @@ static void pending_insert(dev_alloc *d, mc_block *b, const void *key) {
   list_append(&d->pend_head, &d->pend_tail, b);
   d->unready_bytes += b->bytes;
   b->state = B_PENDING;
-  __atomic_add_fetch(&g_alloc.pend_blocks, 1, __ATOMIC_RELAXED);
   mc_stat_add(MC_STAT_alloc_bytes_pending, (int64_t)b->bytes);
 }
 
@@ -360,7 +332,6 @@ static void pending_unlink(dev_alloc *d, mc_block *b) {
   bin_unlink(&d->pbins[b->managed][b->cls], b);
   list_unlink(&d->pend_head, &d->pend_tail, b);
   b->key = NULL;
-  __atomic_sub_fetch(&g_alloc.pend_blocks, 1, __ATOMIC_RELAXED);
 }
 
 /* A PENDING or CLEARING block leaves those states. */
@@ -378,11 +349,10 @@ static void unready_done(dev_alloc *d, mc_block *b) {
  * the memset was enqueued, and a prover reads the last ticket before its call, so every ticket up
  * to the one read is covered. The blocks count as unready bytes (headroom) and cached bytes
  * (statistics). */
-static void zeroing_insert(dev_alloc *d, mc_block *b, int zq) {
-  b->zq = (int8_t)zq;
-  b->seq = ++d->zero_tick[zq];
+static void zeroing_insert(dev_alloc *d, mc_block *b) {
+  b->seq = ++d->zero_tick;
   bin_push(&d->zbins[b->managed][b->cls], b);
-  list_append(&d->zero_head[zq], &d->zero_tail[zq], b);
+  list_append(&d->zero_head, &d->zero_tail, b);
   d->unready_bytes += b->bytes;
   d->zeroing_bytes += b->bytes;
   b->state = B_ZEROING;
@@ -391,31 +361,26 @@ static void zeroing_insert(dev_alloc *d, mc_block *b, int zq) {
 
 static void zeroing_unlink(dev_alloc *d, mc_block *b) {
   bin_unlink(&d->zbins[b->managed][b->cls], b);
-  list_unlink(&d->zero_head[b->zq], &d->zero_tail[b->zq], b);
+  list_unlink(&d->zero_head, &d->zero_tail, b);
   d->unready_bytes -= b->bytes;
   d->zeroing_bytes -= b->bytes;
   mc_stat_add(MC_STAT_alloc_bytes_cached, -(int64_t)b->bytes);
 }
 
-/* The memsets of queue `zq`'s tickets <= `upto` are proven complete: their blocks become ready,
- * inserted so that the first freed of them is handed out first (a step that allocates its buffers
- * in the order it freed them gets each one back). */
-static void zeroing_proven(dev_alloc *d, int zq, uint64_t upto) {
-  mc_block *last = NULL;
-  for (mc_block *b = d->zero_head[zq]; b && b->seq <= upto; b = b->lnext) last = b;
-  while (last) {
-    mc_block *b = last;
-    last = (b == d->zero_head[zq]) ? NULL : b->lprev;
+/* The memsets of tickets <= `upto` are proven complete: their blocks become ready. */
+static void zeroing_proven(dev_alloc *d, uint64_t upto) {
+  while (d->zero_head && d->zero_head->seq <= upto) {
+    mc_block *b = d->zero_head;
     zeroing_unlink(d, b);
     ready_insert(d, b);
   }
 }
 
-/* Detach ZEROING blocks of the clearing stream for release (all, or the pool blocks only), like
- * detach_ready: they are idle (their memset is on the clearing stream, which cuMemFreeAsync there
- * follows and cuMemFree waits for). Those of the ordered stream are not proven idle yet. */
+/* Detach ZEROING blocks for release (all, or the pool blocks only), like detach_ready: they are
+ * idle (their memset is on the clearing stream, which cuMemFreeAsync there follows and cuMemFree
+ * waits for). */
 static void detach_zeroing(dev_alloc *d, int all, mc_block **list) {
-  for (mc_block *b = d->zero_head[0], *next; b; b = next) {
+  for (mc_block *b = d->zero_head, *next; b; b = next) {
     next = b->lnext;
     if (!all && !b->pooled) continue;
     zeroing_unlink(d, b);
@@ -566,7 +531,7 @@ static mc_status driver_alloc(int device, int managed, int cached, uint64_t byte
   if (pool) {
     CUstream zs = zero_stream(d);
     pthread_mutex_lock(&g_alloc.lock);
-    uint64_t upto = d->zero_tick[0];
+    uint64_t upto = d->zero_tick;
     pthread_mutex_unlock(&g_alloc.lock);
     mc_relaxed rx;
     mc_relaxed_enter(&rx);
@@ -579,7 +544,7 @@ static mc_status driver_alloc(int device, int managed, int cached, uint64_t byte
     if (r == 0) {
       mc_ctx_leave(&scope);
       pthread_mutex_lock(&g_alloc.lock); /* the clearing stream was synchronised: ZEROING proven */
-      zeroing_proven(d, 0, upto);
+      zeroing_proven(d, upto);
       pthread_mutex_unlock(&g_alloc.lock);
       *pooled = 1;
       return MC_OK;
@@ -765,8 +730,6 @@ static void headroom_check(dev_alloc *d, int all, uint64_t extra, mc_block **vic
 
 /* ---- the reclaimer ---- */
 
-static void ordered_query(int device, dev_alloc *d); /* the ordered stream, below */
-
 typedef struct fence_set {
   CUstream *s;
   size_t n, cap;
@@ -800,34 +763,33 @@ static int capture_blocks(CUstream s) {
  * piece of work enqueued before the call on the library's streams of the device and on its legacy
  * stream has completed; 1 to try again later (a stream is being captured, or, with wait = 0, some
  * of that work has not completed yet: cuEventQuery instead of cuEventSynchronize); -1 on failure. */
-/* The streams a fence covers: the library's streams of `device` that may have work, and the
- * legacy stream (NULL) last; 0, or -1 when they could not be listed (f->s freed). */
-static int fence_streams(int device, fence_set *f) {
-  mc_pool_for_each_stream(device, fence_add, f);
-  if (f->cap != (size_t)-1) fence_add(NULL, f); /* the legacy stream */
-  if (f->cap != (size_t)-1) return 0;
-  free(f->s);
-  f->s = NULL;
-  return -1;
-}
-
-/* Grow an owned array of fence events to `n` (cuEventCreate, device's context current): 0 or -1. */
-static int fence_events(CUevent **ev, size_t *nev, size_t n) {
-  if (*nev >= n) return 0;
-  CUevent *a = realloc(*ev, n * sizeof *a);
-  if (!a) return -1;
-  *ev = a;
-  while (*nev < n) {
-    if (mc_cu.cuEventCreate(&a[*nev], MC_CU_EVENT_DISABLE_TIMING) != 0) return -1;
-    (*nev)++;
-  }
-  return 0;
-}
-
 static int fence(int device, dev_alloc *d, int wait) {
   fence_set f = {NULL, 0, 0};
-  if (fence_streams(device, &f)) return -1;
-  int rc = fence_events(&d->fev, &d->nfev, f.n);
+  mc_pool_for_each_stream(device, fence_add, &f);
+  if (f.cap == (size_t)-1) {
+    free(f.s);
+    return -1;
+  }
+  fence_add(NULL, &f); /* the legacy stream */
+  if (f.cap == (size_t)-1) {
+    free(f.s);
+    return -1;
+  }
+  int rc = 0;
+  if (d->nfev < f.n) {
+    CUevent *a = realloc(d->fev, f.n * sizeof *a);
+    if (!a) rc = -1;
+    else {
+      d->fev = a;
+      while (d->nfev < f.n) {
+        if (mc_cu.cuEventCreate(&d->fev[d->nfev], MC_CU_EVENT_DISABLE_TIMING) != 0) {
+          rc = -1;
+          break;
+        }
+        d->nfev++;
+      }
+    }
+  }
   for (size_t i = 0; rc == 0 && i < f.n; ++i)
     if (capture_blocks(f.s[i])) rc = 1;
   for (size_t i = 0; rc == 0 && i < f.n; ++i)
@@ -874,18 +836,6 @@ static int reclaim_round_(int device, CUstream zs) {
   if (pend) fr = fence(device, d, 1);
   pthread_mutex_unlock(&d->round_lock);
   if (fr == 1) return 1;
-  /* A release (or a lean device): the ordered stream's blocks are proven by its synchronisation
-   * (this thread may wait), so they go back too. */
-  pthread_mutex_lock(&g_alloc.lock);
-  CUstream os = d->ord_stream;
-  int drain = os && d->zero_head[1] && (d->release_req != d->release_done || d->lean);
-  uint64_t oupto = d->zero_tick[1];
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (drain && !exiting() && mc_cu.cuStreamSynchronize(os) == 0) {
-    pthread_mutex_lock(&g_alloc.lock);
-    zeroing_proven(d, 1, oupto);
-    pthread_mutex_unlock(&g_alloc.lock);
-  }
   MC_STAT_INC(alloc_reclaims);
   uint64_t cap = mc_config()->allocator_cache_bytes;
   mc_block *batch = NULL, *victims = NULL;
@@ -931,12 +881,12 @@ static int reclaim_round_(int device, CUstream zs) {
       detach_zeroing(d, 1, &victims);
     }
   }
-  uint64_t zupto = d->zero_tick[0];
+  uint64_t zupto = d->zero_tick;
   pthread_mutex_unlock(&g_alloc.lock);
   int cleared = batch && zero && zs;
   int badclear = batch && zero && clear_blocks(batch, zs) != 0;
   pthread_mutex_lock(&g_alloc.lock);
-  if (cleared && !badclear) zeroing_proven(d, 0, zupto); /* the clearing stream was synchronised */
+  if (cleared && !badclear) zeroing_proven(d, zupto); /* the clearing stream was synchronised */
   if (badclear) {
     lose_blocks(d, batch);
   } else {
@@ -1070,9 +1020,6 @@ static void oom_release(int device) {
   mc_block *victims = NULL;
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = dev_of(device);
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (d) ordered_query(device, d); /* batches on the ordered stream proven by now: ready */
-  pthread_mutex_lock(&g_alloc.lock);
   if (!d || (!d->lru_head && !d->unready_bytes)) {
     pthread_mutex_unlock(&g_alloc.lock);
     return;
@@ -1134,199 +1081,6 @@ static int zeroing_query(int device, dev_alloc *d) {
   return r == 0;
 }
 
-/* ---- the ordered stream: blocks proven idle by the program's synchronisations (issue 21) ----
- * Before a program's synchronisation (mc_alloc_sync_begin, in the program's thread, relaxed
- * mode, never waiting) the pending blocks go to the device's ordered stream instead of waiting for
- * the reclaimer: read the free sequence E, record one event (hev) on every stream a fence covers
- * (the same set as the reclaimer's: the library's streams that may have work and the legacy
- * stream; none may be being captured), make the ordered stream wait for each (cuStreamWaitEvent:
- * a wait on the GPU, not in any thread) and for the own event of every foreign-stream block, then
- * enqueue the blocks' clearing memsets there and record the batch's event (oev) after them. The
- * pending blocks numbered <= E become ZEROING on the ordered stream: the batch's event completes
- * only after every piece of work the reclaimer's fence would have waited for and after their
- * memsets, so once a cuEventQuery finds it complete (mc_alloc_sync_end after the program's wait,
- * an allocation that finds no ready block, oldest batch first) they are idle and cleared, and
- * become ready, in the order they were freed. Nothing waits for the ordered stream but the
- * reclaimer in a release round and the device-wide waits the stock calls make anyway
- * (cuCtxSynchronize of NULL-stream and lean frees, which prove its blocks too); its blocks are
- * never given back before they are proven (detach_zeroing leaves them). */
-
-/* The device's ordered stream, made on first use (its context current, relaxed mode), or NULL. */
-static CUstream ordered_stream(dev_alloc *d) {
-  pthread_mutex_lock(&g_alloc.lock);
-  CUstream s = d->ord_stream;
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (s) return s;
-  if (mc_cu.cuStreamCreate(&s, MC_CU_STREAM_NON_BLOCKING) != 0) return NULL;
-  CUstream extra = NULL;
-  pthread_mutex_lock(&g_alloc.lock);
-  if (d->ord_stream) {
-    extra = s;
-    s = d->ord_stream;
-  } else {
-    d->ord_stream = s;
-  }
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (extra) mc_cu.cuStreamDestroy(extra);
-  return s;
-}
-
-/* Prove the ordered stream's batches whose events have completed, oldest first (cuEventQuery in
- * relaxed mode; never waits): their blocks become ready. Stops at the first batch not complete
- * (or whose query fails: its blocks stay ZEROING, never handed out). No lock held. */
-static void ordered_query(int device, dev_alloc *d) {
-  mc_ctx_scope scope;
-  mc_relaxed rx;
-  int entered = 0;
-  for (;;) {
-    pthread_mutex_lock(&g_alloc.lock);
-    CUevent ev = d->ocount ? d->oev[d->ohead] : NULL;
-    uint64_t tick = d->ocount ? d->otick[d->ohead] : 0;
-    pthread_mutex_unlock(&g_alloc.lock);
-    if (!ev || exiting()) break;
-    if (!entered) {
-      if (MC_FAILED(mc_ctx_enter(device, &scope))) return;
-      mc_relaxed_enter(&rx);
-      entered = 1;
-    }
-    if (mc_cu.cuEventQuery(ev) != 0) break;
-    pthread_mutex_lock(&g_alloc.lock);
-    if (d->ocount && d->oev[d->ohead] == ev && d->otick[d->ohead] == tick) { /* not raced */
-      d->ohead = (d->ohead + 1) % MC_ALLOC_OBATCHES;
-      d->ocount--;
-      __atomic_sub_fetch(&g_alloc.obatches, 1, __ATOMIC_RELAXED);
-      zeroing_proven(d, 1, tick);
-      spare_event_locked(d, ev);
-    }
-    pthread_mutex_unlock(&g_alloc.lock);
-  }
-  if (entered) {
-    mc_relaxed_leave(&rx);
-    mc_ctx_leave(&scope);
-  }
-}
-
-/* The fence of a batch (device's context current, relaxed mode, hook_lock held): an event on
- * every stream a fence covers, each waited for by the ordered stream `os`. 0 on success; 1 when a
- * stream is being captured (nothing enqueued); -1 on failure (waits already enqueued on `os` are
- * harmless: they only delay the stream nobody waits for). */
-static int ordered_fence(int device, dev_alloc *d, CUstream os) {
-  fence_set f = {NULL, 0, 0};
-  if (fence_streams(device, &f)) return -1;
-  int rc = fence_events(&d->hev, &d->nhev, f.n);
-  for (size_t i = 0; rc == 0 && i < f.n; ++i)
-    if (capture_blocks(f.s[i])) rc = 1;
-  for (size_t i = 0; rc == 0 && i < f.n; ++i)
-    if (exiting() || mc_cu.cuEventRecord(d->hev[i], f.s[i]) != 0 ||
-        mc_cu.cuStreamWaitEvent(os, d->hev[i], 0) != 0)
-      rc = -1;
-  free(f.s);
-  return rc;
-}
-
-int mc_alloc_sync_wanted(void) {
-  return __atomic_load_n(&g_alloc.pend_blocks, __ATOMIC_RELAXED) ||
-         __atomic_load_n(&g_alloc.obatches, __ATOMIC_RELAXED);
-}
-
-void mc_alloc_sync_begin(int device) {
-  if (!__atomic_load_n(&g_alloc.pend_blocks, __ATOMIC_RELAXED)) return; /* the common case */
-  if (device < 0 || device >= MC_ALLOC_MAX_DEVICES || exiting()) return;
-  pthread_mutex_lock(&g_alloc.lock);
-  dev_alloc *d = g_alloc.devs[device];
-  int go = d && d->pend_head && !d->lean && d->ocount < MC_ALLOC_OBATCHES;
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (!go) return;
-  mc_ctx_verify(device); /* a reset context: forgotten first, nothing of it is touched */
-  pthread_mutex_lock(&g_alloc.lock);
-  uint64_t upto = d->free_seq; /* before the fence's records */
-  CUevent bev = d->nspare ? d->spare_ev[--d->nspare] : NULL;
-  pthread_mutex_unlock(&g_alloc.lock);
-  mc_ctx_scope scope;
-  int entered = !MC_FAILED(mc_ctx_enter(device, &scope));
-  mc_relaxed rx;
-  mc_relaxed_enter(&rx);
-  CUstream os = NULL;
-  int ok = entered && pthread_mutex_trylock(&d->hook_lock) == 0;
-  if (ok) {
-    os = ordered_stream(d);
-    ok = os && (bev || mc_cu.cuEventCreate(&bev, MC_CU_EVENT_DISABLE_TIMING) == 0) &&
-         ordered_fence(device, d, os) == 0;
-    pthread_mutex_unlock(&d->hook_lock);
-  }
-  mc_block *batch = NULL, *bad = NULL;
-  if (ok) {
-    pthread_mutex_lock(&g_alloc.lock);
-    detach_pending(d, upto, 0, &batch); /* those the reclaimer did not take meanwhile */
-    pthread_mutex_unlock(&g_alloc.lock);
-  }
-  int zero = mc_config()->allocator_zero;
-  uint64_t bytes = 0;
-  mc_block **pp = &batch;
-  while (*pp) { /* foreign-stream blocks: their own events; then the clearing */
-    mc_block *b = *pp;
-    int fail = exiting() || (b->ev && mc_cu.cuStreamWaitEvent(os, b->ev, 0) != 0) ||
-               (zero && mc_cu.cuMemsetD32Async(b->ptr, 0, (size_t)(b->bytes / 4), os) != 0);
-    if (fail) {
-      *pp = b->lnext;
-      b->lnext = bad;
-      bad = b;
-    } else {
-      bytes += zero ? b->bytes : 0;
-      pp = &b->lnext;
-    }
-  }
-  if (batch && mc_cu.cuEventRecord(bev, os) != 0) { /* no proof: never reused */
-    *pp = bad;
-    bad = batch;
-    batch = NULL;
-  }
-  mc_relaxed_leave(&rx);
-  if (entered) mc_ctx_leave(&scope);
-  pthread_mutex_lock(&g_alloc.lock);
-  lose_blocks(d, bad);
-  if (batch) {
-    for (mc_block *b = batch, *next; b; b = next) {
-      next = b->lnext;
-      spare_event_locked(d, b->ev);
-      b->ev = NULL;
-      unready_done(d, b);
-    }
-    /* detach_pending pushed them newest first: insert from the end of the list */
-    mc_block *rev = NULL;
-    for (mc_block *b = batch, *next; b; b = next) {
-      next = b->lnext;
-      b->lnext = rev;
-      rev = b;
-    }
-    for (mc_block *b = rev, *next; b; b = next) {
-      next = b->lnext;
-      zeroing_insert(d, b, 1);
-    }
-    unsigned i = (d->ohead + d->ocount) % MC_ALLOC_OBATCHES;
-    d->oev[i] = bev;
-    d->otick[i] = d->zero_tick[1];
-    d->ocount++;
-    __atomic_add_fetch(&g_alloc.obatches, 1, __ATOMIC_RELAXED);
-    bev = NULL;
-  }
-  spare_event_locked(d, bev);
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (bytes) mc_stat_add(MC_STAT_alloc_bytes_zeroed, (int64_t)bytes);
-}
-
-void mc_alloc_sync_end(int device) {
-  if (!__atomic_load_n(&g_alloc.obatches, __ATOMIC_RELAXED)) return; /* the common case */
-  if (device < 0 || device >= MC_ALLOC_MAX_DEVICES || exiting()) return;
-  pthread_mutex_lock(&g_alloc.lock);
-  dev_alloc *d = g_alloc.devs[device];
-  int go = d && d->ocount;
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (!go) return;
-  mc_ctx_verify(device);
-  ordered_query(device, d);
-}
-
 /* ---- entry points ---- */
 
 mc_status mc_alloc_release_all(uint64_t *released) {
@@ -1336,15 +1090,11 @@ mc_status mc_alloc_release_all(uint64_t *released) {
     mc_block *list = NULL;
     pthread_mutex_lock(&g_alloc.lock);
     dev_alloc *d = g_alloc.devs[i];
-    pthread_mutex_unlock(&g_alloc.lock);
-    if (d) ordered_query(i, d);
-    pthread_mutex_lock(&g_alloc.lock);
     int start = 0;
     if (d) {
       detach_ready(d, 0, 1, &list);
       detach_zeroing(d, 1, &list);
-      if (d->pend_head || d->zero_head[1]) { /* given back by the reclaimer once proven idle;
-                                              * not waited for */
+      if (d->pend_head) { /* given back by the reclaimer once proven idle; not waited for */
         d->release_req++;
         start = poke_reclaimer(d);
       }
@@ -1406,17 +1156,11 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     dev_alloc *d = dev_of(device);
     mc_block *b = d ? take_locked(d, managed, cls, key, &ordered) : NULL;
     int query = !b && d && d->zbins[managed][cls]; /* ZEROING ones: is their memset done? */
-    int zq0 = query && d->zero_head[0], zq1 = query && d->ocount;
-    uint64_t upto = d ? d->zero_tick[0] : 0;
+    uint64_t upto = d ? d->zero_tick : 0;
     pthread_mutex_unlock(&g_alloc.lock);
-    if (zq0 && zeroing_query(device, d)) {
+    if (query && zeroing_query(device, d)) {
       pthread_mutex_lock(&g_alloc.lock);
-      zeroing_proven(d, 0, upto);
-      pthread_mutex_unlock(&g_alloc.lock);
-    }
-    if (zq1) ordered_query(device, d);
-    if (query) {
-      pthread_mutex_lock(&g_alloc.lock);
+      zeroing_proven(d, upto);
       b = take_locked(d, managed, cls, NULL, &ordered);
       pthread_mutex_unlock(&g_alloc.lock);
     }
@@ -1548,7 +1292,7 @@ static mc_status lean_free(int device, dev_alloc *d, mc_block *b) {
   mc_ctx_scope scope;
   if (MC_FAILED(mc_ctx_enter(device, &scope))) return drop_block(b);
   pthread_mutex_lock(&g_alloc.lock);
-  uint64_t upto = d->free_seq, zupto = d->zero_tick[0], oupto = d->zero_tick[1];
+  uint64_t upto = d->free_seq, zupto = d->zero_tick;
   pthread_mutex_unlock(&g_alloc.lock);
   CUresult r = mc_cu.cuCtxSynchronize();
   mc_ctx_leave(&scope);
@@ -1568,8 +1312,7 @@ static mc_status lean_free(int device, dev_alloc *d, mc_block *b) {
     p->lnext = others;
     others = p;
   }
-  zeroing_proven(d, 0, zupto); /* the device-wide wait covers both streams' memsets */
-  zeroing_proven(d, 1, oupto);
+  zeroing_proven(d, zupto);
   detach_zeroing(d, 1, &others);
   detach_ready(d, 0, 1, &others);
   pthread_mutex_unlock(&g_alloc.lock);
@@ -1633,7 +1376,7 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   st = mc_ctx_enter(bdev, &scope);
   if (MC_FAILED(st)) return drop_block(b);
   pthread_mutex_lock(&g_alloc.lock);
-  uint64_t upto = d->zero_tick[0], oupto = d->zero_tick[1];
+  uint64_t upto = d->zero_tick;
   pthread_mutex_unlock(&g_alloc.lock);
   int bad = mc_cu.cuCtxSynchronize() != 0, zeroing = 0;
   if (!bad && mc_config()->allocator_zero) {
@@ -1654,9 +1397,8 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   if (bad) return drop_block(b);
   mc_block *victims = NULL;
   pthread_mutex_lock(&g_alloc.lock);
-  zeroing_proven(d, 0, upto);
-  zeroing_proven(d, 1, oupto);
-  if (zeroing) zeroing_insert(d, b, 0);
+  zeroing_proven(d, upto);
+  if (zeroing) zeroing_insert(d, b);
   else ready_insert(d, b);
   detach_ready(d, mc_config()->allocator_cache_bytes, 0, &victims);
   pthread_mutex_unlock(&g_alloc.lock);
@@ -1678,8 +1420,6 @@ void mc_alloc_fork_child(void) {
   memset(g_alloc.devs, 0, sizeof g_alloc.devs);
   pthread_mutex_init(&g_alloc.lock, NULL); /* held by the forking thread: a fresh one */
   __atomic_store_n(&g_alloc.rounds, 0, __ATOMIC_SEQ_CST); /* rounds of threads left behind */
-  __atomic_store_n(&g_alloc.pend_blocks, 0, __ATOMIC_SEQ_CST);
-  __atomic_store_n(&g_alloc.obatches, 0, __ATOMIC_SEQ_CST);
   mc_stat_set(MC_STAT_alloc_bytes_in_use, 0);
   mc_stat_set(MC_STAT_alloc_bytes_cached, 0);
   mc_stat_set(MC_STAT_alloc_bytes_pending, 0);
@@ -1701,10 +1441,6 @@ void mc_alloc_forget_device(int device) {
     d->fev = NULL;
     d->nfev = 0;
     pthread_mutex_unlock(&d->round_lock);
-    pthread_mutex_lock(&d->hook_lock);
-    d->hev = NULL;
-    d->nhev = 0;
-    pthread_mutex_unlock(&d->hook_lock);
   }
   pthread_mutex_lock(&g_alloc.lock);
   if (d && g_alloc.table) {
@@ -1724,9 +1460,6 @@ void mc_alloc_forget_device(int device) {
     }
     /* driver objects of the dead context: forgotten (leaked), made again in the new one */
     d->zero_stream = NULL;
-    d->ord_stream = NULL;
-    __atomic_sub_fetch(&g_alloc.obatches, (int)d->ocount, __ATOMIC_RELAXED);
-    d->ohead = d->ocount = 0; /* the batches' events: forgotten with their blocks */
     d->mempool = NULL;
     d->mempool_state = 0;
     d->spare_ev = NULL;

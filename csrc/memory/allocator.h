@@ -11,15 +11,12 @@
  *     MGPU_CACHED_ALLOCATOR_ZERO=0) without waiting for it; the block is handed out once a later
  *     call proves the memset done (the next NULL-stream free's wait, a query of the clearing
  *     stream by an allocation that finds no ready block, a sync of that stream).
- *   - freed on a stream: the free makes no driver call on the library's streams (an event on a
- *     foreign one; the first one of a device starts the reclaimer and makes the device's clearing
- *     stream). The block waits in the device's pending list with a free sequence number. It is
- *     proven idle by a fence, never by a device-wide wait: one event on every driver stream of the
- *     library's pools that may have work and on the legacy stream, recorded after the free. Either
- *     the program's next synchronisation (mgpuStreamSynchronize / mgpuEventSynchronize) records it
- *     before its wait and has the device's ordered stream wait for it on the GPU and then clear the
- *     blocks (ready once a query finds that batch's event complete: after the wait, or at the next
- *     allocation; no thread waits), or the reclaimer thread waits for it and clears them.
+ *   - freed on a stream: the free makes no driver call (the first one of a device starts the
+ *     reclaimer and makes the device's clearing stream). The block waits in the device's pending
+ *     list with a free sequence number; the device's reclaimer thread (allocator.c) reads the
+ *     sequence, calls cuCtxSynchronize in the device's primary context (every stream of the
+ *     device, also streams the library never saw, has then finished the work enqueued before those
+ *     frees), clears the blocks on a stream of its own, and only then makes them ready.
  *   - an allocation takes only ready blocks, else calls the driver: it never waits for the
  *     program's work (a kernel may wait for a host flag set after the allocation). With
  *     MGPU_CACHED_ALLOCATOR_ORDERED=1 (opt-in), a device allocation with the same stream key may
@@ -31,8 +28,7 @@
  * Bounded: at most MGPU_CACHED_ALLOCATOR_CACHE_BYTES (default 2 GiB) of ready blocks are kept per
  * device, least recently freed given back first; a block bigger than that is allocated at its exact
  * size and never kept. When the driver reports out of memory, the reclaimer gives the device's ready
- * blocks (and the pending ones its next fence covers, and the ordered stream's once it has
- * synchronised that stream) back to the driver while
+ * blocks (and the pending ones its next device-wide synchronisation covers) back to the driver while
  * the allocation waits at most MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS (cuMemFree waits for the device,
  * so it never runs on the allocating thread); then the allocation is retried, then retried at the
  * exact size. MGPU_CACHED_ALLOCATOR=0 restores the stock driver calls (memory.c does the switch).
@@ -60,17 +56,6 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
  * did not make go to cuMemFree in the context of the thread's device (mc_thread_device, asked only
  * then: on HIP it is a driver call), as stock. */
 mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign);
-
-/* A program's synchronisation (mgpuStreamSynchronize, mgpuEventSynchronize) of work on `device`,
- * in the program's thread, no lock held. mc_alloc_sync_begin, before its wait: the device's pending
- * blocks go to the ordered stream (allocator.c: events on the fence's streams waited for there,
- * then their clearing memsets; no wait in any thread, relaxed mode, nothing if a fenced stream is
- * being captured). mc_alloc_sync_end, after its wait: the ordered stream's batches found complete
- * (cuEventQuery) make their blocks ready, so the next allocation of the class gets them back.
- * mc_alloc_sync_wanted: nonzero when either may have work (one relaxed load each). */
-int mc_alloc_sync_wanted(void);
-void mc_alloc_sync_begin(int device);
-void mc_alloc_sync_end(int device);
 
 /* Give every ready block of every device back to the driver now (pool blocks without any wait;
  * others with cuMemFree, which waits for the device), and have the reclaimer give every pending

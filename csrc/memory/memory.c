@@ -98,17 +98,6 @@ static CUstream foreign_stream(CUstream stream) {
   return s;
 }
 
-int mc_mem_sync_begin(const void *handle) {
-  if (!mc_alloc_sync_wanted() || !mc_config()->allocator) return -1; /* the common case */
-  int device = mc_handle_device(handle);
-  mc_alloc_sync_begin(device);
-  return device;
-}
-
-void mc_mem_sync_end(int device) {
-  if (device >= 0) mc_alloc_sync_end(device);
-}
-
 mc_status mc_device_drain(void) {
   IN_DEVICE_CONTEXT("cuCtxSynchronize", mc_cu.cuCtxSynchronize());
   return MC_OK;

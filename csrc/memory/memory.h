@@ -16,14 +16,6 @@
 mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **out);
 mc_status mc_mem_free(void *ptr, CUstream stream);
 
-/* Around a program's synchronisation of `handle` (a stream or an event; the ABI edge's
- * mgpuStreamSynchronize / mgpuEventSynchronize): begin, before its wait, hands the pending blocks
- * of the handle's device to the allocator's ordered stream, and returns that device (or -1:
- * nothing to do, one relaxed load); end, after the wait, makes the ones found cleared ready
- * (allocator.h, mc_alloc_sync_begin / end). Never waits. */
-int mc_mem_sync_begin(const void *handle);
-void mc_mem_sync_end(int device);
-
 /* Wait for the thread's default device (cuCtxSynchronize in its context, in the caller's thread
  * and capture mode): the implicit device wait of the stock cuMemFree / cuModuleUnload, made only
  * with MGPU_CACHED_STOCK_SYNC=1 (mgpuMemFree with a stream, mgpuModuleUnload). */
