@@ -42,7 +42,8 @@ def test_per_launch_driver_calls(rt):
     m = rt.mgpuModuleLoad(buf, 0)
     f = rt.mgpuModuleGetFunction(m, b"k")
     s = rt.mgpuStreamCreate()
-    rt.launch(f, stream=s)
+    rt.launch(f, stream=s)  # the function's first launch (the stream path)
+    rt.launch(f, stream=s)  # the graph path builds its exec (if on)
     rt.fake.fake_reset()
     for _ in range(10):
         rt.mgpuModuleGetFunction(m, b"k")

@@ -51,6 +51,7 @@
 
 #define STREAM_SLOTS 4096u   /* driver streams with execs (all devices) */
 #define DISABLED_SLOTS 1024u /* functions sent down the stream path */
+#define SEEN_SLOTS 4096u     /* functions launched once (see "First launches") */
 #define MAX_EXECS MC_CFG_GRAPH_EXECS_MAX /* upper bound of MGPU_CACHED_GRAPH_EXECS (config.h) */
 #define ARG_SETS 2           /* execs per (function, stream): see "Argument sets" */
 #define EVICT_EVERY 256      /* launches on a full stream between two evictions */
@@ -86,6 +87,7 @@ static struct {
   pthread_mutex_t lock;                 /* insertion into the two tables (rule above) */
   g_stream *streams[STREAM_SLOTS];      /* atomic pointers */
   CUfunction disabled[DISABLED_SLOTS];  /* atomic values */
+  CUfunction seen[SEEN_SLOTS];          /* atomic values, set with compare-and-swap */
   int disabled_full;                    /* atomic: the disabled set overflowed: path off */
 } g_graph = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -193,6 +195,28 @@ static int is_disabled(CUfunction cf) {
                                    __ATOMIC_ACQUIRE);
     if (!v) return 0;
     if (v == cf) return 1;
+  }
+  return 0;
+}
+
+/* First launches. A function's first launch in the process takes the stream path: building an
+ * exec (cuGraphCreate, cuGraphAddKernelNode, cuGraphInstantiate; the process's first
+ * instantiation costs the driver about 0.3 ms on the H100) pays off only over repeated launches,
+ * and a program's first call (issue 21 item 5) would otherwise wait for it. The set is lock-free
+ * (compare-and-swap into an empty slot); when half full, every function counts as seen. Returns
+ * 1 when `cf` had not been launched before (and is now recorded). */
+static int first_launch(CUfunction cf) {
+  size_t h = hash_ptr(cf, SEEN_SLOTS);
+  for (size_t i = 0; i < SEEN_SLOTS / 2; ++i) {
+    CUfunction *slot = &g_graph.seen[(h + i) & (SEEN_SLOTS - 1)];
+    CUfunction v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (v == cf) return 0;
+    if (!v) {
+      CUfunction empty = NULL;
+      if (__atomic_compare_exchange_n(slot, &empty, cf, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return 1;
+      if (empty == cf) return 0; /* another thread recorded it just now */
+    }
   }
   return 0;
 }
@@ -505,6 +529,11 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
   if (i < 0 && !build) {
     end_busy(e);
     if (missing) *missing = 1;
+    return 0;
+  }
+  if (i < 0 && first_launch(cf)) { /* see "First launches" */
+    end_busy(e);
+    MC_STAT_INC(graph_first_launches);
     return 0;
   }
   if (i < 0 && !room(e)) { /* full, and an eviction now would come too soon after the last */

@@ -749,6 +749,11 @@ static void record_args(const unsigned char *vals) {
   for (int i = 0; i < GRAPH_MAXARGS; ++i) memcpy(&g_last_args[i], vals + 8 * i, 8);
   if (g_arg_log_n < 4096) g_arg_log[g_arg_log_n++] = g_last_args[0];
 }
+EXPORT void fake_arg_log_clear(void) { /* tests: forget the kernels run so far */
+  pthread_mutex_lock(&g_lock);
+  g_arg_log_n = 0;
+  pthread_mutex_unlock(&g_lock);
+}
 EXPORT int fake_arg_log(long *out, int max) {
   pthread_mutex_lock(&g_lock);
   int n = g_arg_log_n < max ? g_arg_log_n : max;
