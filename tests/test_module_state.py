@@ -171,7 +171,7 @@ def classify(tmp_path_factory):
     lib = tmp_path_factory.mktemp("blob_state") / "libblob_state.so"
     subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", "-fPIC", "-shared", "-pthread",
                     f"-I{ROOT / 'csrc'}", "-o", str(lib), str(ROOT / "csrc" / "support" / "blob_state.c"),
-                    "-ldl"], check=True)
+                    str(ROOT / "csrc" / "support" / "thread.c"), "-ldl"], check=True)
     fn = ctypes.CDLL(str(lib)).mc_blob_stateful
     fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
     return lambda data, kind: fn(data, len(data), kind)

@@ -81,7 +81,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -93,6 +92,7 @@
 #include "platform/driver.h"
 #include "streams/pool.h"
 #include "support/stats.h"
+#include "support/thread.h"
 
 #define MC_ALLOC_MAX_DEVICES 64
 #define MC_ALLOC_CLASSES 224     /* size classes: 4 per power of two from 512 B up to 2^60 */
@@ -981,17 +981,8 @@ static int start_reclaimer(int device) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  sigset_t all, old;
-  sigfillset(&all); /* but the synchronous faults: a crash in the thread reaches the program's
-                     * handlers (blocked, the kernel kills the process without them) */
-  sigdelset(&all, SIGSEGV);
-  sigdelset(&all, SIGBUS);
-  sigdelset(&all, SIGFPE);
-  sigdelset(&all, SIGILL);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
   pthread_t t;
-  int e = pthread_create(&t, &attr, reclaimer_main, (void *)(intptr_t)device);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  int e = mc_thread_start(&t, &attr, reclaimer_main, (void *)(intptr_t)device); /* thread.h */
   pthread_attr_destroy(&attr);
   if (e) {
     pthread_mutex_lock(&g_alloc.lock);
@@ -1111,6 +1102,23 @@ mc_status mc_alloc_release_all(uint64_t *released) {
   return first;
 }
 
+/* A headroom check now (no lock held; `extra`: bytes about to join the cache): a lean device's
+ * ready pool blocks go back at once (no wait), and the reclaimer is asked to give back the rest
+ * (non-pool ready blocks, pending ones as it proves them idle). */
+static void headroom_now(int device, dev_alloc *d, uint64_t extra) {
+  mc_block *victims = NULL;
+  int poke = 0;
+  mc_ctx_scope scope;
+  if (MC_FAILED(mc_ctx_enter(device, &scope))) return;
+  headroom_check(d, 0, extra, &victims, &poke);
+  if (victims) release_list(victims); /* pool blocks: no wait */
+  mc_ctx_leave(&scope);
+  pthread_mutex_lock(&g_alloc.lock);
+  int start = (poke || d->pend_head) && d->lean ? poke_reclaimer(d) : 0;
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (start) start_reclaimer(device);
+}
+
 /* Before a driver allocation of `bytes` for the cache (no lock held): the first one of a device,
  * and every one while the device is lean, checks the headroom as if the allocation were made, so
  * driver_alloc knows whether it may use the pool (not near capacity). */
@@ -1119,18 +1127,7 @@ static void pre_alloc_headroom(int device, uint64_t bytes) {
   dev_alloc *d = dev_of(device);
   int check = d && mc_config()->allocator_headroom && mc_cu.cuMemGetInfo && (!d->checked || d->lean);
   pthread_mutex_unlock(&g_alloc.lock);
-  if (!check) return;
-  mc_block *victims = NULL;
-  int poke = 0;
-  mc_ctx_scope scope;
-  if (MC_FAILED(mc_ctx_enter(device, &scope))) return;
-  headroom_check(d, 0, bytes, &victims, &poke);
-  if (victims) release_list(victims); /* pool blocks: no wait */
-  mc_ctx_leave(&scope);
-  pthread_mutex_lock(&g_alloc.lock);
-  int start = poke && poke_reclaimer(d);
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (start) start_reclaimer(device);
+  if (check) headroom_now(device, d, bytes);
 }
 
 mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int host_shared,
@@ -1190,7 +1187,7 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
   }
   if (MC_FAILED(st)) return st;
   mc_block *b = calloc(1, sizeof *b);
-  int check = 0, poke = 0;
+  int check = 0;
   dev_alloc *d = NULL;
   if (b) {
     b->ptr = p;
@@ -1212,21 +1209,7 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     }
   }
   if (b) mc_stat_add(MC_STAT_alloc_bytes_in_use, (int64_t)size);
-  if (check) {
-    mc_block *victims = NULL;
-    mc_ctx_scope scope;
-    if (!MC_FAILED(mc_ctx_enter(device, &scope))) {
-      headroom_check(d, 0, 0, &victims, &poke);
-      if (victims) release_list(victims); /* pool blocks: no wait */
-      mc_ctx_leave(&scope);
-    }
-    if (poke) {
-      pthread_mutex_lock(&g_alloc.lock);
-      int start = poke_reclaimer(d);
-      pthread_mutex_unlock(&g_alloc.lock);
-      if (start) start_reclaimer(device);
-    }
-  }
+  if (check) headroom_now(device, d, 0);
   *out = (void *)(uintptr_t)p;
   return MC_OK;
 }
@@ -1240,18 +1223,7 @@ static void free_headroom(int device, dev_alloc *d, uint64_t bytes) {
   int check = headroom_due(d, 0);
   d->check_alloc -= bytes;
   pthread_mutex_unlock(&g_alloc.lock);
-  if (!check) return;
-  mc_block *victims = NULL;
-  int poke = 0;
-  mc_ctx_scope scope;
-  if (MC_FAILED(mc_ctx_enter(device, &scope))) return;
-  headroom_check(d, 0, bytes, &victims, &poke);
-  if (victims) release_list(victims);
-  mc_ctx_leave(&scope);
-  pthread_mutex_lock(&g_alloc.lock);
-  int start = (poke || d->pend_head) && d->lean ? poke_reclaimer(d) : 0;
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (start) start_reclaimer(device);
+  if (check) headroom_now(device, d, bytes);
 }
 
 /* An event recorded on the foreign stream `s` of `device` at a free (relaxed mode), or NULL when

@@ -2,10 +2,10 @@
 /* blob_state.c - module-scope state of a GPU image (see blob_state.h). Bounded parsers over a
  * buffer whose every byte is readable; any inconsistency answers "stateful". */
 #include "support/blob_state.h"
+#include "support/thread.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,17 +367,8 @@ void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) != 0) return;
   pthread_attr_setstacksize(&attr, (size_t)256 << 10); /* the decompressors allocate on the heap */
-  sigset_t all, old;
-  sigfillset(&all); /* but the synchronous faults: a crash in the thread reaches the program's
-                     * handlers (blocked, the kernel kills the process without them) */
-  sigdelset(&all, SIGSEGV);
-  sigdelset(&all, SIGBUS);
-  sigdelset(&all, SIGFPE);
-  sigdelset(&all, SIGILL);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
   pthread_t t;
-  int e = pthread_create(&t, &attr, scan_main, scan);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  int e = mc_thread_start(&t, &attr, scan_main, scan); /* the program's signals blocked */
   pthread_attr_destroy(&attr);
   if (e == 0) {
     scan->started = 1;
