@@ -405,17 +405,23 @@ def test_fork_while_another_thread_is_loading(tmp_path, fake_driver_build, handl
         assert "'mgpuLaunchKernel' failed with 'MGPU_CACHED_STALE_HANDLE'" in p.stderr
 
 
-@pytest.mark.parametrize("sanitizer", ["address", "thread"])
-def test_retirement_racing_with_lock_free_readers(tmp_path, sanitizer):
-    """Workers load, launch and unload (each last unload retires the module and frees it) while a
-    thread keeps using handles they gave up: no read of freed memory, no data race."""
+def sanitized_churn(tmp_path, sanitizer):
+    """tests/data/modcache/churn.c and the fake driver built with -fsanitize=`sanitizer` (the test
+    is skipped where such programs do not run): (executable, fake driver)."""
     flag = f"-fsanitize={sanitizer}"
     exe = build_with_sources(tmp_path, "churn", [flag])
     probe = subprocess.run([str(exe), "1", "1"], capture_output=True, text=True,
                            env=dict(os.environ, MGPU_CACHED_CUDA_DRIVER="/nonexistent"))
     if "Sanitizer" in probe.stderr and "failed" not in probe.stderr and probe.returncode not in (0, 1):
         pytest.skip(f"{sanitizer} sanitizer programs do not run here: {probe.stderr[:200]}")
-    fake = compile_shared(DRIVERS / "fakecuda.c", tmp_path / "libfake_san.so", [flag])
+    return exe, compile_shared(DRIVERS / "fakecuda.c", tmp_path / "libfake_san.so", [flag])
+
+
+@pytest.mark.parametrize("sanitizer", ["address", "thread"])
+def test_retirement_racing_with_lock_free_readers(tmp_path, sanitizer):
+    """Workers load, launch and unload (each last unload retires the module and frees it) while a
+    thread keeps using handles they gave up: no read of freed memory, no data race."""
+    exe, fake = sanitized_churn(tmp_path, sanitizer)
     env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake), MGPU_CACHED_MODULE_CACHE="0",
                TSAN_OPTIONS="halt_on_error=0 exitcode=66", ASAN_OPTIONS="detect_leaks=0")
     env.pop("MGPU_CACHED_DISABLE", None)

@@ -16,9 +16,9 @@ import threading
 
 import pytest
 
-from conftest import DRIVERS, blob_buffer, compile_shared, overwrite, ptx
+from conftest import blob_buffer, overwrite, ptx
 from test_graph_launch import Args, launch
-from test_module_lifetime import build_with_sources
+from test_module_lifetime import sanitized_churn
 
 
 def llvm19_step(rt, buf, name=b"k"):
@@ -249,13 +249,7 @@ def test_evictions_racing_with_thread_cache_hits(tmp_path, sanitizer):
     """tests/data/modcache/churn.c with 2 modules kept for 4 blobs: every thread's cache hits race
     with evictions that revoke its entries (and with a thread using given-up handles): no read of
     freed memory, no data race, no failed load or look-up."""
-    flag = f"-fsanitize={sanitizer}"
-    exe = build_with_sources(tmp_path, "churn", [flag])
-    probe = subprocess.run([str(exe), "1", "1"], capture_output=True, text=True,
-                           env=dict(os.environ, MGPU_CACHED_CUDA_DRIVER="/nonexistent"))
-    if "Sanitizer" in probe.stderr and "failed" not in probe.stderr and probe.returncode not in (0, 1):
-        pytest.skip(f"{sanitizer} sanitizer programs do not run here: {probe.stderr[:200]}")
-    fake = compile_shared(DRIVERS / "fakecuda.c", tmp_path / "libfake_san.so", [flag])
+    exe, fake = sanitized_churn(tmp_path, sanitizer)
     env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake), MGPU_CACHED_MODULE_CACHE="2",
                MGPU_CACHED_STATS="1", TSAN_OPTIONS="halt_on_error=0 exitcode=66",
                ASAN_OPTIONS="detect_leaks=0")
