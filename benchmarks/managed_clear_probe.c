@@ -9,7 +9,7 @@
  *   touch_fresh    a GPU memset of a fresh cuMemAllocManaged block (+ sync): first touch
  *   touch_cpu      a GPU memset of a block last cleared on the host (+ sync): pages migrate over
  * The driver is loaded at run time (no CUDA headers needed).
- *   cc -O2 -o probe benchmarks/managed_clear_probe.c -ldl; ./probe [ROUNDS] */
+ *   cc -O2 -Ibenchmarks -o probe benchmarks/managed_clear_probe.c -ldl -lm; ./probe [ROUNDS] */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -18,18 +18,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "harness/programs.h" /* now_us, cmp_double */
+
 typedef int (*fn_t)();
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
   return v[n / 2];
 }
 #define SYM(n) fn_t n = (fn_t)dlsym(cu, #n); if (!n) { fprintf(stderr, "no %s\n", #n); return 3; }

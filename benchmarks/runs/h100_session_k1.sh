@@ -12,7 +12,7 @@ L=$(python3 -c "import mgpu_cached,os;print(os.path.join(os.path.dirname(mgpu_ca
 timeout 100 python3 -m pytest -q -rs tests/gpu/ > $O/pytest-gpu.log 2>&1
 timeout 250 bash tests/difftest/gpu_validate.sh /tmp/dtt tight > /dev/null 2>&1
 cp /tmp/dtt/run.log $O/difftest_tight.txt 2>/dev/null
-cc -O2 -o /tmp/mcp benchmarks/managed_clear_probe.c -ldl && timeout 40 /tmp/mcp 21 > $O/managed_clear_probe.txt 2>&1
+cc -O2 -Ibenchmarks -o /tmp/mcp benchmarks/managed_clear_probe.c -ldl -lm && timeout 40 /tmp/mcp 21 > $O/managed_clear_probe.txt 2>&1
 timeout 70 python3 benchmarks/chains.py --out $O/chains --k 10,100 --llvm 22,19 --rounds 3 --reps 3 --launches 3000 > $O/chains.log 2>&1
 LD_PRELOAD=$S timeout 70 python3 benchmarks/chains.py --out $O/chains_start --k 10,100 --llvm 22,19 --rounds 3 --reps 3 --launches 3000 > $O/chains_start.log 2>&1
 timeout 80 python3 benchmarks/conc/throughput.py --launches 1500 --reps 3 --before $S --diagnose > $O/throughput.txt 2>&1

@@ -405,10 +405,13 @@ static void detach_ready(dev_alloc *d, uint64_t keep, int all, mc_block **list) 
 }
 
 /* Detach the pending blocks freed with sequence number <= `upto` (a prefix of the pending list),
- * as CLEARING, or (release) as FREEING out of the block table; onto *list through lnext. */
-static void detach_pending(dev_alloc *d, uint64_t upto, int release, mc_block **list) {
-  while (d->pend_head && d->pend_head->seq <= upto) {
-    mc_block *b = d->pend_head;
+ * as CLEARING, or (release) as FREEING out of the block table; onto *list through lnext. With
+ * `keep_foreign`, blocks waiting for a foreign stream's event (b->ev) stay pending. */
+static void detach_pending(dev_alloc *d, uint64_t upto, int release, int keep_foreign,
+                           mc_block **list) {
+  for (mc_block *b = d->pend_head, *next; b && b->seq <= upto; b = next) {
+    next = b->lnext;
+    if (keep_foreign && b->ev) continue;
     pending_unlink(d, b);
     if (release) {
       unready_done(d, b);
@@ -675,11 +678,12 @@ static void lose_blocks(dev_alloc *d, mc_block *list) {
 
 #define MC_ALLOC_CHECK_NS 1000000ull /* a free checks the headroom at most this often (1 ms) */
 
-/* Whether the headroom must be checked now (lock held). */
-static int headroom_due(dev_alloc *d, int force) {
+/* Whether the headroom must be checked now (lock held), `extra` bytes about to join the cache
+ * counted as held. */
+static int headroom_due(dev_alloc *d, uint64_t extra) {
   if (!mc_config()->allocator_headroom || !mc_cu.cuMemGetInfo) return 0;
-  if (force || !d->checked || d->lean) return 1; /* lean: until a check finds room again */
-  uint64_t held = d->cached_bytes + d->unready_bytes;
+  if (!d->checked || d->lean) return 1; /* lean: until a check finds room again */
+  uint64_t held = d->cached_bytes + d->unready_bytes + extra;
   /* the margin left at the last check, used up by what the cache holds more since and by the
    * driver allocations made since (each lowers the free memory by its size) */
   if (held + d->check_alloc > d->check_held + d->check_margin) return 1;
@@ -842,7 +846,7 @@ static int reclaim_round_(int device, CUstream zs) {
   pthread_mutex_lock(&g_alloc.lock);
   uint64_t req = d->release_req;
   int release = req != d->release_done;
-  detach_pending(d, upto, 0, &batch);
+  detach_pending(d, upto, 0, 0, &batch);
   if (fr != 0) {
     lose_blocks(d, batch); /* not proven finished: never reused */
     batch = NULL;
@@ -1216,14 +1220,18 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
 
 /* At a free (no lock held): check the headroom when due, counting the freed block's `bytes` as
  * held already (the block is about to join the cache), and give back what a lean device keeps
- * ready in its driver pool (no wait: the caller has not waited for the device). */
-static void free_headroom(int device, dev_alloc *d, uint64_t bytes) {
+ * ready in its driver pool (no wait: the caller has not waited for the device). Returns whether
+ * the device is lean (then the free is the stock one: lean_free). */
+static int free_headroom(int device, dev_alloc *d, uint64_t bytes) {
   pthread_mutex_lock(&g_alloc.lock);
-  d->check_alloc += bytes;
-  int check = headroom_due(d, 0);
-  d->check_alloc -= bytes;
+  int check = headroom_due(d, bytes), lean = d->lean;
   pthread_mutex_unlock(&g_alloc.lock);
-  if (check) headroom_now(device, d, bytes);
+  if (!check) return lean;
+  headroom_now(device, d, bytes);
+  pthread_mutex_lock(&g_alloc.lock);
+  lean = d->lean;
+  pthread_mutex_unlock(&g_alloc.lock);
+  return lean;
 }
 
 /* An event recorded on the foreign stream `s` of `device` at a free (relaxed mode), or NULL when
@@ -1274,16 +1282,7 @@ static mc_status lean_free(int device, dev_alloc *d, mc_block *b) {
   pthread_mutex_lock(&g_alloc.lock);
   table_remove(b);
   b->lnext = NULL;
-  for (mc_block *p = d->pend_head, *next; p && p->seq <= upto; p = next) {
-    next = p->lnext;
-    if (p->ev) continue;
-    pending_unlink(d, p);
-    unready_done(d, p);
-    table_remove(p);
-    p->state = B_FREEING;
-    p->lnext = others;
-    others = p;
-  }
+  detach_pending(d, upto, 1, 1, &others);
   zeroing_proven(d, zupto);
   detach_zeroing(d, 1, &others);
   detach_ready(d, 0, 1, &others);
@@ -1317,11 +1316,7 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   int bdev = b->device;
   pthread_mutex_unlock(&g_alloc.lock);
   /* Near capacity (the headroom, checked first when due), the free is the stock one (lean_free). */
-  free_headroom(bdev, d, b->bytes);
-  pthread_mutex_lock(&g_alloc.lock);
-  int lean = d->lean;
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (lean) return foreign ? drop_block(b) : lean_free(bdev, d, b);
+  if (free_headroom(bdev, d, b->bytes)) return foreign ? drop_block(b) : lean_free(bdev, d, b);
   if (stream_key) {
     /* Freed on a stream: no driver call for the library's streams (the reclaimer's fence covers
      * them); an event on a foreign one. The reclaimer makes the block ready once proven idle. */
