@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""attribution_variants.py SRC_CSRC OUT_DIR - copies of the library's csrc/ with one family of the
+driver calls the library adds per MLIR call removed, for attributing a benchmark row's cost (never
+for use: each removes a protection issue 19 needs):
+
+  noverify   mc_ctx_verify / mc_ctx_alive make no cuCtxGetId (the context-reset check)
+  norelax    mc_relaxed_enter / leave make no cuThreadExchangeStreamCaptureMode (capture safety)
+  nocap      mc_stream_capturing makes no cuStreamIsCapturing (answers "not capturing")
+  all3       the three together
+
+Writes OUT_DIR/<variant>/csrc. Exit 1 when an anchor is not found once (the source changed)."""
+import shutil
+import sys
+from pathlib import Path
+
+EDITS = {
+    "noverify": [("platform/context.c", "void mc_ctx_verify(int device) {\n",
+                  "void mc_ctx_verify(int device) {\n  if (device >= 0) return; /* attribution */\n"),
+                 ("platform/context.c", "int mc_ctx_alive(int device) {\n",
+                  "int mc_ctx_alive(int device) {\n  if (device >= 0) return 1; /* attribution */\n")],
+    "norelax": [("platform/capture.h", "static inline void mc_relaxed_enter(mc_relaxed *r) {\n  r->swapped = 0;\n",
+                 "static inline void mc_relaxed_enter(mc_relaxed *r) {\n  r->swapped = 0;\n  return; /* attribution */\n")],
+    "nocap": [("platform/capture.h", "  CUstreamCaptureStatus st = MC_CU_STREAM_CAPTURE_STATUS_NONE;\n",
+               "  CUstreamCaptureStatus st = MC_CU_STREAM_CAPTURE_STATUS_NONE;\n  if (stream || !stream) return 0; /* attribution */\n")],
+}
+EDITS["all3"] = EDITS["noverify"] + EDITS["norelax"] + EDITS["nocap"]
+
+
+def main() -> int:
+    src, out = Path(sys.argv[1]), Path(sys.argv[2])
+    for name, edits in EDITS.items():
+        dst = out / name / "csrc"
+        if dst.exists():
+            shutil.rmtree(dst)
+        shutil.copytree(src, dst)
+        for rel, old, new in edits:
+            p = dst / rel
+            text = p.read_text()
+            if text.count(old) != 1:
+                sys.stderr.write(f"{name}: anchor not found once in {rel}: {old[:50]!r}\n")
+                return 1
+            p.write_text(text.replace(old, new))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
