@@ -2,8 +2,9 @@
 /* driver_calls.c - host cost of the driver calls the library adds to an MLIR step beside the ones
  * the stock wrapper makes (the allocating async step's per-step calls, issue 19's 3% rule):
  * cuCtxGetId (the reset check), a cuThreadExchangeStreamCaptureMode pair (the relaxed bracket),
- * cuStreamIsCapturing, cuStreamQuery of an idle stream, cuEventRecord+cuEventQuery, cuMemGetInfo,
- * cuCtxGetCurrent and a cuCtxPushCurrent/PopCurrent pair, next to cuLaunchKernel (enqueue only).
+ * cuStreamIsCapturing, cuStreamQuery of an idle stream, cuEventRecord and cuEventQuery (together
+ * and apart), cuMemGetInfo, cuCtxGetCurrent and a cuCtxPushCurrent/PopCurrent pair, next to
+ * cuLaunchKernel (enqueue only).
  * No library: the driver alone.
  *
  *   driver_calls FATBIN [N]     FATBIN: a blob with a kernel `empty` (run.py extracts one)
@@ -27,11 +28,12 @@
   } while (0)
 
 enum { OP_CTX_ID, OP_EXCHANGE, OP_IS_CAPTURING, OP_QUERY_IDLE, OP_EVENT, OP_MEMINFO, OP_CTX_GET,
-       OP_PUSH_POP, OP_LAUNCH, OP_COUNT };
+       OP_PUSH_POP, OP_LAUNCH, OP_RECORD, OP_EVENT_QUERY, OP_COUNT };
 static const char *names[OP_COUNT] = {
     "cuCtxGetId", "cuThreadExchangeStreamCaptureMode x2 (relaxed bracket)", "cuStreamIsCapturing",
     "cuStreamQuery (idle stream)", "cuEventRecord+cuEventQuery", "cuMemGetInfo", "cuCtxGetCurrent",
-    "cuCtxPushCurrent+cuCtxPopCurrent", "cuLaunchKernel (enqueue only)"};
+    "cuCtxPushCurrent+cuCtxPopCurrent", "cuLaunchKernel (enqueue only)",
+    "cuEventRecord (idle stream)", "cuEventQuery (completed event)"};
 
 static CUcontext ctx;
 static CUstream s;
@@ -68,6 +70,8 @@ static void run(int op, long n) {
       CK(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
       if ((i & 1023) == 1023) CK(cuStreamSynchronize(s));
       break;
+    case OP_RECORD: CK(cuEventRecord(ev, s)); break;
+    case OP_EVENT_QUERY: (void)cuEventQuery(ev); break;
     }
   }
   CK(cuStreamSynchronize(s));

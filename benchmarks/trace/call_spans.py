@@ -3,7 +3,7 @@
 several traces of the same program (for instance the library now and the tree before an issue,
 each run with MGPU_CACHED_TRACE): per mgpu* entry point, how many calls per step and the median
 and mean duration of one call in µs, and the whole step (first to last span of the thread, per
-step). A step is the span of calls between two mgpuMemAlloc runs of `--first` (default: the
+step). `--by-counters` splits an entry point's rows by the counters each call changed. A step is the span of calls between two mgpuMemAlloc runs of `--first` (default: the
 async step's first call, mgpuMemAlloc); the first `--skip` steps are left out (warm-up)."""
 
 import argparse
@@ -24,13 +24,23 @@ def steps(ev: List[dict], first: str, per: int) -> List[List[dict]]:
     out: List[List[dict]] = []
     seen = 0
     for e in ev:
-        if e["name"] == first:
+        if e.get("call", e["name"]) == first:
             if seen % per == 0:
                 out.append([])
             seen += 1
         if out:
             out[-1].append(e)
     return out
+
+
+def split(ev: List[dict], names: List[str]) -> None:
+    """Name the spans of the entry points in `names` by the counters their call changed too
+    (the trace's args.counters), e.g. "mgpuLaunchKernel [graph_launches, graph_updates]"."""
+    for e in ev:
+        if e["name"] in names:
+            c = sorted(x for x in e.get("args", {}).get("counters", []) if x != "launches")
+            e["call"] = e["name"]
+            e["name"] = f"{e['name']} [{', '.join(c)}]"
 
 
 def summary(ev: List[dict], first: str, per: int, skip: int) -> Tuple[Dict[str, Tuple[float, float, float]], Tuple[float, float], int]:
@@ -52,11 +62,16 @@ def main() -> int:
     ap.add_argument("--first", default="mgpuMemAlloc")
     ap.add_argument("--per", type=int, default=3, help="calls of --first per step (3 for async)")
     ap.add_argument("--skip", type=int, default=20)
+    ap.add_argument("--by-counters", default="",
+                    help="comma list of entry points whose spans are split by counters changed")
     a = ap.parse_args()
     cols = []
     for t in a.traces:
         label, _, path = t.partition("=")
-        cols.append((label, *summary(load(path), a.first, a.per, a.skip)))
+        ev = load(path)
+        if a.by_counters:
+            split(ev, a.by_counters.split(","))
+        cols.append((label, *summary(ev, a.first, a.per, a.skip)))
     names = sorted({k for c in cols for k in c[1]})
     print("| mgpu call | " + " | ".join(f"{c[0]}: calls/step, median µs, mean µs" for c in cols) + " |")
     print("| --- |" + " --- |" * len(cols))

@@ -60,7 +60,8 @@
  * library cannot see other users' allocations, so it asks the driver (cuMemGetInfo, ~6 us, only
  * when it matters: at a driver allocation, in a reclaimer round or at a free, when what the cache
  * holds more and the driver allocations made since the last check could have used up the margin
- * that check saw, or 1 ms after it; headroom_due). When the device's free memory
+ * that check saw, or 1 ms after it; headroom_due; a reclaimer round already after 0.5 ms, so
+ * that a loop's frees find a fresh check while rounds run). When the device's free memory
  * minus what the cache holds is below MGPU_CACHED_ALLOCATOR_HEADROOM percent (default 25) of its
  * total, the device becomes lean: its ready blocks are given back at once (pool: no wait), the
  * reclaimer gives back the pending ones as it proves them idle, and every free is the stock one
@@ -123,7 +124,7 @@ typedef struct mc_block {
 } mc_block;
 
 typedef struct dev_alloc {
-  mc_block *bins[2][MC_ALLOC_CLASSES];  /* [managed][class]: ready blocks, last freed first */
+  mc_block *bins[2][MC_ALLOC_CLASSES];  /* [managed][class]: ready blocks, lowest address first */
   mc_block *lru_head, *lru_tail;        /* ready blocks of both kinds, least recently freed first */
   uint64_t cached_bytes;                /* sum of the ready blocks' sizes */
   mc_block *pbins[2][MC_ALLOC_CLASSES]; /* [managed][class]: pending blocks, last freed first */
@@ -301,9 +302,32 @@ static void list_unlink(mc_block **head, mc_block **tail, mc_block *b) {
   b->lprev = b->lnext = NULL;
 }
 
-/* A cleared block becomes ready: its bin and the LRU tail. */
+/* Link a ready block into its bin in address order (lowest first) among the first READY_SORTED
+ * blocks, after them beyond that. Which ready block an allocation gets does not matter for
+ * correctness; the lowest address makes a loop's allocations get the same blocks in the same
+ * order each time round whatever order the reclaimer readied them in (as PyTorch's allocator
+ * prefers the lowest address of a size), so the graph path's execs keep their argument values
+ * (graph_launch.h) instead of being updated at every launch. */
+#define READY_SORTED 64
+static void bin_insert_sorted(mc_block **head, mc_block *b) {
+  mc_block *prev = NULL, *at = *head;
+  for (int n = 0; at && at->ptr < b->ptr && n < READY_SORTED; ++n) {
+    prev = at;
+    at = at->bnext;
+  }
+  if (!prev) {
+    bin_push(head, b);
+    return;
+  }
+  b->bprev = prev;
+  b->bnext = at;
+  prev->bnext = b;
+  if (at) at->bprev = b;
+}
+
+/* A cleared block becomes ready: its bin (address order) and the LRU tail. */
 static void ready_insert(dev_alloc *d, mc_block *b) {
-  bin_push(&d->bins[b->managed][b->cls], b);
+  bin_insert_sorted(&d->bins[b->managed][b->cls], b);
   list_append(&d->lru_head, &d->lru_tail, b);
   d->cached_bytes += b->bytes;
   b->state = B_CACHED;
@@ -679,15 +703,20 @@ static void lose_blocks(dev_alloc *d, mc_block *list) {
 #define MC_ALLOC_CHECK_NS 1000000ull /* a free checks the headroom at most this often (1 ms) */
 
 /* Whether the headroom must be checked now (lock held), `extra` bytes about to join the cache
- * counted as held. */
-static int headroom_due(dev_alloc *d, uint64_t extra) {
+ * counted as held, the last check being older than `period_ns` counting as due. */
+static int headroom_due_within(dev_alloc *d, uint64_t extra, uint64_t period_ns) {
   if (!mc_config()->allocator_headroom || !mc_cu.cuMemGetInfo) return 0;
   if (!d->checked || d->lean) return 1; /* lean: until a check finds room again */
   uint64_t held = d->cached_bytes + d->unready_bytes + extra;
   /* the margin left at the last check, used up by what the cache holds more since and by the
    * driver allocations made since (each lowers the free memory by its size) */
   if (held + d->check_alloc > d->check_held + d->check_margin) return 1;
-  return now_ns() - d->check_ns >= MC_ALLOC_CHECK_NS;
+  return now_ns() - d->check_ns >= period_ns;
+}
+
+/* The program's threads (allocations, frees): due after MC_ALLOC_CHECK_NS. */
+static int headroom_due(dev_alloc *d, uint64_t extra) {
+  return headroom_due_within(d, extra, MC_ALLOC_CHECK_NS);
 }
 
 /* Check the headroom of `device` (its context current, no lock held): when the device's free
@@ -901,7 +930,10 @@ static int reclaim_round_(int device, CUstream zs) {
     }
   }
   detach_ready(d, cap, 0, &victims);
-  int check = headroom_due(d, 0); /* due: the margin used up, or 1 ms since the last check */
+  /* due: the margin used up, or half the program's period since the last check, so that while
+   * rounds run (a loop that frees) the program's frees find a fresh check and make none of
+   * their own (cuMemGetInfo: 5-30 us on the H100); the checks are as frequent as before */
+  int check = headroom_due_within(d, 0, MC_ALLOC_CHECK_NS / 2);
   pthread_mutex_unlock(&g_alloc.lock);
   if (check) headroom_check(d, 1, 0, &victims, NULL);
   if (!exiting() && victims) release_list(victims);
