@@ -7,6 +7,8 @@ for use: each removes a protection issue 19 needs):
   norelax    mc_relaxed_enter / leave make no cuThreadExchangeStreamCaptureMode (capture safety)
   nocap      mc_stream_capturing makes no cuStreamIsCapturing (answers "not capturing")
   all3       the three together
+  blocking   the reclaimer's waits (fence events, the clearing stream) block instead of spinning
+             (CU_EVENT_BLOCKING_SYNC events): whether its spinning slows the program's calls
 
 Writes OUT_DIR/<variant>/csrc. Exit 1 when an anchor is not found once (the source changed)."""
 import shutil
@@ -24,6 +26,14 @@ EDITS = {
                "  CUstreamCaptureStatus st = MC_CU_STREAM_CAPTURE_STATUS_NONE;\n  if (stream || !stream) return 0; /* attribution */\n")],
 }
 EDITS["all3"] = EDITS["noverify"] + EDITS["norelax"] + EDITS["nocap"]
+EDITS["blocking"] = [
+    ("memory/allocator.c", "mc_cu.cuEventCreate(&d->fev[d->nfev], MC_CU_EVENT_DISABLE_TIMING)",
+     "mc_cu.cuEventCreate(&d->fev[d->nfev], MC_CU_EVENT_DISABLE_TIMING | 0x1)"),
+    ("memory/allocator.c", "  if (!bad && mc_cu.cuStreamSynchronize(zs) != 0) bad = 1;\n",
+     "  if (!bad) { CUevent be = NULL; /* attribution */\n"
+     "    bad = mc_cu.cuEventCreate(&be, MC_CU_EVENT_DISABLE_TIMING | 0x1) != 0 ||\n"
+     "          mc_cu.cuEventRecord(be, zs) != 0 || mc_cu.cuEventSynchronize(be) != 0;\n"
+     "    if (be) mc_cu.cuEventDestroy(be); }\n")]
 
 
 def main() -> int:

@@ -56,12 +56,53 @@ def summary(ev: List[dict], first: str, per: int, skip: int) -> Tuple[Dict[str, 
     return rows, mid, len(st)
 
 
+def rotation(ev: List[dict], first: str, per: int, skip: int) -> str:
+    """How stable a step's launches are for the graph path, which keeps up to two argument sets
+    per (driver stream, kernel) (graph_launch.h): per kernel, the share of launches on the same
+    stream as that kernel's previous launch, and the share whose (stream, the step's allocated
+    pointers) matched one of the last two seen for that (stream, kernel): an approximation of the
+    launches that needed no node update (the pointers stand for the kernel's arguments)."""
+    out = []
+    same_stream: Dict[str, List[int]] = {}
+    hit: Dict[str, List[int]] = {}
+    last_stream: Dict[str, str] = {}
+    sets: Dict[Tuple[str, str], List[Tuple[str, ...]]] = {}
+    for s in steps(ev, first, per)[skip:-1]:
+        ptrs = tuple(e["args"].get("ptr", "") for e in s if e.get("call", e["name"]) == first)
+        for e in s:
+            if e.get("call", e["name"]) != "mgpuLaunchKernel":
+                continue
+            k, st = e["args"].get("kernel", "?"), e["args"].get("stream", "?")
+            same_stream.setdefault(k, []).append(last_stream.get(k) == st)
+            last_stream[k] = st
+            lst = sets.setdefault((st, k), [])
+            hit.setdefault(k, []).append(ptrs in lst)
+            if ptrs in lst:
+                lst.remove(ptrs)
+            lst.append(ptrs)
+            del lst[:-2]
+    trip = [tuple(e["args"].get("ptr", "") for e in s if e.get("call", e["name"]) == first)
+            for s in steps(ev, first, per)[skip:-1]]
+    for i in range(per):
+        col = [t[i] if i < len(t) else "" for t in trip]
+        rep = [col[j] in col[max(0, j - 2):j] for j in range(2, len(col))]
+        out.append(f"allocation {i + 1}: same pointer as one of the 2 steps before "
+                   f"{sum(rep) / max(len(rep), 1):.0%}, {len(set(col))} distinct")
+    for k in sorted(same_stream):
+        a, b = same_stream[k], hit[k]
+        out.append(f"{k}: same stream as its previous launch {sum(a) / len(a):.0%}, "
+                   f"(stream, pointers) among the last two {sum(b) / len(b):.0%}")
+    return "; ".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("traces", nargs="+", help="LABEL=TRACE.json")
     ap.add_argument("--first", default="mgpuMemAlloc")
     ap.add_argument("--per", type=int, default=3, help="calls of --first per step (3 for async)")
     ap.add_argument("--skip", type=int, default=20)
+    ap.add_argument("--rotation", action="store_true",
+                    help="also print how stable each kernel's stream and arguments are")
     ap.add_argument("--by-counters", default="",
                     help="comma list of entry points whose spans are split by counters changed")
     a = ap.parse_args()
@@ -69,6 +110,8 @@ def main() -> int:
     for t in a.traces:
         label, _, path = t.partition("=")
         ev = load(path)
+        if a.rotation:
+            print(f"{label}: {rotation(ev, a.first, a.per, a.skip)}")
         if a.by_counters:
             split(ev, a.by_counters.split(","))
         cols.append((label, *summary(ev, a.first, a.per, a.skip)))
