@@ -224,6 +224,54 @@ def test_changing_arguments_keep_one_exec(grt):
         "cuGraphInstantiate": 1, "cuGraphExecKernelNodeSetParams": 19}
 
 
+def test_rotating_argument_sets_of_a_kernel_alone_on_its_stream_get_an_exec_each(grt):
+    """A loop whose allocations rotate among four blocks (the async step on the H100, run L5): the
+    kernel, alone on its stream, gets an exec per set once a set repeats, and from then on no
+    launch updates a node; every launch still runs with its own values."""
+    rt = grt()
+    f, s = kernel_and_stream(rt)
+    sets = [Args(100 + i, i) for i in range(4)]
+    for i in range(40):
+        x = sets[(i * 3) % 4]  # 0, 3, 2, 1, 0, ...: no two-set alternation
+        launch(rt, f, s, x)
+        assert (rt.fake.fake_last_arg(0), rt.fake.fake_last_arg(1)) == (x.a.value, x.b.value)
+    c = rt.fake.counts(*GRAPH_CALLS)
+    assert (c["cuGraphInstantiate"], c["cuGraphLaunch"], c["cuLaunchKernel"]) == (4, 40, 0)
+    # the first exec holds set 0; the rest of the first round and set 0 again are updates (4),
+    # after which each repeated set gets an exec (3 more) and every launch is a skip
+    assert c["cuGraphExecKernelNodeSetParams"] == 4
+    assert stats(rt)["graph_update_skips"] == 40 - 4 - 4
+
+
+def test_rotating_sets_on_a_shared_stream_keep_the_two_set_rule(grt):
+    """Two kernels on one stream: rotating sets are updates (the stream's execs are shared among
+    its kernels), as before."""
+    rt = grt()
+    f, g = kernels(rt, "k", "k2")
+    s = rt.mgpuStreamCreate()
+    launch(rt, g, s, Args(1, 1))
+    launch(rt, g, s, Args(1, 1))  # g's exec on s
+    base = rt.fake.count("cuGraphInstantiate")
+    sets = [Args(100 + i, i) for i in range(4)]
+    for i in range(40):
+        launch(rt, f, s, sets[(i * 3) % 4])
+    assert rt.fake.count("cuGraphInstantiate") - base == 1
+    assert rt.fake.count("cuGraphExecKernelNodeSetParams") == 39
+
+
+def test_a_kernel_alone_keeps_at_most_arg_sets_alone_execs(grt):
+    """Twelve rotating sets: at most eight execs (ARG_SETS_ALONE), the rest updates."""
+    rt = grt()
+    f, s = kernel_and_stream(rt)
+    sets = [Args(100 + i, i) for i in range(12)]
+    for i in range(96):
+        x = sets[i % 12]
+        launch(rt, f, s, x)
+        assert rt.fake.fake_last_arg(0) == x.a.value
+    assert rt.fake.count("cuGraphInstantiate") == 8
+    assert stats(rt)["graph_evictions"] == 0
+
+
 def test_a_second_argument_set_never_evicts(grt):
     """With the stream's execs full, alternating sets update the one exec (no eviction)."""
     rt = grt(MGPU_CACHED_GRAPH_EXECS=1)

@@ -16,12 +16,17 @@
  * execs would evict on every launch and pay a graph instantiation (tens of us) each time; with
  * it, at most one per EVICT_EVERY launches, and the execs still follow a change of the hot set.
  *
- * Argument sets. A function has at most ARG_SETS execs per stream. A launch goes through one whose
- * node already holds it (no update); otherwise through the function's least recently launched
- * exec, updated. When the launch repeats the values that exec held before its last update (the
- * double-buffer pattern: a step swapping its input and output buffers every launch), a second exec
- * is made instead, once, so both argument sets stay in nodes and no launch needs an update (H100:
- * the update cost the swapping stencil its whole gain, benchmarks/results/h100-below-floor/).
+ * Argument sets. A launch goes through an exec of its function whose node already holds it (no
+ * update); otherwise through the function's least recently launched exec, updated. When the launch
+ * repeats the values that exec held before its last update (the double-buffer pattern: a step
+ * swapping its input and output buffers every launch), a second exec is made instead, once, so
+ * both argument sets stay in nodes and no launch needs an update (H100: the update cost the
+ * swapping stencil its whole gain, benchmarks/results/h100-below-floor/). A function alone on its
+ * stream (the async step's kernels, each on its own stream) may keep up to ARG_SETS_ALONE execs:
+ * a launch that needs an update but repeats values updated in within the stream's last
+ * RECENT_MISSES updates (a loop whose allocations rotate among a few blocks) gets an exec of its
+ * own instead (H100, run L5: the async step's launches updated 50-90% of the time). Values never
+ * seen twice never make an exec, so a kernel whose arguments always change costs no instantiation.
  *
  * Functions for which building, updating or launching an exec failed are remembered (a set of
  * CUfunction values) and launched through the stream path from then on.
@@ -54,6 +59,8 @@
 #define SEEN_SLOTS 4096u     /* functions launched once (see "First launches") */
 #define MAX_EXECS MC_CFG_GRAPH_EXECS_MAX /* upper bound of MGPU_CACHED_GRAPH_EXECS (config.h) */
 #define ARG_SETS 2           /* execs per (function, stream): see "Argument sets" */
+#define ARG_SETS_ALONE 8     /* the same for a function alone on its stream */
+#define RECENT_MISSES 16     /* updated launches remembered per stream (their values' hashes) */
 #define EVICT_EVERY 256      /* launches on a full stream between two evictions */
 
 typedef struct g_exec {
@@ -81,6 +88,8 @@ typedef struct __attribute__((aligned(64))) g_stream {
   uint64_t tick;            /* launches that reached this entry (either path) */
   uint64_t evicted_at;      /* tick of the last eviction; 0: none yet */
   g_exec *execs[MAX_EXECS]; /* owned */
+  uint64_t recent[RECENT_MISSES]; /* hashes of the last updated launches' functions and values */
+  unsigned nrecent;               /* updates recorded in recent[] (ring position) */
 } g_stream;
 
 static struct {
@@ -357,6 +366,33 @@ static int holds(const g_exec *x, const unsigned *dims, const unsigned char *val
   return 1;
 }
 
+/* A hash of `key` and this launch's dimensions and argument values, laid out as x's (sizes
+ * known); FNV-1a. */
+static uint64_t launch_hash(const g_exec *x, const void *key, const mc_graph_dims *d,
+                            void **params) {
+  uint64_t h = 14695981039346656037ull ^ (uint64_t)(uintptr_t)key;
+  const unsigned char *p = (const unsigned char *)d;
+  for (size_t i = 0; i < sizeof *d; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  for (size_t i = 0; i < x->nparams; ++i) {
+    p = params[i];
+    for (size_t j = 0; j < x->size[i]; ++j) h = (h ^ p[j]) * 1099511628211ull;
+  }
+  return h;
+}
+
+/* Would this launch update an exec with values updated in before, within the stream's last
+ * RECENT_MISSES updates (busy held)? Records it as one. */
+static int repeated_update(g_stream *e, const g_exec *x, const void *key, const mc_graph_dims *d,
+                           void **params) {
+  if (!x->sizes_known || (x->nparams && !params)) return 0;
+  uint64_t h = launch_hash(x, key, d, params);
+  unsigned n = e->nrecent < RECENT_MISSES ? e->nrecent : RECENT_MISSES;
+  int seen = 0;
+  for (unsigned i = 0; i < n && !seen; ++i) seen = e->recent[i] == h;
+  e->recent[e->nrecent++ % RECENT_MISSES] = h;
+  return seen;
+}
+
 /* Does the exec's node hold exactly this launch (dimensions and argument values)? */
 static int same_launch(const g_exec *x, const mc_graph_dims *d, void **params) {
   return holds(x, x->dims, x->values, d, params);
@@ -542,9 +578,15 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
     MC_STAT_INC(graph_full);
     return 0;
   }
-  /* none yet, or a second argument set (see "Argument sets") */
-  if (i < 0 || (build && !same && count < ARG_SETS && e->n < g_max_execs &&
-                alternates(e->execs[i], d, params))) {
+  /* none yet, or another argument set (see "Argument sets") */
+  int another = 0;
+  if (i >= 0 && build && !same && e->n < g_max_execs) {
+    if (count < ARG_SETS && alternates(e->execs[i], d, params))
+      another = 1;
+    else if (count == e->n && count < ARG_SETS_ALONE)
+      another = repeated_update(e, e->execs[i], key, d, params);
+  }
+  if (i < 0 || another) {
     end_busy(e);
     int bad_input = 0;
     g_exec *x = exec_build(key, cf, d, params, &bad_input); /* no lock held across it */
