@@ -12,7 +12,6 @@ anyway); mgpuStreamCreate / mgpuEventCreate take it without a driver call but th
 import ctypes
 import re
 import threading
-import time
 
 import pytest
 
@@ -165,35 +164,6 @@ def test_a_parked_stream_is_reused_only_once_a_poll_finds_it_complete(rt):
     rt.mgpuStreamSynchronize(None)
     rt.mgpuStreamSynchronize(None)
     assert s in {rt.mgpuStreamCreate() for _ in range(3)}
-
-
-def until(cond, what, timeout=30.0):
-    """Wait for the reclaimer thread (a guard against hangs, not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.001)
-
-
-def test_the_reclaimer_polls_given_back_streams_off_the_program_thread(rt):
-    """A stream given back while blocks freed on another stream wait for the reclaimer: its round
-    queries the stream too (pool.h, mc_pool_poll_draining), so the program's next synchronisation
-    polls nothing and the next create takes the stream without a driver call. (A stream still
-    busy is never handed out: test_a_parked_stream_is_reused_only_once_a_poll_finds_it_complete.)"""
-    (f,) = module(rt, "k")
-    s, t = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
-    rt.launch(f, stream=s)
-    rt.mgpuStreamSynchronize(s)
-    p = rt.mgpuMemAlloc(4096, t, False)
-    rt.mgpuStreamDestroy(s)  # parked: no driver call
-    q0 = rt.fake.count("cuStreamQuery")
-    rt.mgpuMemFree(p, t)  # pending: a reclaimer round follows, and its poll
-    until(lambda: rt.fake.count("cuStreamQuery") > q0, "the reclaimer's poll")
-    until(lambda: rt.stats()["alloc_bytes_pending"] == 0, "the reclaimer's round")
-    c = calls(rt, lambda: rt.mgpuStreamSynchronize(None))
-    assert c.get("cuStreamQuery", 0) == 0  # nothing left for the program's thread to poll
-    assert calls(rt, lambda: rt.mgpuStreamCreate()) == {"cuCtxGetId": 1}  # no driver stream made
-    assert rt.stats()["driver_stream_creates"] == 2  # s came back
 
 
 @pytest.mark.parametrize("disable", [True, False])

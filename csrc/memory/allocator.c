@@ -937,9 +937,6 @@ static int reclaim_round_(int device, CUstream zs) {
   pthread_mutex_unlock(&g_alloc.lock);
   if (check) headroom_check(d, 1, 0, &victims, NULL);
   if (!exiting() && victims) release_list(victims);
-  /* the streams and events the program gave back meanwhile: proven idle here, off the program's
-   * thread, so its next synchronisation has none to poll (pool.h) */
-  if (!exiting()) mc_pool_poll_draining(device);
   if (release) {
     pthread_mutex_lock(&g_alloc.lock);
     d->release_done = req;

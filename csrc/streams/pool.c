@@ -946,8 +946,6 @@ struct drv_obj {
                      only when a context reset let the driver reuse the value: d_create) */
   uint8_t kind;   /* mc_obj_kind; same rule as device */
   uint32_t live;  /* atomic: 1 while handed out, 0 while pooled (or never handed out) */
-  uint32_t parks; /* times given back to the draining list; under g_pool.lock (written at each
-                     park, so an answer to a query made outside the lock is matched to its park) */
 };
 
 typedef struct each_ctx {
@@ -1039,7 +1037,6 @@ static mc_status d_destroy(mc_obj_kind want, void *h, const char *call) {
    * directly since the library last saw it (a direct handle), so it is reused only once a later
    * poll (d_sync_poll, or a take's) finds its work complete. */
   pthread_mutex_lock(&g_pool.lock);
-  r->parks++;
   park_locked(want, r->device, h);
   pthread_mutex_unlock(&g_pool.lock);
   if (want == MC_OBJ_STREAM) MC_STAT_DEC(live_streams);
@@ -1101,55 +1098,6 @@ static void d_sync_poll(int device) {
   drain_poll_locked(p, MC_OBJ_EVENT, SYNC_POLLS - ns, 0, 1);
   pthread_mutex_unlock(&g_pool.lock);
   mc_relaxed_leave(&rx);
-}
-
-/* Driver handles, off the program's threads (the allocator's reclaimer, pool.h): poll up to
- * OFF_POLLS draining objects of `device` without holding the lock across the queries. The
- * objects and their park counts are noted under the lock, queried outside it, and an object
- * found complete moves to the idle list only if it is still draining from the same park (a take
- * may have polled it and handed it out meanwhile, and the program given it back again). */
-#define OFF_POLLS 8
-void mc_pool_poll_draining(int device) {
-  if (!direct_mode() || device < 0 || device >= MC_MAX_DEVICES) return;
-  dev_pool *p = &g_pool.devs[device];
-  if (!__atomic_load_n(&p->ndrain, __ATOMIC_RELAXED)) return;
-  void *obj[OFF_POLLS];
-  drv_obj *rec[OFF_POLLS];
-  uint32_t parks[OFF_POLLS];
-  int ready[OFF_POLLS];
-  size_t n = 0;
-  pthread_mutex_lock(&g_pool.lock);
-  for (int k = 0; k < 2; ++k)
-    for (size_t i = 0; i < p->draining[k].n && n < OFF_POLLS; ++i) {
-      drv_obj *r = mc_hmap_find(p->draining[k].items[i]);
-      if (!r) continue;
-      obj[n] = p->draining[k].items[i];
-      rec[n] = r;
-      parks[n++] = r->parks;
-    }
-  pthread_mutex_unlock(&g_pool.lock);
-  if (!n) return;
-  mc_relaxed rx;
-  mc_relaxed_enter(&rx);
-  for (size_t i = 0; i < n; ++i) ready[i] = query_ready((mc_obj_kind)rec[i]->kind, obj[i]);
-  mc_relaxed_leave(&rx);
-  pthread_mutex_lock(&g_pool.lock);
-  for (size_t i = 0; i < n; ++i) {
-    if (!ready[i] || rec[i]->parks != parks[i] || __atomic_load_n(&rec[i]->live, __ATOMIC_ACQUIRE))
-      continue;
-    mc_obj_kind kind = (mc_obj_kind)rec[i]->kind;
-    obj_list *dr = &p->draining[kind - 1];
-    for (size_t j = 0; j < dr->n; ++j) {
-      if (dr->items[j] != obj[i]) continue;
-      memmove(dr->items + j, dr->items + j + 1, (dr->n - j - 1) * sizeof *dr->items);
-      dr->n--;
-      if (p->drain_cursor[kind - 1] > j) p->drain_cursor[kind - 1]--;
-      if (list_push(&p->idle[kind - 1], obj[i]) != 0) stat_pooled(kind, -1);
-      break;
-    }
-  }
-  drain_hint_locked(p);
-  pthread_mutex_unlock(&g_pool.lock);
 }
 
 static mc_status d_stream_synchronize(CUstream stream) {

@@ -125,13 +125,6 @@ void *mc_pool_driver_handle(void *handle);
  * allocator proves a freed block idle with one event per stream instead of cuCtxSynchronize.) */
 void mc_pool_for_each_stream(int device, void (*fn)(CUstream stream, void *ctx), void *ctx);
 
-/* Driver handles: move the given-back driver objects of `device` that the driver reports complete
- * to the idle list, querying them (relaxed mode) without the pool's lock held; for a thread of the
- * library's own with the device's context current (the allocator's reclaimer, after each round),
- * so that the program's synchronisations find them idle and poll nothing (a query costs ~1.5 us
- * on the H100). Nothing with tagged handles or when nothing drains. */
-void mc_pool_poll_draining(int device);
-
 /* fork(): prepare takes the pool's lock, parent releases it, child releases it and forgets every
  * handle and driver object of the parent (no driver call): the child starts with empty pools. */
 void mc_pool_fork_prepare(void);
