@@ -12,6 +12,7 @@ anyway); mgpuStreamCreate / mgpuEventCreate take it without a driver call but th
 import ctypes
 import re
 import threading
+import time
 
 import pytest
 
@@ -164,6 +165,37 @@ def test_a_parked_stream_is_reused_only_once_a_poll_finds_it_complete(rt):
     rt.mgpuStreamSynchronize(None)
     rt.mgpuStreamSynchronize(None)
     assert s in {rt.mgpuStreamCreate() for _ in range(3)}
+
+
+def until(cond, what, timeout=30.0):
+    """Wait for the reclaimer thread (a guard against hangs, not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.001)
+
+
+def test_the_allocators_fence_proves_given_back_streams_idle(rt):
+    """A stream given back while blocks freed on another stream wait for the reclaimer: the
+    round's fence records an event on it after its work (it is one of the pool's draining
+    streams), so when the fence passes the stream is idle without a query of its own (pool.h,
+    mc_pool_parked_idle): the program's next synchronisation polls nothing and the next create
+    takes it without a driver call. (A stream still busy is never handed out:
+    test_a_parked_stream_is_reused_only_once_a_poll_finds_it_complete.)"""
+    (f,) = module(rt, "k")
+    s, t = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
+    rt.launch(f, stream=s)
+    rt.mgpuStreamSynchronize(s)
+    p = rt.mgpuMemAlloc(4096, t, False)
+    rt.mgpuStreamDestroy(s)  # parked: no driver call
+    rt.fake.fake_reset()
+    rt.mgpuMemFree(p, t)  # pending: a reclaimer round follows, with its fence
+    until(lambda: rt.stats()["stream_fence_proofs"] == 1, "the reclaimer's fence")
+    assert rt.fake.count("cuStreamQuery") == 0
+    c = calls(rt, lambda: rt.mgpuStreamSynchronize(None))
+    assert c.get("cuStreamQuery", 0) == 0  # nothing left for the program's thread to poll
+    assert calls(rt, lambda: rt.mgpuStreamCreate()) == {"cuCtxGetId": 1}  # no driver stream made
+    assert rt.stats()["driver_stream_creates"] == 2  # s came back
 
 
 @pytest.mark.parametrize("disable", [True, False])

@@ -796,8 +796,14 @@ static int capture_blocks(CUstream s) {
  * piece of work enqueued before the call on the library's streams of the device and on its legacy
  * stream has completed; 1 to try again later (a stream is being captured, or, with wait = 0, some
  * of that work has not completed yet: cuEventQuery instead of cuEventSynchronize); -1 on failure. */
+#define FENCE_PARKED 8 /* given-back streams a fence proves idle for the pool (pool.h) */
 static int fence(int device, dev_alloc *d, int wait) {
   fence_set f = {NULL, 0, 0};
+  /* the streams given back so far: noted before the set below is taken, so each is in it (or
+   * left the draining list meanwhile, which mc_pool_parked_idle checks) */
+  void *parked[FENCE_PARKED];
+  uint32_t parks[FENCE_PARKED];
+  size_t nparked = mc_pool_parked_streams(device, parked, parks, FENCE_PARKED);
   mc_pool_for_each_stream(device, fence_add, &f);
   if (f.cap == (size_t)-1) {
     free(f.s);
@@ -834,6 +840,9 @@ static int fence(int device, dev_alloc *d, int wait) {
     else if (r != 0) rc = -1;
   }
   free(f.s);
+  /* every given-back stream noted above had an event recorded after its work: proven idle, so
+   * the program's next synchronisation has no query to make for it (pool.h) */
+  if (rc == 0) mc_pool_parked_idle(device, parked, parks, nparked);
   return rc;
 }
 

@@ -946,6 +946,8 @@ struct drv_obj {
                      only when a context reset let the driver reuse the value: d_create) */
   uint8_t kind;   /* mc_obj_kind; same rule as device */
   uint32_t live;  /* atomic: 1 while handed out, 0 while pooled (or never handed out) */
+  uint32_t parks; /* times given back to the draining list; under g_pool.lock (matches a proof
+                     made outside the lock to the park it covers: mc_pool_parked_idle) */
 };
 
 typedef struct each_ctx {
@@ -1037,6 +1039,7 @@ static mc_status d_destroy(mc_obj_kind want, void *h, const char *call) {
    * directly since the library last saw it (a direct handle), so it is reused only once a later
    * poll (d_sync_poll, or a take's) finds its work complete. */
   pthread_mutex_lock(&g_pool.lock);
+  r->parks++;
   park_locked(want, r->device, h);
   pthread_mutex_unlock(&g_pool.lock);
   if (want == MC_OBJ_STREAM) MC_STAT_DEC(live_streams);
@@ -1098,6 +1101,45 @@ static void d_sync_poll(int device) {
   drain_poll_locked(p, MC_OBJ_EVENT, SYNC_POLLS - ns, 0, 1);
   pthread_mutex_unlock(&g_pool.lock);
   mc_relaxed_leave(&rx);
+}
+
+size_t mc_pool_parked_streams(int device, void **objs, uint32_t *parks, size_t max) {
+  if (!direct_mode() || device < 0 || device >= MC_MAX_DEVICES) return 0;
+  dev_pool *p = &g_pool.devs[device];
+  if (!__atomic_load_n(&p->ndrain, __ATOMIC_RELAXED)) return 0;
+  size_t n = 0;
+  pthread_mutex_lock(&g_pool.lock);
+  obj_list *dr = &p->draining[MC_OBJ_STREAM - 1];
+  for (size_t i = 0; i < dr->n && n < max; ++i) {
+    drv_obj *r = mc_hmap_find(dr->items[i]);
+    if (!r) continue;
+    objs[n] = dr->items[i];
+    parks[n++] = r->parks;
+  }
+  pthread_mutex_unlock(&g_pool.lock);
+  return n;
+}
+
+void mc_pool_parked_idle(int device, void *const *objs, const uint32_t *parks, size_t n) {
+  if (!n || !direct_mode() || device < 0 || device >= MC_MAX_DEVICES) return;
+  dev_pool *p = &g_pool.devs[device];
+  obj_list *dr = &p->draining[MC_OBJ_STREAM - 1];
+  pthread_mutex_lock(&g_pool.lock);
+  for (size_t i = 0; i < n; ++i) {
+    drv_obj *r = mc_hmap_find(objs[i]);
+    if (!r || r->parks != parks[i] || __atomic_load_n(&r->live, __ATOMIC_ACQUIRE)) continue;
+    for (size_t j = 0; j < dr->n; ++j) {
+      if (dr->items[j] != objs[i]) continue;
+      memmove(dr->items + j, dr->items + j + 1, (dr->n - j - 1) * sizeof *dr->items);
+      dr->n--;
+      if (p->drain_cursor[MC_OBJ_STREAM - 1] > j) p->drain_cursor[MC_OBJ_STREAM - 1]--;
+      if (list_push(&p->idle[MC_OBJ_STREAM - 1], objs[i]) != 0) stat_pooled(MC_OBJ_STREAM, -1);
+      MC_STAT_INC(stream_fence_proofs);
+      break;
+    }
+  }
+  drain_hint_locked(p);
+  pthread_mutex_unlock(&g_pool.lock);
 }
 
 static mc_status d_stream_synchronize(CUstream stream) {

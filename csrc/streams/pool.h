@@ -125,6 +125,15 @@ void *mc_pool_driver_handle(void *handle);
  * allocator proves a freed block idle with one event per stream instead of cuCtxSynchronize.) */
 void mc_pool_for_each_stream(int device, void (*fn)(CUstream stream, void *ctx), void *ctx);
 
+/* Driver handles: streams the program gave back (draining, not yet known idle) of `device`, up to
+ * `max`, each with its park count, for a proof that covers them (the allocator's fence: an event
+ * recorded on each afterwards, mc_pool_for_each_stream included them). mc_pool_parked_idle then
+ * moves those still draining from the same park to the idle list once the proof holds: everything
+ * the program enqueued on them before it gave them back has completed (a query each saved: ~1.5 us
+ * on the H100). Nothing with tagged handles. */
+size_t mc_pool_parked_streams(int device, void **objs, uint32_t *parks, size_t max);
+void mc_pool_parked_idle(int device, void *const *objs, const uint32_t *parks, size_t n);
+
 /* fork(): prepare takes the pool's lock, parent releases it, child releases it and forgets every
  * handle and driver object of the parent (no driver call): the child starts with empty pools. */
 void mc_pool_fork_prepare(void);

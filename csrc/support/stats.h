@@ -74,6 +74,7 @@
   /* concurrency (issue 4) */                                                                 \
   X(stream_binds, "stream handles bound to a driver stream (first use, or use after an unbind)") \
   X(stream_reclaims, "driver streams taken from idle live handles at the stream cap")       \
+  X(stream_fence_proofs, "given-back streams proven idle by the allocator's fence (no query)")  \
   X(stream_cap_exceeded, "driver streams made above the stream cap (every bound one busy)")      \
   X(module_evictions, "unreferenced modules unloaded beyond MGPU_CACHED_MODULE_CACHE")       \
   X(module_thread_hits, "hits answered by the thread's own cache (no lock, no shared write)") \
