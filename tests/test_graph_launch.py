@@ -259,17 +259,24 @@ def test_rotating_sets_on_a_shared_stream_keep_the_two_set_rule(grt):
     assert rt.fake.count("cuGraphExecKernelNodeSetParams") == 39
 
 
-def test_a_kernel_alone_keeps_at_most_arg_sets_alone_execs(grt):
-    """Twelve rotating sets: at most eight execs (ARG_SETS_ALONE), the rest updates."""
-    rt = grt()
+@pytest.mark.parametrize("execs", [8, 16])
+def test_a_kernel_alone_keeps_at_most_the_streams_execs(grt, execs):
+    """Twelve rotating sets: at most MGPU_CACHED_GRAPH_EXECS execs (8 by default), the rest
+    updates; no eviction either way."""
+    rt = grt(MGPU_CACHED_GRAPH_EXECS=execs)
     f, s = kernel_and_stream(rt)
     sets = [Args(100 + i, i) for i in range(12)]
     for i in range(96):
         x = sets[i % 12]
         launch(rt, f, s, x)
         assert rt.fake.fake_last_arg(0) == x.a.value
-    assert rt.fake.count("cuGraphInstantiate") == 8
+    assert rt.fake.count("cuGraphInstantiate") == min(execs, 12)
     assert stats(rt)["graph_evictions"] == 0
+    if execs == 16:  # every set in a node of its own: no update after the second round
+        before = rt.fake.count("cuGraphExecKernelNodeSetParams")
+        for i in range(24):
+            launch(rt, f, s, sets[i % 12])
+        assert rt.fake.count("cuGraphExecKernelNodeSetParams") == before
 
 
 def test_a_second_argument_set_never_evicts(grt):

@@ -22,11 +22,12 @@
  * swapping its input and output buffers every launch), a second exec is made instead, once, so
  * both argument sets stay in nodes and no launch needs an update (H100: the update cost the
  * swapping stencil its whole gain, benchmarks/results/h100-below-floor/). A function alone on its
- * stream (the async step's kernels, each on its own stream) may keep up to ARG_SETS_ALONE execs:
- * a launch that needs an update but repeats values updated in within the stream's last
- * RECENT_MISSES updates (a loop whose allocations rotate among a few blocks) gets an exec of its
- * own instead (H100, run L5: the async step's launches updated 50-90% of the time). Values never
- * seen twice never make an exec, so a kernel whose arguments always change costs no instantiation.
+ * stream (the async step's kernels, each on its own stream) may fill the stream's execs
+ * (MGPU_CACHED_GRAPH_EXECS): a launch that needs an update but repeats values updated in within
+ * the stream's last RECENT_MISSES updates (a loop whose allocations rotate among a few blocks)
+ * gets an exec of its own instead (H100, run L5: the async step's launches updated 50-90% of the
+ * time before, 3-4% after). Values never seen twice never make an exec, so a kernel whose
+ * arguments always change costs no instantiation.
  *
  * Functions for which building, updating or launching an exec failed are remembered (a set of
  * CUfunction values) and launched through the stream path from then on.
@@ -59,8 +60,7 @@
 #define SEEN_SLOTS 4096u     /* functions launched once (see "First launches") */
 #define MAX_EXECS MC_CFG_GRAPH_EXECS_MAX /* upper bound of MGPU_CACHED_GRAPH_EXECS (config.h) */
 #define ARG_SETS 2           /* execs per (function, stream): see "Argument sets" */
-#define ARG_SETS_ALONE 8     /* the same for a function alone on its stream */
-#define RECENT_MISSES 16     /* updated launches remembered per stream (their values' hashes) */
+#define RECENT_MISSES 32     /* updated launches remembered per stream (their values' hashes) */
 #define EVICT_EVERY 256      /* launches on a full stream between two evictions */
 
 typedef struct g_exec {
@@ -583,7 +583,7 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
   if (i >= 0 && build && !same && e->n < g_max_execs) {
     if (count < ARG_SETS && alternates(e->execs[i], d, params))
       another = 1;
-    else if (count == e->n && count < ARG_SETS_ALONE)
+    else if (count == e->n)
       another = repeated_update(e, e->execs[i], key, d, params);
   }
   if (i < 0 || another) {
