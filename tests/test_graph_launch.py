@@ -243,26 +243,32 @@ def test_rotating_argument_sets_of_a_kernel_alone_on_its_stream_get_an_exec_each
     assert stats(rt)["graph_update_skips"] == 40 - 4 - 4
 
 
-def test_rotating_sets_on_a_shared_stream_keep_the_two_set_rule(grt):
-    """Two kernels on one stream: rotating sets are updates (the stream's execs are shared among
-    its kernels), as before."""
+def test_rotating_sets_on_a_shared_stream_take_the_functions_share_of_execs(grt):
+    """Two kernels on one stream share its eight execs: the rotating kernel makes execs for
+    repeated sets only up to its share (four), the rest are updates, and the other kernel keeps
+    its exec."""
     rt = grt()
     f, g = kernels(rt, "k", "k2")
     s = rt.mgpuStreamCreate()
     launch(rt, g, s, Args(1, 1))
     launch(rt, g, s, Args(1, 1))  # g's exec on s
     base = rt.fake.count("cuGraphInstantiate")
-    sets = [Args(100 + i, i) for i in range(4)]
-    for i in range(40):
-        launch(rt, f, s, sets[(i * 3) % 4])
-    assert rt.fake.count("cuGraphInstantiate") - base == 1
-    assert rt.fake.count("cuGraphExecKernelNodeSetParams") == 39
+    sets = [Args(100 + i, i) for i in range(6)]
+    for i in range(60):
+        x = sets[(i * 5) % 6]
+        launch(rt, f, s, x)
+        assert rt.fake.fake_last_arg(0) == x.a.value
+    assert rt.fake.count("cuGraphInstantiate") - base == 4
+    assert stats(rt)["graph_evictions"] == 0
+    skips = stats(rt)["graph_update_skips"]
+    launch(rt, g, s, Args(1, 1))  # g's exec still holds its launch
+    assert stats(rt)["graph_update_skips"] == skips + 1 and rt.fake.fake_last_arg(0) == 1
 
 
 @pytest.mark.parametrize("execs", [8, 16])
 def test_a_kernel_alone_keeps_at_most_the_streams_execs(grt, execs):
-    """Twelve rotating sets: at most MGPU_CACHED_GRAPH_EXECS execs (8 by default), the rest
-    updates; no eviction either way."""
+    """Twelve rotating sets of a kernel alone on its stream: at most MGPU_CACHED_GRAPH_EXECS
+    execs (8 by default), the rest updates; no eviction either way."""
     rt = grt(MGPU_CACHED_GRAPH_EXECS=execs)
     f, s = kernel_and_stream(rt)
     sets = [Args(100 + i, i) for i in range(12)]

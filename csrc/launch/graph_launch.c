@@ -21,13 +21,13 @@
  * repeats the values that exec held before its last update (the double-buffer pattern: a step
  * swapping its input and output buffers every launch), a second exec is made instead, once, so
  * both argument sets stay in nodes and no launch needs an update (H100: the update cost the
- * swapping stencil its whole gain, benchmarks/results/h100-below-floor/). A function alone on its
- * stream (the async step's kernels, each on its own stream) may fill the stream's execs
- * (MGPU_CACHED_GRAPH_EXECS): a launch that needs an update but repeats values updated in within
- * the stream's last RECENT_MISSES updates (a loop whose allocations rotate among a few blocks)
- * gets an exec of its own instead (H100, run L5: the async step's launches updated 50-90% of the
- * time before, 3-4% after). Values never seen twice never make an exec, so a kernel whose
- * arguments always change costs no instantiation.
+ * swapping stencil its whole gain, benchmarks/results/h100-below-floor/). Beyond that, a launch
+ * that needs an update but repeats values updated in within the stream's last RECENT_MISSES
+ * updates (a loop whose allocations rotate among a few blocks: the async step's launches updated
+ * 50-90% of the time on the H100) gets an exec of its own, while the function holds fewer than
+ * its share of the stream's execs (MGPU_CACHED_GRAPH_EXECS divided among the functions that have
+ * execs there), so kernels sharing a stream do not crowd each other out. Values never seen twice
+ * never make an exec, so a kernel whose arguments always change costs no instantiation.
  *
  * Functions for which building, updating or launching an exec failed are remembered (a set of
  * CUfunction values) and launched through the stream path from then on.
@@ -380,6 +380,17 @@ static uint64_t launch_hash(const g_exec *x, const void *key, const mc_graph_dim
   return h;
 }
 
+/* The functions with an exec on `e` (busy held). */
+static int functions_on(const g_stream *e) {
+  int n = 0;
+  for (int i = 0; i < e->n; ++i) {
+    int first = 1;
+    for (int j = 0; j < i && first; ++j) first = e->execs[j]->key != e->execs[i]->key;
+    n += first;
+  }
+  return n ? n : 1;
+}
+
 /* Would this launch update an exec with values updated in before, within the stream's last
  * RECENT_MISSES updates (busy held)? Records it as one. */
 static int repeated_update(g_stream *e, const g_exec *x, const void *key, const mc_graph_dims *d,
@@ -583,7 +594,7 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
   if (i >= 0 && build && !same && e->n < g_max_execs) {
     if (count < ARG_SETS && alternates(e->execs[i], d, params))
       another = 1;
-    else if (count == e->n)
+    else if (count < g_max_execs / functions_on(e))
       another = repeated_update(e, e->execs[i], key, d, params);
   }
   if (i < 0 || another) {
