@@ -14,6 +14,7 @@ import os
 import shutil
 import struct
 import subprocess
+import time
 from pathlib import Path
 from typing import Dict, Iterable, Optional
 
@@ -277,6 +278,15 @@ def make_runtime(tmp_path, monkeypatch, fake_driver_build):
 @pytest.fixture
 def rt(make_runtime) -> Rt:
     return make_runtime()
+
+
+def until(cond, what: str, timeout: float = 30.0) -> None:
+    """Wait for one of the library's threads (the reclaimer): a guard against hangs, not a timing
+    assertion."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.001)
 
 
 def blob_buffer(data: bytes, size: Optional[int] = None):

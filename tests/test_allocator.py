@@ -19,7 +19,7 @@ import pytest
 
 import mgpu_cached
 
-from conftest import CC, DATA, DRIVERS, ROOT, blob_buffer, compile_shared, ptx
+from conftest import CC, DATA, DRIVERS, ROOT, blob_buffer, compile_shared, ptx, until
 
 KIB = 1024
 
@@ -55,14 +55,6 @@ def words(p, n):
 def fill(p, nbytes, byte=0x55):
     """Write the block from the host (fake device memory is host memory)."""
     ctypes.memset(p, byte, nbytes)
-
-
-def until(cond, what, timeout=30.0):
-    """Wait for the reclaimer thread (a guard against hangs, not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.001)
 
 
 def settle(rt):

@@ -12,11 +12,10 @@ anyway); mgpuStreamCreate / mgpuEventCreate take it without a driver call but th
 import ctypes
 import re
 import threading
-import time
 
 import pytest
 
-from conftest import ROOT, blob_buffer, ptx
+from conftest import ROOT, blob_buffer, ptx, until
 
 vp = ctypes.c_void_p
 FIELDS = re.findall(r"^\s*X\((\w+),", (ROOT / "csrc/platform/cuda_api.h").read_text(), re.M)
@@ -165,14 +164,6 @@ def test_a_parked_stream_is_reused_only_once_a_poll_finds_it_complete(rt):
     rt.mgpuStreamSynchronize(None)
     rt.mgpuStreamSynchronize(None)
     assert s in {rt.mgpuStreamCreate() for _ in range(3)}
-
-
-def until(cond, what, timeout=30.0):
-    """Wait for the reclaimer thread (a guard against hangs, not a timing assertion)."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.001)
 
 
 def test_the_allocators_fence_proves_given_back_streams_idle(rt):
