@@ -10,6 +10,10 @@
 #   driver_call_costs       benchmarks/harness/driver_calls.c into $O/driver_calls.txt
 #   attribution_build VARIANT...      attribution_variants.py's copies built as /tmp/av/VARIANT.so
 #   stats_show PREFIX...    the counters starting with one of the PREFIXes in each $O/stats_*.txt
+#   async_three_trees "OPTIONS"       600 traced steps with the library (its counters in
+#                           $O/stats_cachedV.txt), the tree before issue 19 and the session's start,
+#                           LLVM 19 and 22: call_spans.py OPTIONS into $O/call_spans.md
+#   async_execs_stats       the counters of one untraced run per MGPU_CACHED_GRAPH_EXECS 8 / 16 / 32
 B=$R/.gpu/base/libmgpu_cached.so   # the tree before issue 19 (setup_h100.sh builds it)
 S=$R/.gpu/start/libmgpu_cached.so  # the session's starting tree, when carried
 SPLIT=mgpuLaunchKernel,mgpuStreamCreate,mgpuStreamDestroy,mgpuMemAlloc,mgpuMemFree,mgpuStreamSynchronize
@@ -76,5 +80,25 @@ stats_show() {
     echo "== $f"
     python3 -c "import json, sys; d = json.load(open(sys.argv[1]))['stats']; \
 print({k: v for k, v in d.items() if k.startswith(tuple(sys.argv[2:]))})" "$f" "$@"
+  done
+}
+
+async_three_trees() {
+  for v3 in 19 22; do
+    async_trace $v3 cached MGPU_CACHED_STATS_FILE=$O/stats_cached$v3.txt
+    async_trace $v3 before-391bd88 LD_PRELOAD=$B
+    async_trace $v3 start-16750f0 LD_PRELOAD=$S
+    echo "== LLVM $v3: traced 600 steps (host spans)"
+    async_spans $v3 "$1" cached before-391bd88 start-16750f0
+  done > $O/call_spans.md 2>&1
+  grep -E "Launch|step|inside|Sync|==|Free|allocation" $O/call_spans.md
+}
+
+async_execs_stats() {
+  for v3 in 19 22; do
+    for x in 8 16 32; do
+      MGPU_CACHED_GRAPH_EXECS=$x MGPU_CACHED_STATS_FILE=$O/stats_execs${x}_$v3.txt /tmp/async$v3 600 1 10 \
+        > /dev/null
+    done
   done
 }

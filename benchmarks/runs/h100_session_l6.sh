@@ -16,12 +16,5 @@ set -u
 cat $O/pytest-gpu.log
 async_suite 6 --config before-391bd88:LD_PRELOAD=$B --config start-16750f0:LD_PRELOAD=$S
 async_bins || exit 1
-for V in 19 22; do
-  async_trace $V cached MGPU_CACHED_STATS_FILE=$O/stats_cached$V.txt
-  async_trace $V before-391bd88 LD_PRELOAD=$B
-  async_trace $V start-16750f0 LD_PRELOAD=$S
-  echo "== LLVM $V: traced 600 steps (host spans)"
-  async_spans $V "--rotation --by-counters $SPLIT" cached before-391bd88 start-16750f0
-done > $O/call_spans.md 2>&1
-grep -E "Launch|step|inside|Sync|==|Free|allocation" $O/call_spans.md
+async_three_trees "--rotation --by-counters $SPLIT"
 stats_show graph_ alloc_head alloc_hits alloc_miss
