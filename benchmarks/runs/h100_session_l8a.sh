@@ -1,21 +1,5 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# One device call, run L8a on the H100 (the session's final library): every GPU test with the graph
-# path on and off, the README's rows side by side with stock, the tree before issue 19
-# (`before-391bd88`) and this session's starting tree (`start-16750f0`), both preloaded, and the
-# 301-kernel module's first call against the starting tree. Carry `.whl`, `.gpu`. Logs under $OUT.
-set -u
-. benchmarks/neighbour/setup_h100.sh
-B=$R/.gpu/base/libmgpu_cached.so; S=$R/.gpu/start/libmgpu_cached.so
-{ timeout 90 python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -4; echo "== MGPU_CACHED_GRAPH=0";
-  MGPU_CACHED_GRAPH=0 timeout 90 python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -4; } > $O/pytest-gpu.log
-timeout 260 python3 benchmarks/run.py --out /tmp/suite --programs empty,stencil,large,async,async_prealloc \
-  --llvm 19,22 --rounds 3 --reps 3 --scale 0.3 --skip stock-named,preload \
-  --config before-391bd88:LD_PRELOAD=$B --config start-16750f0:LD_PRELOAD=$S > /tmp/suite.log 2>&1
-echo "suite rc=$?" >> /tmp/suite.log
-{ grep -E "^\| " /tmp/suite/results.md | head -12; tail -2 /tmp/suite.log; } > $O/suite.md 2>&1
-cp /tmp/suite/results.json $O/suite.json 2>/dev/null
-mkdir -p /tmp/sb && cp $S /tmp/sb/libmgpu_cached.so
-timeout 70 python3 benchmarks/first_call.py --out /tmp/fc --rounds 6 --n 200 --reps 3 --before /tmp/sb > $O/first_call.log 2>&1
-cat /tmp/fc/*.md > $O/first_call.md 2>/dev/null
-cat $O/pytest-gpu.log; cat $O/suite.md | cut -c1-250; cat $O/first_call.md | head -12
+# One device call, run L8a on the H100 (the session's final tree): benchmarks/runs/final_tree.sh
+# with this session's starting tree as `start-16750f0`. Carry `.whl`, `.gpu`. Logs under $OUT.
+exec sh benchmarks/runs/final_tree.sh start-16750f0
