@@ -7,6 +7,7 @@
 set -u
 sh benchmarks/runs/h100_session_l8b.sh
 O=${OUT:-/tmp/out}
+export PYTHONPATH=/tmp/site  # the cffi wheel setup_h100.sh installed (its export ended with its shell)
 timeout 120 python3 tests/difftest/difftest.py --timeout 20 --profile ordered --classes capture,threads,modglobal \
   --programs 300 --seed 61 --minimise 1 --minimise-budget 10 --out /tmp/dt-cap > $O/difftest_capture_threads.txt 2>&1
 grep -h '"differences"' $O/difftest_capture_threads.txt | cut -c1-160
