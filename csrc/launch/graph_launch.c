@@ -88,8 +88,9 @@ typedef struct __attribute__((aligned(64))) g_stream {
   uint64_t tick;            /* launches that reached this entry (either path) */
   uint64_t evicted_at;      /* tick of the last eviction; 0: none yet */
   g_exec *execs[MAX_EXECS]; /* owned */
-  uint64_t recent[RECENT_MISSES]; /* hashes of the last updated launches' functions and values */
-  unsigned nrecent;               /* updates recorded in recent[] (ring position) */
+  uint64_t recent[RECENT_MISSES]; /* hashes of the last updated launches' functions and values;
+                                     under busy */
+  unsigned nrecent;               /* updates recorded in recent[] (ring position); under busy */
 } g_stream;
 
 static struct {
