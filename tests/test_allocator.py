@@ -161,6 +161,21 @@ def test_block_freed_on_a_stream_waits_for_every_stream_of_the_device(art, host_
     assert art.stats()["alloc_reclaims"] >= 1
 
 
+@pytest.mark.parametrize("host_shared", [False, True])
+def test_ready_blocks_are_handed_out_lowest_address_first(art, host_shared):
+    """Whatever order the blocks were freed (and readied) in, the allocations after take them in
+    address order: a loop's allocations get the same blocks each time round, and the graph path's
+    execs keep their argument values (allocator.c, bin_insert_sorted)."""
+    s = art.mgpuStreamCreate()
+    blocks = [art.mgpuMemAlloc(KIB, None if host_shared else s, host_shared) for _ in range(5)]
+    for i in (3, 0, 4, 2, 1):  # neither address order nor its reverse
+        art.mgpuMemFree(blocks[i], s)
+    settle(art)
+    again = [art.mgpuMemAlloc(KIB, None if host_shared else s, host_shared) for _ in range(5)]
+    assert again == sorted(blocks)
+    assert art.stats()["alloc_hits"] == 5
+
+
 def test_stream_free_makes_no_driver_call_and_reuses_after_the_reclaimer(art):
     s = art.mgpuStreamCreate()
     p = art.mgpuMemAlloc(KIB, s, False)
