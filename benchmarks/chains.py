@@ -16,7 +16,9 @@ every (K, variant) once, order rotated per round):
 
 The mgpu* variants run in the shape of each LLVM version of --llvm: 22, the module loaded once
 (LLVM >= 21 code); 19, every launch wrapped in mgpuModuleLoad / mgpuModuleGetFunction /
-mgpuModuleUnload as LLVM <= 20 code makes it (issue 21 item 2; rows "K / 19"). Chain replay needs
+mgpuModuleUnload as LLVM <= 20 code makes it (issue 21 item 2; rows "K / 19"), the blob read into
+the heap (each cache hit compares it); 19ro, the same with the blob in a loaded object's .rodata,
+where MLIR's AOT code has it (no comparison: a shared object made here with `.incbin`). Chain replay needs
 the library's tagged stream handles (MGPU_CACHED_STREAM_HANDLES=tagged: with the default driver
 handles it defers nothing, as the program may use the driver stream behind the library's back),
 so today, graph and chain run with tagged handles, for a like-for-like comparison; "default" is
@@ -52,6 +54,19 @@ VARIANTS = {  # name -> (mode, extra environment)
 FLOORS = ("stream floor", "graph1 floor", "graphK floor")  # no runtime: one row serves both shapes
 
 
+def rodata_object(blob: Path, out: Path) -> Path:
+    """A shared object `out` whose .rodata holds the bytes of `blob` between the symbols
+    chain_blob_start and chain_blob_end (gcc's assembler, `.incbin`): where MLIR's AOT code keeps
+    its gpu.binary, which the module cache then never compares on a hit."""
+    asm = out.with_suffix(".S")
+    asm.write_text('\t.section .rodata\n\t.balign 16\n\t.globl chain_blob_start\n'
+                   f'chain_blob_start:\n\t.incbin "{blob.resolve()}"\n'
+                   '\t.globl chain_blob_end\nchain_blob_end:\n'
+                   '\t.section .note.GNU-stack,"",@progbits\n')
+    subprocess.run(["gcc", "-shared", "-o", str(out), str(asm)], check=True)
+    return out
+
+
 def main() -> int:
     import mgpu_cached
 
@@ -61,11 +76,14 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--launches", type=int, default=20000, help="launches per timed rep")
-    ap.add_argument("--llvm", default="22,19", help="shapes of the mgpu* variants: 22 and/or 19")
+    ap.add_argument("--llvm", default="22,19",
+                    help="shapes of the mgpu* variants: 22, 19 and/or 19ro")
     ap.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
     args = ap.parse_args()
     ks = [int(k) for k in args.k.split(",")]
-    shapes = [int(v) for v in args.llvm.split(",")]
+    shapes = [v.strip() for v in args.llvm.split(",")]
+    if not set(shapes) <= {"22", "19", "19ro"}:
+        ap.error("--llvm: 22, 19 and/or 19ro")
     args.out.mkdir(parents=True, exist_ok=True)
     exe = args.out / "chain"
     subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", f"-I{ROOT / 'benchmarks/harness'}",
@@ -74,11 +92,14 @@ def main() -> int:
                     *cuda_link(args.cuda), "-lm"], check=True)
     blob = args.out / "empty.fatbin"
     blob.write_bytes(extract_blob((ROOT / "tests/data/mlir/empty_loop_llvm22.o").read_bytes()))
+    ro = args.out / "libchainblob.so"  # the blob in .rodata, for the 19ro shape
+    if "19ro" in shapes:
+        rodata_object(blob, ro)
     base = {k: v for k, v in os.environ.items()
             if not k.startswith("MGPU_CACHED_") or k == "MGPU_CACHED_CUDA_DRIVER"}
     names = list(VARIANTS)
     # (K, shape, variant); the floors once per K (shape 0)
-    cells = [(k, 0, n) for k in ks for n in FLOORS] + \
+    cells = [(k, "-", n) for k in ks for n in FLOORS] + \
         [(k, v, n) for k in ks for v in shapes for n in names if n not in FLOORS]
     samples = {c: [] for c in cells}
     for rnd in range(args.rounds):
@@ -88,10 +109,11 @@ def main() -> int:
             for cell in order:
                 _, v, name = cell
                 mode, env = VARIANTS[name]
-                if v == 19:
-                    mode = "mgpu19"
+                if v in ("19", "19ro"):
+                    mode = "mgpu" + v
                 chains = max(2, args.launches // k)
-                proc = subprocess.run([str(exe), str(blob), mode, str(k), str(chains),
+                proc = subprocess.run([str(exe), str(ro if v == "19ro" else blob), mode, str(k),
+                                       str(chains),
                                        str(args.reps)], env={**base, **env}, capture_output=True,
                                       text=True, timeout=300)
                 line = result_line(proc.stdout)
@@ -100,14 +122,14 @@ def main() -> int:
                           file=sys.stderr)
                     continue
                 samples[cell] += json.loads(line)["us"]
-                print(f"round {rnd + 1} K={k} LLVM {v or '-'} {name}: {line}", file=sys.stderr)
+                print(f"round {rnd + 1} K={k} LLVM {v} {name}: {line}", file=sys.stderr)
     med = {key: statistics.median(v) if v else float("nan") for key, v in samples.items()}
     rows = ["| K | LLVM shape | " + " | ".join(names) + " | graph/today | chain/today |"
             " chain/graphK floor | chain/default | graphK floor/stream floor |",
             "|" + " --- |" * (len(names) + 7)]
     for k in ks:
         for v in shapes:
-            m = {n: med[(k, 0 if n in FLOORS else v, n)] for n in names}
+            m = {n: med[(k, "-" if n in FLOORS else v, n)] for n in names}
             rows.append(f"| {k} | {v} | " + " | ".join(f"{m[n]:.2f}" for n in names) +
                         f" | {m['graph'] / m['today']:.2f}× | {m['chain'] / m['today']:.2f}× |"
                         f" {m['chain'] / m['graphK floor']:.2f}× |"
@@ -115,7 +137,8 @@ def main() -> int:
                         f" {m['graphK floor'] / m['stream floor']:.2f}× |")
     md = ["# K launches of an empty kernel on one stream, then one sync: µs per chain (medians)",
           "", f"rounds {args.rounds} x reps {args.reps}, interleaved, ~{args.launches} launches "
-          "per rep; LLVM shape 19: load / look-up / unload around every launch", ""] + rows
+          "per rep; LLVM shape 19: load / look-up / unload around every launch (19ro: the blob "
+          "in .rodata)", ""] + rows
     (args.out / "chains.md").write_text("\n".join(md) + "\n")
     (args.out / "chains.json").write_text(json.dumps(
         {f"{k}:{v}:{n}": x for (k, v, n), x in samples.items()}, indent=1))

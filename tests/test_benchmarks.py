@@ -5,6 +5,7 @@ package ships, and the plain no-GPU message. No timing is asserted anywhere."""
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import json
 import os
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import mgpu_cached
-from conftest import CC, ROOT
+from conftest import CC, ROOT, ptx
 from mgpu_cached import bench
 
 OBJECTS = ROOT / "tests" / "data" / "mlir"
@@ -400,3 +401,28 @@ def test_bench_rows_pick_the_groups(fake_driver_build):
     bad = subprocess.run([sys.executable, "-m", "mgpu_cached", "bench", "--rows", "chains"],
                          env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "--rows" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# ---- chains.py's 19ro shape: the blob in a loaded object's .rodata -------------------------------
+
+def test_chains_rodata_object_holds_the_blob_and_its_hits_are_not_compared(tmp_path, make_runtime):
+    """chains.py --llvm 19ro loads LLVM <= 20 code's blob from a shared object's .rodata, where
+    MLIR's AOT code keeps it: the object holds the bytes exactly, and the module cache's hits on it
+    skip the comparison that a heap blob costs (verify_skips, no verify_bytes)."""
+    spec = importlib.util.spec_from_file_location("bench_chains", ROOT / "benchmarks" / "chains.py")
+    chains = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chains)
+    data = ptx("empty", pad="//" + "x" * 4000 + "\n")  # above the cache's 2 KiB comparison floor
+    (tmp_path / "blob.ptx").write_bytes(data)
+    so = chains.rodata_object(tmp_path / "blob.ptx", tmp_path / "libchainblob.so")
+    lib = ctypes.CDLL(str(so))
+    start = ctypes.addressof(ctypes.c_char.in_dll(lib, "chain_blob_start"))
+    end = ctypes.addressof(ctypes.c_char.in_dll(lib, "chain_blob_end"))
+    assert ctypes.string_at(start, end - start) == data
+    rt = make_runtime()
+    for _ in range(4):
+        m = rt.mgpuModuleLoad(ctypes.c_void_p(start), end - start)
+        assert rt.mgpuModuleGetFunction(m, b"empty")
+        rt.mgpuModuleUnload(m)
+    st = rt.stats()
+    assert (st["module_hits"], st["verify_skips"], st["verify_bytes"]) == (3, 3, 0)

@@ -12,6 +12,9 @@
  *                   mgpuModuleGetFunction, mgpuLaunchKernel, mgpuModuleUnload (the blob is read
  *                   from FATBIN into the heap, so each cache hit compares its bytes, ~0.1 us for
  *                   the empty kernel's; MLIR's blob in .rodata is not compared)
+ *       mgpu19ro    mgpu19 with the blob where MLIR's AOT code has it, in a loaded object's
+ *                   read-only data: FATBIN is then a shared object whose .rodata holds the blob
+ *                   between the symbols chain_blob_start and chain_blob_end (chains.py makes it)
  *       cu_stream   K cuLaunchKernel + cuStreamSynchronize (the floor of today's path)
  *       cu_graph1   K x (cuGraphExecKernelNodeSetParams + cuGraphLaunch) of a one-node exec + sync
  *       cu_graphK   one K-node graph (a chain of dependent nodes) made once by hand:
@@ -21,6 +24,7 @@
  * Build: cc -O2 -I$CUDA/include chain.c -lmgpu_cached -lcuda -lm
  */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +60,7 @@ static void run(long n) {
       for (long i = 0; i < K; ++i) mgpuLaunchKernel(mfn, 1, 1, 1, 1, 1, 1, 0, mstream, NULL, NULL, 0);
       mgpuStreamSynchronize(mstream);
     }
-  } else if (!strcmp(mode, "mgpu19")) {
+  } else if (!strncmp(mode, "mgpu19", 6)) {
     for (long c = 0; c < n; ++c) {
       for (long i = 0; i < K; ++i) {
         void *m = mgpuModuleLoad(mblob, mblob_size);
@@ -89,7 +93,7 @@ static void run(long n) {
 
 int main(int argc, char **argv) {
   if (argc != 6) {
-    fprintf(stderr, "usage: %s FATBIN mgpu|mgpu19|cu_stream|cu_graph1|cu_graphK K CHAINS REPS\n",
+    fprintf(stderr, "usage: %s FATBIN mgpu|mgpu19|mgpu19ro|cu_stream|cu_graph1|cu_graphK K CHAINS REPS\n",
             argv[0]);
     return 2;
   }
@@ -98,8 +102,17 @@ int main(int argc, char **argv) {
   long chains = atol(argv[4]);
   int reps = atoi(argv[5]);
   if (K < 1 || chains < 2 || reps < 1 || reps > 64) return 2;
-  size_t size;
-  void *blob = read_file(argv[1], &size);
+  size_t size = 0;
+  void *blob = NULL;
+  if (!strcmp(mode, "mgpu19ro")) { /* the blob in a loaded object's .rodata */
+    void *h = dlopen(argv[1], RTLD_NOW);
+    const char *b = h ? dlsym(h, "chain_blob_start") : NULL, *e = h ? dlsym(h, "chain_blob_end") : NULL;
+    if (!b || !e) return fprintf(stderr, "chain: %s: no chain_blob_start/end\n", argv[1]), 2;
+    blob = (void *)b;
+    size = (size_t)(e - b);
+  } else {
+    blob = read_file(argv[1], &size);
+  }
   if (!strncmp(mode, "mgpu", 4)) {
     mblob = blob;
     mblob_size = size;
