@@ -30,18 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver_setup.h"
 #include "programs.h"
 
 #include "../../csrc/include/mgpu_abi.h"
-
-#define CK(call)                                                                   \
-  do {                                                                             \
-    CUresult r_ = (call);                                                          \
-    if (r_ != CUDA_SUCCESS) {                                                      \
-      fprintf(stderr, "chain: %s failed with %d\n", #call, (int)r_);               \
-      exit(2);                                                                     \
-    }                                                                              \
-  } while (0)
 
 static const char *mode;
 static long K;
@@ -121,14 +113,7 @@ int main(int argc, char **argv) {
     mstream = mgpuStreamCreate();
     if (!m || !mfn || !mstream) return fprintf(stderr, "chain: mgpu setup failed\n"), 2;
   } else {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule cm;
-    CK(cuInit(0));
-    CK(cuDeviceGet(&dev, 0));
-    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CK(cuCtxSetCurrent(ctx));
-    CK(cuModuleLoadData(&cm, blob));
+    CUmodule cm = driver_setup(blob, NULL);
     CK(cuModuleGetFunction(&cfn, cm, "empty"));
     CK(cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING));
     memset(&kp, 0, sizeof kp);

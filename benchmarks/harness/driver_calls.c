@@ -16,16 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "driver_setup.h"
 #include "programs.h"
-
-#define CK(x)                                                                                     \
-  do {                                                                                            \
-    CUresult r_ = (x);                                                                            \
-    if (r_ != CUDA_SUCCESS) {                                                                     \
-      fprintf(stderr, "%s failed: %d\n", #x, (int)r_);                                           \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
 
 enum { OP_CTX_ID, OP_EXCHANGE, OP_IS_CAPTURING, OP_QUERY_IDLE, OP_EVENT, OP_MEMINFO, OP_CTX_GET,
        OP_PUSH_POP, OP_LAUNCH, OP_RECORD, OP_EVENT_QUERY, OP_COUNT };
@@ -86,13 +78,7 @@ int main(int argc, char **argv) {
   size_t size = 0;
   void *blob = read_file(argv[1], &size);
   if (!blob) return 1;
-  CUdevice dev;
-  CUmodule mod;
-  CK(cuInit(0));
-  CK(cuDeviceGet(&dev, 0));
-  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(cuCtxSetCurrent(ctx));
-  CK(cuModuleLoadData(&mod, blob));
+  CUmodule mod = driver_setup(blob, &ctx);
   CK(cuModuleGetFunction(&fn, mod, "empty"));
   CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
   CK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));

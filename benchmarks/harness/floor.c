@@ -21,18 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver_setup.h"
 #include "programs.h"
-
-#define CK(call)                                                                   \
-  do {                                                                             \
-    CUresult r_ = (call);                                                          \
-    if (r_ != CUDA_SUCCESS) {                                                      \
-      const char *s_ = NULL;                                                       \
-      cuGetErrorName(r_, &s_);                                                     \
-      fprintf(stderr, "floor: %s failed with %s\n", #call, s_ ? s_ : "?");         \
-      exit(2);                                                                     \
-    }                                                                              \
-  } while (0)
 
 static CUfunction fn_empty, fn_lap, fn_a, fn_b, fn_c;
 static CUstream s1, s2, s3;
@@ -172,14 +162,7 @@ int main(int argc, char **argv) {
   int is_async = !strncmp(program, "async", 5);
   alloc_per_step = !strcmp(program, "async_alloc");
   void *image = read_file(argv[2], NULL);
-  CUdevice dev;
-  CUcontext ctx;
-  CUmodule mod;
-  CK(cuInit(0));
-  CK(cuDeviceGet(&dev, 0));
-  CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-  CK(cuCtxSetCurrent(ctx));
-  CK(cuModuleLoadData(&mod, image));
+  CUmodule mod = driver_setup(image, NULL);
   CK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
   CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
   CK(cuStreamCreate(&s3, CU_STREAM_NON_BLOCKING));

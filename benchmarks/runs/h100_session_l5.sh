@@ -12,4 +12,4 @@ set -u
 async_suite 6 --config before-391bd88:LD_PRELOAD=$B --config start-16750f0:LD_PRELOAD=$S
 async_bins || exit 1
 async_three_trees "--rotation --by-counters $SPLIT"
-stats_show graph_ alloc_head alloc_hits alloc_miss
+stats_show graph_ alloc_head alloc_hits alloc_miss stream_fence

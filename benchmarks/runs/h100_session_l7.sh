@@ -7,11 +7,5 @@
 # the reclaimer took over the periodic headroom check, side by side with the tree before issue 19
 # (`before-391bd88`) and this session's starting tree (`start-16750f0`, .gpu/start-src); the same
 # step traced per tree with each kernel's stream and argument stability (call_spans.py
-# --rotation). Carry `.whl`, `.gpu`. Logs under $OUT.
-set -u
-. benchmarks/neighbour/setup_h100.sh
-. benchmarks/runs/async_step.sh
-async_suite 6 --config before-391bd88:LD_PRELOAD=$B --config start-16750f0:LD_PRELOAD=$S
-async_bins || exit 1
-async_three_trees "--rotation --by-counters $SPLIT"
-stats_show graph_ alloc_head alloc_hits alloc_miss stream_fence
+# --rotation): run L5's script on this tree. Carry `.whl`, `.gpu`. Logs under $OUT.
+exec sh benchmarks/runs/h100_session_l5.sh
