@@ -429,13 +429,13 @@ static void detach_ready(dev_alloc *d, uint64_t keep, int all, mc_block **list) 
 }
 
 /* Detach the pending blocks freed with sequence number <= `upto` (a prefix of the pending list),
- * as CLEARING, or (release) as FREEING out of the block table; onto *list through lnext. With
- * `keep_foreign`, blocks waiting for a foreign stream's event (b->ev) stay pending. */
-static void detach_pending(dev_alloc *d, uint64_t upto, int release, int keep_foreign,
-                           mc_block **list) {
+ * as CLEARING, or (release) as FREEING out of the block table; onto *list through lnext. A
+ * release keeps the blocks waiting for a foreign stream's event (b->ev) pending: that stream may
+ * belong to another context, which the caller's device wait did not cover. */
+static void detach_pending(dev_alloc *d, uint64_t upto, int release, mc_block **list) {
   for (mc_block *b = d->pend_head, *next; b && b->seq <= upto; b = next) {
     next = b->lnext;
-    if (keep_foreign && b->ev) continue;
+    if (release && b->ev) continue;
     pending_unlink(d, b);
     if (release) {
       unready_done(d, b);
@@ -544,14 +544,12 @@ static mc_status driver_alloc(int device, int managed, int cached, uint64_t byte
   mc_status st = mc_ctx_enter(device, &scope);
   if (MC_FAILED(st)) return st;
   CUresult r;
-  pthread_mutex_lock(&g_alloc.lock);
-  dev_alloc *d = dev_of(device);
-  pthread_mutex_unlock(&g_alloc.lock);
   /* Near capacity (lean) no pool: the pool reserves physical memory in chunks larger than a small
    * block (H100: a 4 KiB block failed with 16 MiB free), memory stock's cuMemAlloc leaves to
    * others; and lean frees wait for the device anyway. A pool allocation that runs out falls
    * back to cuMemAlloc for the same reason. */
   pthread_mutex_lock(&g_alloc.lock);
+  dev_alloc *d = dev_of(device);
   int lean = d && d->lean;
   pthread_mutex_unlock(&g_alloc.lock);
   CUmemoryPool pool = (!managed && cached && d && !lean) ? device_pool(device, d) : NULL;
@@ -794,10 +792,10 @@ static int capture_blocks(CUstream s) {
 
 /* The fence of a round (device's context current, relaxed mode, round_lock held): 0 when every
  * piece of work enqueued before the call on the library's streams of the device and on its legacy
- * stream has completed; 1 to try again later (a stream is being captured, or, with wait = 0, some
- * of that work has not completed yet: cuEventQuery instead of cuEventSynchronize); -1 on failure. */
+ * stream has completed (cuEventSynchronize); 1 to try again later (a stream is being captured);
+ * -1 on failure. */
 #define FENCE_PARKED 8 /* given-back streams a fence proves idle for the pool (pool.h) */
-static int fence(int device, dev_alloc *d, int wait) {
+static int fence(int device, dev_alloc *d) {
   fence_set f = {NULL, 0, 0};
   /* the streams given back so far: noted before the set below is taken, so each is in it (or
    * left the draining list meanwhile, which mc_pool_parked_idle checks) */
@@ -833,12 +831,8 @@ static int fence(int device, dev_alloc *d, int wait) {
     if (capture_blocks(f.s[i])) rc = 1;
   for (size_t i = 0; rc == 0 && i < f.n; ++i)
     if (exiting() || mc_cu.cuEventRecord(d->fev[i], f.s[i]) != 0) rc = -1;
-  for (size_t i = 0; rc == 0 && i < f.n; ++i) {
-    CUresult r = exiting() ? 1 : wait ? mc_cu.cuEventSynchronize(d->fev[i])
-                                      : mc_cu.cuEventQuery(d->fev[i]);
-    if (r == MC_CUDA_ERROR_NOT_READY && !wait) rc = 1;
-    else if (r != 0) rc = -1;
-  }
+  for (size_t i = 0; rc == 0 && i < f.n; ++i)
+    if (exiting() || mc_cu.cuEventSynchronize(d->fev[i]) != 0) rc = -1;
   free(f.s);
   /* every given-back stream noted above had an event recorded after its work: proven idle, so
    * the program's next synchronisation has no query to make for it (pool.h) */
@@ -875,7 +869,7 @@ static int reclaim_round_(int device, CUstream zs) {
   pthread_mutex_unlock(&g_alloc.lock);
   int fr = 0;
   pthread_mutex_lock(&d->round_lock);
-  if (pend) fr = fence(device, d, 1);
+  if (pend) fr = fence(device, d);
   pthread_mutex_unlock(&d->round_lock);
   if (fr == 1) return 1;
   MC_STAT_INC(alloc_reclaims);
@@ -884,7 +878,7 @@ static int reclaim_round_(int device, CUstream zs) {
   pthread_mutex_lock(&g_alloc.lock);
   uint64_t req = d->release_req;
   int release = req != d->release_done;
-  detach_pending(d, upto, 0, 0, &batch);
+  detach_pending(d, upto, 0, &batch);
   if (fr != 0) {
     lose_blocks(d, batch); /* not proven finished: never reused */
     batch = NULL;
@@ -1313,7 +1307,7 @@ static mc_status lean_free(int device, dev_alloc *d, mc_block *b) {
   mc_ctx_scope scope;
   if (MC_FAILED(mc_ctx_enter(device, &scope))) return drop_block(b);
   pthread_mutex_lock(&g_alloc.lock);
-  uint64_t upto = d->free_seq, zupto = d->zero_tick;
+  uint64_t upto = d->free_seq;
   pthread_mutex_unlock(&g_alloc.lock);
   CUresult r = mc_cu.cuCtxSynchronize();
   mc_ctx_leave(&scope);
@@ -1323,8 +1317,7 @@ static mc_status lean_free(int device, dev_alloc *d, mc_block *b) {
   pthread_mutex_lock(&g_alloc.lock);
   table_remove(b);
   b->lnext = NULL;
-  detach_pending(d, upto, 1, 1, &others);
-  zeroing_proven(d, zupto);
+  detach_pending(d, upto, 1, &others);
   detach_zeroing(d, 1, &others);
   detach_ready(d, 0, 1, &others);
   pthread_mutex_unlock(&g_alloc.lock);

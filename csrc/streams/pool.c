@@ -324,14 +324,25 @@ static void give_back_locked(mc_obj_kind kind, int device, void *obj, int known_
   drain_hint_locked(p);
 }
 
+static void count_park_locked(void *obj); /* driver handles: its drv_obj's parks + 1 (below) */
+
 /* Driver handles: give a driver object back to the draining list without asking the driver (no
  * driver call). It is reused only once a later poll finds it complete: a synchronisation's
- * (d_sync_poll), or a take's. */
+ * (d_sync_poll), or a take's, or a fence that covers it (mc_pool_parked_idle). */
 static void park_locked(mc_obj_kind kind, int device, void *obj) {
   if (!obj || device < 0 || device >= MC_MAX_DEVICES) return;
   dev_pool *p = &g_pool.devs[device];
+  count_park_locked(obj);
   if (list_push(&p->draining[kind - 1], obj) == 0) stat_pooled(kind, 1);
   drain_hint_locked(p);
+}
+
+/* The draining object at index j of `kind` on `p` is complete: to the idle list (lock held). */
+static void drain_to_idle_locked(dev_pool *p, mc_obj_kind kind, size_t j) {
+  obj_list *dr = &p->draining[kind - 1];
+  void *h = dr->items[j];
+  dr->items[j] = dr->items[--dr->n];
+  if (list_push(&p->idle[kind - 1], h) != 0) stat_pooled(kind, -1);
 }
 
 /* Poll up to `checks` draining objects of `kind` on `p` round the list (drain_cursor: objects that
@@ -339,14 +350,13 @@ static void park_locked(mc_obj_kind kind, int device, void *obj) {
  * the driver reports complete to the idle list; stops at the first one found when `one`. The
  * caller is in relaxed mode when `relaxed`, else each query is bracketed. Lock held. */
 static void drain_poll_locked(dev_pool *p, mc_obj_kind kind, size_t checks, int one, int relaxed) {
-  obj_list *idle = &p->idle[kind - 1], *dr = &p->draining[kind - 1];
+  obj_list *dr = &p->draining[kind - 1];
   size_t *cur = &p->drain_cursor[kind - 1];
   for (size_t n = 0; dr->n && n < checks; ++n) {
     if (*cur >= dr->n) *cur = 0;
     void *h = dr->items[*cur];
     if (relaxed ? query_ready(kind, h) : is_ready(kind, h)) {
-      dr->items[*cur] = dr->items[--dr->n];
-      if (list_push(idle, h) != 0) stat_pooled(kind, -1);
+      drain_to_idle_locked(p, kind, *cur);
       if (one) break;
     } else {
       ++*cur;
@@ -946,9 +956,16 @@ struct drv_obj {
                      only when a context reset let the driver reuse the value: d_create) */
   uint8_t kind;   /* mc_obj_kind; same rule as device */
   uint32_t live;  /* atomic: 1 while handed out, 0 while pooled (or never handed out) */
-  uint32_t parks; /* times given back to the draining list; under g_pool.lock (matches a proof
+  uint32_t parks; /* times put on the draining list (park_locked: the program's destroy, or the
+                     library's own use of a pooled object); under g_pool.lock (matches a proof
                      made outside the lock to the park it covers: mc_pool_parked_idle) */
 };
+
+static void count_park_locked(void *obj) {
+  if (!direct_mode()) return;
+  drv_obj *r = d_find(obj);
+  if (r) r->parks++;
+}
 
 typedef struct each_ctx {
   int device;
@@ -1039,7 +1056,6 @@ static mc_status d_destroy(mc_obj_kind want, void *h, const char *call) {
    * directly since the library last saw it (a direct handle), so it is reused only once a later
    * poll (d_sync_poll, or a take's) finds its work complete. */
   pthread_mutex_lock(&g_pool.lock);
-  r->parks++;
   park_locked(want, r->device, h);
   pthread_mutex_unlock(&g_pool.lock);
   if (want == MC_OBJ_STREAM) MC_STAT_DEC(live_streams);
@@ -1130,10 +1146,7 @@ void mc_pool_parked_idle(int device, void *const *objs, const uint32_t *parks, s
     if (!r || r->parks != parks[i] || __atomic_load_n(&r->live, __ATOMIC_ACQUIRE)) continue;
     for (size_t j = 0; j < dr->n; ++j) {
       if (dr->items[j] != objs[i]) continue;
-      memmove(dr->items + j, dr->items + j + 1, (dr->n - j - 1) * sizeof *dr->items);
-      dr->n--;
-      if (p->drain_cursor[MC_OBJ_STREAM - 1] > j) p->drain_cursor[MC_OBJ_STREAM - 1]--;
-      if (list_push(&p->idle[MC_OBJ_STREAM - 1], objs[i]) != 0) stat_pooled(MC_OBJ_STREAM, -1);
+      drain_to_idle_locked(p, MC_OBJ_STREAM, j);
       MC_STAT_INC(stream_fence_proofs);
       break;
     }
