@@ -34,7 +34,8 @@
  *
  * Locking rule. g_graph.lock (a mutex) guards only the insertion of stream entries and of
  * disabled functions; both tables are read without it (atomic slots, entries published with
- * release stores). Each stream entry has a try-lock (`busy`) over its exec list and the execs in
+ * release stores); the set of functions launched once (`seen`) takes no lock at all (slots set
+ * with compare-and-swap). Each stream entry has a try-lock (`busy`) over its exec list and the execs in
  * it; held across cuGraphExecKernelNodeSetParams and cuGraphLaunch (non-blocking driver calls)
  * and never across graph creation or cuGraphInstantiate, which run with no lock held. A launch
  * that finds the entry busy (another thread launching on the same driver stream at this moment)
@@ -59,7 +60,7 @@
 #define DISABLED_SLOTS 1024u /* functions sent down the stream path */
 #define SEEN_SLOTS 4096u     /* functions launched once (see "First launches") */
 #define MAX_EXECS MC_CFG_GRAPH_EXECS_MAX /* upper bound of MGPU_CACHED_GRAPH_EXECS (config.h) */
-#define ARG_SETS 2           /* execs per (function, stream): see "Argument sets" */
+#define ARG_SETS 2           /* execs per (function, stream) of the two-set rule ("Argument sets") */
 #define RECENT_MISSES 32     /* updated launches remembered per stream (their values' hashes) */
 #define EVICT_EVERY 256      /* launches on a full stream between two evictions */
 
@@ -129,7 +130,8 @@ static unsigned g_launcher_count; /* atomic: threads that launched so far (bits 
 typedef struct launcher {
   uint64_t bit;      /* this thread's bit; 0: none yet */
   unsigned streak;   /* launches in a row with the word holding this bit only */
-  unsigned every;    /* launches between two claims while others launch (0: claim at once) */
+  unsigned every;    /* launches between two claims while others launch (0: claim at once); read
+                        only while streak is 0, set at each claim */
   unsigned since;    /* launches since the last claim */
 } launcher;
 static _Thread_local launcher tl_launcher;
@@ -147,11 +149,10 @@ int mc_graph_launch_enter(void) {
   if (w == 0) { /* the process's first launch: the graph path at once */
     launcher_store(t->bit);
     t->streak = GRAPH_STREAK;
-    t->every = 0;
     return 1;
   }
   if (w == t->bit) { /* alone */
-    if (t->streak < GRAPH_STREAK && ++t->streak == GRAPH_STREAK) t->every = 0;
+    if (t->streak < GRAPH_STREAK) ++t->streak;
     return t->streak >= GRAPH_STREAK;
   }
   /* Others launched since this thread's last claim, or it never launched in their company. */

@@ -4,8 +4,8 @@
  * A launch through a graph exec (cuGraphExecKernelNodeSetParams + cuGraphLaunch) costs the host
  * less than cuLaunchKernel (~7 us instead of ~9 us per synchronous launch on an H100). For each
  * driver stream of the library's pools and each kernel launched on it, graph_launch.c keeps one
- * instantiated graph whose single node is that kernel (two for a kernel whose launches alternate
- * between two argument sets: graph_launch.c, "Argument sets"); a launch updates the node's grid, block,
+ * instantiated graph whose single node is that kernel (more for a kernel whose launches come back
+ * to earlier argument sets: graph_launch.c, "Argument sets"); a launch updates the node's grid, block,
  * dynamic shared memory and argument values (only when one of them changed since the exec's last
  * launch: the values, not the caller's pointers, are compared) and launches the exec on the
  * driver stream. Execs are per driver stream, because the launches of one exec are ordered behind

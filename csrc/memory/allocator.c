@@ -145,7 +145,9 @@ typedef struct dev_alloc {
   int mempool_state;                    /* 0 not tried, 1 made (mempool), -1 none */
   CUevent *spare_ev;                    /* per-block events to reuse (owned array, owned events) */
   size_t nspare, capspare;
-  int lean;                             /* below the headroom: proven blocks go back, not cached */
+  int lean;                             /* below the headroom: proven blocks go back, not cached;
+                                           frees are stock's (lean_free), allocations skip the
+                                           pool and re-check the headroom */
   int checked;                          /* a headroom check was made */
   uint64_t check_held;                  /* cached + unready bytes at the last check */
   uint64_t check_margin;                /* free - held - reserve at the last check (0: below) */
@@ -1003,7 +1005,8 @@ static int poke_reclaimer(dev_alloc *d) {
   return 1;
 }
 
-/* Start the reclaimer thread (detached, every signal blocked). No lock held. 0 on success; on
+/* Start the reclaimer thread (detached, every signal blocked but the synchronous faults:
+ * thread.h). No lock held. 0 on success; on
  * failure the device is marked as having none again. */
 static int start_reclaimer(int device) {
   pthread_once(&g_atexit_once, register_at_exit); /* after cuInit (mc_runtime_init) */

@@ -47,7 +47,8 @@
  * entry's state word counts this thread's loads of the module answered from the entry and not yet
  * unloaded: they are references of the record kept outside refs, so a repeated load (the blob
  * still checked, hit_is_same) and its unload change only that word, with a compare-and-swap by
- * the owning thread on its own cache line: no lock, no shared write. Other threads change the
+ * the owning thread: no lock of this file, no shared write (a hit on a blob in a read-only
+ * segment asks rodata.h for the generation, which takes the loader's lock). Other threads change the
  * word only under the lock: an unload from another thread than the loader's (when refs is 0,
  * one load counted in an entry is taken instead) and revocation, which sets TC_REVOKED and adds
  * the count to refs in one atomic step (revoke_locked). Once the owner raised the count, the
@@ -129,12 +130,11 @@ typedef struct module_rec {
   int jit, opt_level;         /* loaded through mgpuModuleLoadJIT at this level; immutable */
   uint64_t handle;            /* the mc_module handle (its slot: mc_slot_index); immutable once
                                  published */
-  unsigned char *copy;        /* private copy of the blob (copy_len bytes), or NULL: taken for hit
-                                 verification (a cacheable blob outside a read-only segment, or
+  unsigned char *copy;        /* private copy of the blob (its header's length), or NULL: taken
+                                 for hit verification (a cacheable blob outside a read-only segment, or
                                  shorter than MC_HIT_SKIP_MIN_BYTES) and for loads on other devices
                                  (more than one device); immutable; read by holders of the record
                                  only; freed at retirement */
-  size_t copy_len;            /* its length; immutable */
   size_t len;                 /* blob length from its header (0: not cacheable); immutable */
   uint64_t ro_generation;     /* the generation of loaded objects (rodata.h) under which the blob
                                  was last found in a read-only segment of a loaded object, before
@@ -202,11 +202,10 @@ static uint32_t epoch_of(int device) { return __atomic_load_n(&g_epoch[device], 
 
 /* Every acquisition of g_cache.lock is counted (statistic module_lock_takes, per thread: no shared
  * write), so the tests can prove that repeated hits, look-ups and unloads take no lock. */
-static inline int mc_counted_lock(pthread_mutex_t *l) {
-  if (l == &g_cache.lock) MC_STAT_INC(module_lock_takes);
-  return pthread_mutex_lock(l);
+static inline void cache_lock(void) {
+  MC_STAT_INC(module_lock_takes);
+  pthread_mutex_lock(&g_cache.lock);
 }
-#define pthread_mutex_lock(l) mc_counted_lock(l)
 
 /* Devices covered by every slot and record: mc_device_count() at the first load (at least 1);
  * written once under the lock before any function slot is published, then read lock-free. */
@@ -510,7 +509,7 @@ static void bury(module_rec *grave) {
 
 static void unpin(module_rec *m) {
   module_rec *grave = NULL;
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   m->pins--;
   release_locked(m, &grave);
   pthread_mutex_unlock(&g_cache.lock);
@@ -607,7 +606,7 @@ static int take_thread_load_locked(module_rec *m) {
 static void tc_thread_exit(void *p) {
   tcache *tc = p;
   tl_tc = NULL;
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   for (int i = 0; i < TC_WAYS; ++i)
     if (tc->e[i].m && !(__atomic_load_n(&tc->e[i].state, __ATOMIC_ACQUIRE) & TC_REVOKED))
       revoke_locked(&tc->e[i]);
@@ -763,7 +762,7 @@ static const void *image_of(const module_rec *m) {
  * at its first need, one module per device and context. The caller holds m; no lock held. */
 static mc_status device_module(module_rec *m, int device, CUmodule *out) {
   uint64_t bit = (uint64_t)1 << device;
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   for (;;) {
     uint32_t epoch = epoch_of(device);
     CUmodule mod = m->mod_epoch[device] == epoch ? m->mods[device] : NULL;
@@ -780,7 +779,7 @@ static mc_status device_module(module_rec *m, int device, CUmodule *out) {
   pthread_mutex_unlock(&g_cache.lock);
   const void *image = image_of(m);
   if (!image) {
-    pthread_mutex_lock(&g_cache.lock);
+    cache_lock();
     int tell = !m->told;
     m->told = 1;
     m->loading &= ~bit;
@@ -799,7 +798,7 @@ static mc_status device_module(module_rec *m, int device, CUmodule *out) {
   }
   CUmodule mod = NULL;
   CUresult r = driver_load(m, image, &mod, NULL, 0);
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   m->loading &= ~bit;
   if (r == 0) { /* a module of an older epoch is forgotten (never unloaded) */
     __atomic_store_n(&m->mods[device], mod, __ATOMIC_RELEASE);
@@ -832,7 +831,7 @@ static mc_status resolve_module(module_rec *m, int device) {
   CUmodule mod = NULL;
   mc_status mst = device_module(m, device, &mod);
   if (MC_FAILED(mst)) return mst;
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   size_t count = m->nnamed;
   unresolved *todo = calloc(count ? count : 1, sizeof *todo);
   size_t n = 0;
@@ -850,7 +849,7 @@ static mc_status resolve_module(module_rec *m, int device) {
     }
     MC_STAT_INC(function_resolves);
   }
-  pthread_mutex_lock(&g_cache.lock); /* m is held: its slots are still its own */
+  cache_lock(); /* m is held: its slots are still its own */
   for (size_t i = 0; i < done; ++i) {
     uint64_t *w = fslot(todo[i].slot);
     if (!__atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE))
@@ -921,15 +920,12 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   if (classify) mc_blob_state_start(&scan, blob, len, kind);
   int device = mc_thread_device();
   mc_ctx_scope scope;
-  mc_status st = mc_ctx_enter(device, &scope);
-  if (!MC_FAILED(st) && (device < 0 || device >= n)) {
-    mc_ctx_leave(&scope);
-    st = MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
-  }
-  uint32_t epoch = epoch_of(device); /* before the load: a reset meanwhile makes it stale */
+  mc_status st = mc_ctx_enter(device, &scope); /* fails for a device out of range */
+  uint32_t epoch = 0;
   CUmodule mod = NULL;
   CUresult r = 0;
   if (!MC_FAILED(st)) {
+    epoch = epoch_of(device); /* before the load: a reset meanwhile makes it stale */
     r = driver_load(m, blob, &mod, log, log_size);
     mc_ctx_leave(&scope);
   }
@@ -968,7 +964,6 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   /* Copied once the driver accepted the bytes (their extent was checked readable). */
   if ((copy_for_hits || copy_for_devices) && copy_len && (m->copy = malloc(copy_len)) != NULL) {
     memcpy(m->copy, blob, copy_len);
-    m->copy_len = copy_len;
   }
   if (copy_for_hits && !m->copy) kind = MC_BLOB_UNKNOWN; /* without a copy: simply not cached */
   if (kind == MC_BLOB_UNKNOWN) len = 0;
@@ -1035,7 +1030,7 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
 
   module_rec *grave = NULL;
   inflight me = {blob, jit, opt_level, NULL};
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   setup_locked();
   for (;;) {
     /* The table is searched by address: no byte of the blob is read under the lock. */
@@ -1046,14 +1041,14 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
       pthread_mutex_unlock(&g_cache.lock);
       if (hit_is_same(m, blob)) {
         MC_STAT_INC(module_hits);
-        pthread_mutex_lock(&g_cache.lock); /* this thread's next loads of it: from its cache */
+        cache_lock(); /* this thread's next loads of it: from its cache */
         if (m->in_table) tc_install_locked(m);
         pthread_mutex_unlock(&g_cache.lock);
         *out = (mc_module *)(uintptr_t)m->handle;
         return MC_OK;
       }
       /* A different blob now lives at this address: the old module must never be returned. */
-      pthread_mutex_lock(&g_cache.lock);
+      cache_lock();
       m->refs--;
       if (m->in_table) {
         MC_STAT_INC(module_stale);
@@ -1078,7 +1073,7 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
   module_rec *m = NULL;
   st = load_new(blob, jit, opt_level, &m, log, log_size);
 
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   remove_inflight_locked(&me);
   if (!MC_FAILED(st) && publish_locked(m) != 0) st = MC_FAIL(where, MC_E_NO_MEMORY);
   if (!MC_FAILED(st)) {
@@ -1107,7 +1102,7 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
 static mc_status locked_unload(uint64_t h) {
   module_rec *grave = NULL;
   mc_status st = MC_OK;
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   mc_slot_state s;
   module_rec *m = module_of(h, &s);
   if (!m) {
@@ -1150,7 +1145,7 @@ static module_rec *pin_locked(uint64_t h, mc_slot_state *s) {
 }
 
 static module_rec *pin(uint64_t h, mc_slot_state *s) {
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   module_rec *m = pin_locked(h, s);
   pthread_mutex_unlock(&g_cache.lock);
   return m;
@@ -1196,7 +1191,7 @@ static void resolve_for_thread(uint64_t fh) {
       __atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE))
     return;
   mc_slot_state s = MC_SLOT_STALE;
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   module_rec *m = mc_slot_find(&g_functions, fh, (void **)&w) == MC_SLOT_LIVE
                       ? pin_locked(__atomic_load_n(&w[0], __ATOMIC_ACQUIRE), &s)
                       : NULL;
@@ -1234,7 +1229,7 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
   int n = ndev();
   CUfunction fns_small[8] = {0}, *fns = n <= 8 ? fns_small : calloc((size_t)n, sizeof *fns);
   mc_status st = fns ? resolve_new(m, name, thread_device(), fns) : MC_OK;
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   if (MC_FAILED(st)) {
     /* reported as the driver's refusal */
   } else if (!fns) {
@@ -1261,7 +1256,7 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
 
 /* First launch of f on `device` (its context current): resolve the module's kernels there. */
 static mc_status resolve_for_launch(uint64_t fh, int device) {
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   uint64_t *w = NULL;
   mc_slot_state s = mc_slot_find(&g_functions, fh, (void **)&w);
   module_rec *m = NULL;
@@ -1345,7 +1340,7 @@ mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *
 /* ---- fork ---- */
 
 void mc_module_cache_fork_prepare(void) {
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   pthread_mutex_lock(&g_smem_lock);
   mc_reclaim_fork_prepare();
 }
@@ -1392,11 +1387,7 @@ mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, 
    * wrapper's cuModuleGetGlobal on the module it loaded in that device's context. */
   int device = mc_thread_device();
   mc_ctx_scope scope;
-  mc_status st = mc_ctx_enter(device, &scope);
-  if (!MC_FAILED(st) && (device < 0 || device >= ndev())) {
-    mc_ctx_leave(&scope);
-    st = MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
-  }
+  mc_status st = mc_ctx_enter(device, &scope); /* fails for a device out of range */
   CUdeviceptr d = 0;
   size_t n = 0;
   CUresult r = 0;
@@ -1409,7 +1400,7 @@ mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, 
   if (!MC_FAILED(st) && r == 0) {
     /* The program may write the module's state through this address: the module is no longer
      * handed out to a later load (it leaves the table; its last release unloads it). */
-    pthread_mutex_lock(&g_cache.lock);
+    cache_lock();
     if (m->in_table) {
       unlink_locked(m);
       MC_STAT_INC(module_global_uncached);
@@ -1435,7 +1426,7 @@ mc_status mc_module_get_global(mc_module *module, const char *name, void **ptr, 
  * resolved there report the driver's CONTEXT_IS_DESTROYED, as stock's do; the records' unload
  * retires them as usual. */
 void mc_module_cache_forget_device(int device) {
-  pthread_mutex_lock(&g_cache.lock);
+  cache_lock();
   /* The device's driver modules of every record (held ones included) belong to the dead context:
    * never used (a later need there loads the module again) or unloaded from now on. */
   if (device >= 0 && device < MC_MAX_DEVICES)

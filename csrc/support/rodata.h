@@ -22,7 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The generation of the set of loaded objects (dlpi_subs + 1: at least 1), or 0 where the loader does not report its counters. O(1): one dl_iterate_phdr call that
+/* The generation of the set of loaded objects (dlpi_subs + 1: at least 1; it moves when an object
+ * is unloaded), or 0 where the loader does not report its counters. O(1): one dl_iterate_phdr call that
  * stops at the first object, which takes and releases the loader's list lock (a recursive mutex
  * that dlopen and dlclose hold only while they link or unlink an object), counted in and out (two
  * atomic increments on a counter shared by few threads) so that fork can wait for it (rodata.c);

@@ -77,7 +77,7 @@
   X(stream_fence_proofs, "given-back streams proven idle by the allocator's fence (no query)")  \
   X(stream_cap_exceeded, "driver streams made above the stream cap (every bound one busy)")      \
   X(module_evictions, "unreferenced modules unloaded beyond MGPU_CACHED_MODULE_CACHE")       \
-  X(module_thread_hits, "hits answered by the thread's own cache (no lock, no shared write)") \
+  X(module_thread_hits, "hits answered by the thread's own cache (no cache lock or shared write)") \
   X(module_lock_takes, "acquisitions of the module cache's lock (none on a thread's cache hits)") \
   /* graph launches (issue 12) */                                                             \
   X(graph_launches, "launches through a one-node graph exec (cuGraphLaunch)")                 \
