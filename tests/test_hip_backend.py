@@ -448,25 +448,6 @@ def test_no_lock_held_across_a_module_load(make_hip_runtime, capfd):
     assert "failed" not in capfd.readouterr().err
 
 
-def test_fork_child_forgets_the_parents_libraries(tmp_path, fake_hip_build):
-    """The backend's fork handlers (wired to pthread_atfork by the library): in the child the
-    parent's library and kernel handles fail as stale, with no HIP call for them, and new ones
-    work; the parent's stay intact (tests/data/hip_fork_child.c, built with the library's
-    sources so that it can call the handlers and adapters directly)."""
-    if CC is None:
-        pytest.skip("no C compiler")
-    src = DATA.parent.parent / "csrc"
-    exe = tmp_path / "hip_fork_child"
-    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-pthread", f"-I{src}", "-o", str(exe),
-                    *sorted(str(p) for p in src.rglob("*.c")), str(DATA / "hip_fork_child.c"),
-                    "-ldl"], check=True)
-    env = dict(os.environ, MGPU_CACHED_BACKEND="hip", MGPU_CACHED_HIP_RUNTIME=str(fake_hip_build))
-    env.pop("MGPU_CACHED_DISABLE", None)
-    p = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0 and "FAIL" not in p.stdout, p.stdout + p.stderr
-    assert p.stdout.count("ok ") == 13
-
-
 # ---- stock ROCm behaviour --------------------------------------------------------------------
 
 def test_stock_llvm19_launch_sequence(make_hip_runtime):

@@ -17,7 +17,6 @@
 #include <pthread.h>
 
 #include "memory/allocator.h"
-#include "platform/backend.h"
 #include "platform/context.h"
 #include "modules/module_cache.h"
 #include "launch/chain.h"
@@ -37,7 +36,6 @@ static void prepare(void) {
   mc_graph_fork_prepare();
   mc_alloc_fork_prepare();
   mc_pool_fork_prepare();
-  mc_hip_fork_prepare();
   mc_context_fork_prepare();
   mc_rodata_fork_prepare();
 }
@@ -45,7 +43,6 @@ static void prepare(void) {
 static void parent(void) {
   mc_rodata_fork_parent();
   mc_context_fork_parent();
-  mc_hip_fork_parent();
   mc_pool_fork_parent();
   mc_alloc_fork_parent();
   mc_graph_fork_parent();
@@ -60,7 +57,6 @@ static void child(void) {
   mc_rodata_fork_child();
   mc_context_fork_child();
   mc_stats_fork_child();
-  mc_hip_fork_child();
   mc_pool_fork_child();
   mc_alloc_fork_child();
   mc_graph_fork_child();

@@ -46,11 +46,4 @@ void mc_hip_install_adapters(struct mc_cuda_fns *cu, struct mc_cuda_extra_fns *e
  * returns `call` unchanged if there is no mapping. */
 const char *mc_hip_call_name(const char *call, char *buf, size_t size);
 
-/* Fork handlers (for pthread_atfork): prepare takes the backend's lock, parent releases it, child
- * releases it and forgets the parent's libraries and kernels (their memory freed, no HIP call;
- * their handles then fail as stale). */
-void mc_hip_fork_prepare(void);
-void mc_hip_fork_parent(void);
-void mc_hip_fork_child(void);
-
 #endif

@@ -15,19 +15,6 @@
  *   cuModuleGetFunction, cuModuleUnload, cuModuleGetGlobal: hipModule* on the current device),
  *   one module per device, as on CUDA; cuModuleLoadDataEx with JIT options (mgpuModuleLoadJIT)
  *   fails with hipErrorNotSupported (no JIT in HIP), without a HIP call.
- * - Libraries (kept for callers of the library entry points; the module cache no longer uses
- *   them): HIP has no context-independent library. A "library" holds one hipModule_t per
- *   device, loaded on the current device at cuLibraryLoadData (so a bad image fails there, as
- *   hipModuleLoadData does in the stock wrapper) and on other devices when a kernel is first
- *   resolved there, from the library's own copy of the code object: the caller may free its bytes
- *   once the load returned. The copy's length comes from the code object's header (an ELF, or a
- *   clang offload bundle: mc_blob_code_object_length), and it is taken only where there is more
- *   than one device. Where the length cannot be known no copy is kept, and a load on another
- *   device fails with hipErrorNotSupported and a message saying why. A "kernel" is (library,
- *   name) with one hipFunction_t per device. Kernels are not enumerated (HIP cannot): the cache
- *   finds them by name (cuLibraryGetKernel validates the name with hipModuleGetFunction).
- *   Handles are (generation, slot) pairs, not pointers, so everything a library holds (modules,
- *   copy, kernels) is freed at cuLibraryUnload and a stale handle still fails cleanly.
  * - Streams: the flags are the backend's choice (config.h): blocking by default, as the stock
  *   ROCm wrapper's hipStreamCreate, or non-blocking on request. Events keep their flags (same
  *   values). host_shared memory is hipMalloc, as in the stock wrapper, or hipMallocManaged with
@@ -35,13 +22,9 @@
  *   for dynamic shared memory (LDS); the limit reported is hipDeviceAttributeMaxSharedMemoryPerBlock.
  * - Cluster launches and tensor maps do not exist in HIP: MC_HIP_hipErrorNotSupported / NULL.
  *
- * Locking: mc_hip and the adapters in mc_cu are written once under driver.c's pthread_once.
- * g_hip.lock guards the handle table and every library's and kernel's mutable fields. It is never
- * held across a HIP call: a call that needs a library's module or copy with the lock released
- * pins the library (pins++ under the lock); cuLibraryUnload takes the library and its kernels out
- * of the table at once, and whoever drops the last pin (the unload itself if none is held)
- * unloads its modules and frees it. Racing loads of one library on one device keep the first
- * module and unload the other. The per-thread device stack of cuCtxPush/PopCurrent needs no lock.
+ * Locking: mc_hip and the adapters in mc_cu are written once under driver.c's pthread_once; the
+ * adapters keep no state but the per-thread device stack of cuCtxPush/PopCurrent, which needs no
+ * lock (and nothing at fork).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -51,7 +34,6 @@
 #include <string.h>
 
 #include "platform/backend.h"
-#include "support/blob.h"
 #include "support/config.h"
 #include "platform/driver.h"
 #include "support/report.h"
@@ -173,346 +155,6 @@ static CUresult a_cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule m
 static CUresult a_cuFuncSetAttribute(CUfunction f, CUfunction_attribute attrib, int value) {
   (void)f, (void)attrib, (void)value; /* no dynamic-LDS opt-in on AMD GPUs */
   return 0;
-}
-
-/* ---- libraries: one module per device ---- */
-
-typedef struct hip_kernel hip_kernel;
-
-typedef struct hip_lib {
-  unsigned char *image;  /* owned copy of the code object for loads on other devices, or NULL
-                            (one device, or a length that cannot be known); immutable; freed
-                            with the library */
-  int first_device;      /* device loaded at creation; immutable */
-  uintptr_t handle;      /* its handle; immutable */
-  hipModule_t mod[MC_HIP_MAX_DEVICES]; /* per device; under g_hip.lock */
-  hip_kernel *kernels;   /* its kernels; under g_hip.lock */
-  int pins;              /* calls using it with the lock released; under g_hip.lock */
-  int unloaded;          /* cuLibraryUnload ran: out of the table, destroyed by the last unpin;
-                            under g_hip.lock */
-  int told;              /* the message that it cannot be loaded elsewhere was printed; under lock */
-} hip_lib;
-
-struct hip_kernel {
-  hip_lib *lib;          /* owner; immutable (the kernel dies with it) */
-  char *name;            /* owned; immutable */
-  uintptr_t handle;      /* its handle; immutable */
-  hipFunction_t fn[MC_HIP_MAX_DEVICES]; /* per device; under g_hip.lock */
-  hip_kernel *next;      /* in lib->kernels; under g_hip.lock */
-};
-
-/* Handles. A CUlibrary or CUkernel is not a pointer but (generation << 32) | (slot + 1) in this
- * table, so the handle of an unloaded library or of one of its kernels fails as stale
- * (hipErrorInvalidHandle) instead of reaching freed memory, while the memory itself is freed at
- * unload: a program that loads and unloads per launch keeps no per-load state. Generations come
- * from one counter that is never reset (not even in a fork child), so no handle is valid twice. */
-_Static_assert(sizeof(uintptr_t) == 8, "handles need 64-bit pointers");
-
-typedef struct hip_slot {
-  void *obj;          /* hip_lib or hip_kernel; NULL when free */
-  uint32_t gen;       /* generation of the handle that names obj */
-  uint32_t next_free; /* when free: index + 1 of the next free slot (0 ends the list) */
-  int is_kernel;      /* obj is a hip_kernel */
-} hip_slot;
-
-static struct {
-  pthread_mutex_t lock; /* guards this table and every field marked "under g_hip.lock" */
-  hip_slot *slots;      /* [cap]; grown under lock */
-  uint32_t cap;
-  uint32_t free_head;   /* index + 1 of the first free slot, 0 if none */
-  uint32_t gen;         /* last generation handed out; never reset */
-} g_hip = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0};
-
-/* A new handle for obj, or 0 if memory ran out. Lock held. */
-static uintptr_t slot_insert_locked(void *obj, int is_kernel) {
-  if (!g_hip.free_head) {
-    uint32_t old = g_hip.cap, cap = old ? old * 2 : 64;
-    hip_slot *s = cap > old ? realloc(g_hip.slots, (size_t)cap * sizeof *s) : NULL;
-    if (!s) return 0;
-    for (uint32_t i = old; i < cap; ++i) s[i] = (hip_slot){NULL, 0, i + 1 < cap ? i + 2 : 0, 0};
-    g_hip.slots = s;
-    g_hip.cap = cap;
-    g_hip.free_head = old + 1;
-  }
-  uint32_t i = g_hip.free_head - 1;
-  g_hip.free_head = g_hip.slots[i].next_free;
-  if (++g_hip.gen == 0) g_hip.gen = 1;
-  g_hip.slots[i] = (hip_slot){obj, g_hip.gen, 0, is_kernel};
-  return ((uintptr_t)g_hip.gen << 32) | (uintptr_t)(i + 1);
-}
-
-/* The live object a handle names, or NULL (never made, stale, or of the other kind). Lock held. */
-static void *slot_lookup_locked(const void *handle, int is_kernel) {
-  uintptr_t h = (uintptr_t)handle;
-  uint32_t i = (uint32_t)h;
-  if (!i || i > g_hip.cap) return NULL;
-  hip_slot *s = &g_hip.slots[i - 1];
-  return (s->obj && s->gen == (uint32_t)(h >> 32) && s->is_kernel == is_kernel) ? s->obj : NULL;
-}
-
-static void slot_remove_locked(uintptr_t h) {
-  uint32_t i = (uint32_t)h - 1;
-  g_hip.slots[i].obj = NULL;
-  g_hip.slots[i].next_free = g_hip.free_head;
-  g_hip.free_head = i + 1;
-}
-
-static void lib_free(hip_lib *lib) {
-  for (hip_kernel *k = lib->kernels, *next; k; k = next) {
-    next = k->next;
-    free(k->name);
-    free(k);
-  }
-  free(lib->image);
-  free(lib);
-}
-
-/* Unload a library's modules and free it. Out of the table and unpinned: nobody else reaches it.
- * Returns the first failure of hipModuleUnload. No lock. */
-static hipError_t lib_destroy(hip_lib *lib) {
-  hipError_t first = 0;
-  for (int d = 0; d < MC_HIP_MAX_DEVICES; ++d) {
-    if (!lib->mod[d]) continue;
-    hipError_t r = mc_hip.hipModuleUnload(lib->mod[d]);
-    if (r && !first) first = r;
-  }
-  lib_free(lib);
-  return first;
-}
-
-/* Drop a pin; the last one of an unloaded library destroys it. Lock held; released on return. */
-static void unpin_and_unlock(hip_lib *lib) {
-  int last = --lib->pins == 0 && lib->unloaded;
-  pthread_mutex_unlock(&g_hip.lock);
-  if (last) lib_destroy(lib);
-}
-
-static int current_device(int *dev) {
-  hipError_t r = mc_hip.hipGetDevice(dev);
-  if (r) return r;
-  return (*dev < 0 || *dev >= MC_HIP_MAX_DEVICES) ? MC_HIP_hipErrorInvalidDevice : 0;
-}
-
-/* Devices, asked once: with one there is no other device to load a library on, so no copy. */
-static int device_count_once(void) {
-  static int n = -1; /* atomic */
-  int v = __atomic_load_n(&n, __ATOMIC_ACQUIRE);
-  if (v < 0) {
-    v = mc_hip_device_count();
-    __atomic_store_n(&n, v, __ATOMIC_RELEASE);
-  }
-  return v;
-}
-
-/* The library's module on `dev` (the current device), loading it there from the library's copy
- * if needed. Lock held on entry and on return, released across hipModuleLoadData (and the
- * hipModuleUnload of a module that lost a race to another thread's), so lib must be pinned. */
-static hipError_t lib_module_locked(hip_lib *lib, int dev, hipModule_t *out) {
-  if (!lib->mod[dev] && !lib->unloaded) {
-    if (!lib->image) {
-      if (!lib->told)
-        mc_message("a code object loaded on HIP device %d cannot be loaded on device %d: its "
-                   "length is not known (not an ELF or offload bundle whose header gives it, or "
-                   "a compressed bundle of version 1), so no copy was kept, and the caller's "
-                   "bytes may be gone; load it with device %d current",
-                   lib->first_device, dev, dev);
-      lib->told = 1;
-      return MC_HIP_hipErrorNotSupported;
-    }
-    pthread_mutex_unlock(&g_hip.lock);
-    hipModule_t m = NULL;
-    hipError_t r = mc_hip.hipModuleLoadData(&m, lib->image); /* immutable while pinned */
-    pthread_mutex_lock(&g_hip.lock);
-    if (r) return r;
-    if (lib->mod[dev]) { /* another thread loaded it meanwhile: keep one */
-      pthread_mutex_unlock(&g_hip.lock);
-      mc_hip.hipModuleUnload(m);
-      pthread_mutex_lock(&g_hip.lock);
-    } else {
-      lib->mod[dev] = m; /* unloaded with the library, even if that happened meanwhile */
-    }
-  }
-  if (lib->unloaded) return MC_HIP_hipErrorInvalidHandle;
-  *out = lib->mod[dev];
-  return 0;
-}
-
-static CUresult a_cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *o,
-                                    void **ov, unsigned int no, CUlibraryOption *lo, void **lov,
-                                    unsigned int nlo) {
-  (void)o, (void)ov, (void)lo, (void)lov, (void)nlo;
-  if (!code) return MC_HIP_hipErrorInvalidValue;
-  if (no) return MC_HIP_hipErrorNotSupported; /* mgpuModuleLoadJIT: no JIT in HIP (stock: null) */
-  int dev = 0;
-  hipError_t r = current_device(&dev);
-  if (r) return r;
-  hipModule_t m = NULL;
-  r = mc_hip.hipModuleLoadData(&m, code); /* a bad image fails here, as in the stock path */
-  if (r) return r;
-  hip_lib *lib = calloc(1, sizeof *lib);
-  if (!lib) {
-    mc_hip.hipModuleUnload(m);
-    return MC_HIP_hipErrorOutOfMemory;
-  }
-  lib->first_device = dev;
-  lib->mod[dev] = m;
-  /* For the loads on other devices: our own copy, measured only once the runtime accepted the
-   * bytes (the caller may free them as soon as this returns). */
-  if (device_count_once() > 1) {
-    size_t len = mc_blob_code_object_length(code);
-    if (len && (lib->image = malloc(len)) != NULL) memcpy(lib->image, code, len);
-  }
-  pthread_mutex_lock(&g_hip.lock);
-  lib->handle = slot_insert_locked(lib, 0);
-  pthread_mutex_unlock(&g_hip.lock);
-  if (!lib->handle) {
-    lib_destroy(lib);
-    return MC_HIP_hipErrorOutOfMemory;
-  }
-  *library = (CUlibrary)lib->handle;
-  return 0;
-}
-
-static CUresult a_cuLibraryUnload(CUlibrary library) {
-  pthread_mutex_lock(&g_hip.lock);
-  hip_lib *lib = slot_lookup_locked(library, 0);
-  if (!lib) {
-    pthread_mutex_unlock(&g_hip.lock);
-    return MC_HIP_hipErrorInvalidHandle;
-  }
-  slot_remove_locked(lib->handle); /* its handles fail from now on */
-  for (hip_kernel *k = lib->kernels; k; k = k->next) slot_remove_locked(k->handle);
-  lib->unloaded = 1;
-  int now = lib->pins == 0; /* else the last call still using it destroys it */
-  pthread_mutex_unlock(&g_hip.lock);
-  return now ? lib_destroy(lib) : 0;
-}
-
-static hip_kernel *find_kernel_locked(hip_lib *lib, const char *name) {
-  for (hip_kernel *k = lib->kernels; k; k = k->next)
-    if (strcmp(k->name, name) == 0) return k;
-  return NULL;
-}
-
-static CUresult a_cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {
-  if (!library || !name) return MC_HIP_hipErrorInvalidValue;
-  pthread_mutex_lock(&g_hip.lock);
-  hip_lib *lib = slot_lookup_locked(library, 0);
-  if (!lib) {
-    pthread_mutex_unlock(&g_hip.lock);
-    return MC_HIP_hipErrorInvalidHandle;
-  }
-  hip_kernel *k = find_kernel_locked(lib, name);
-  if (k) {
-    *pKernel = (CUkernel)k->handle;
-    pthread_mutex_unlock(&g_hip.lock);
-    return 0;
-  }
-  lib->pins++;
-  int dev = lib->first_device;
-  hipModule_t m = lib->mod[dev]; /* loaded at creation, unloaded only when destroyed */
-  pthread_mutex_unlock(&g_hip.lock);
-  hipFunction_t f = NULL;
-  hipError_t r = mc_hip.hipModuleGetFunction(&f, m, name); /* unknown names fail here, as in the
-                                                              stock path */
-  pthread_mutex_lock(&g_hip.lock);
-  if (!r && lib->unloaded) r = MC_HIP_hipErrorInvalidHandle;
-  if (!r && (k = find_kernel_locked(lib, name)) == NULL) { /* else another thread made it */
-    k = calloc(1, sizeof *k);
-    char *copy = strdup(name);
-    if (k && copy) {
-      k->lib = lib;
-      k->name = copy;
-      k->fn[dev] = f;
-      k->handle = slot_insert_locked(k, 1);
-    }
-    if (!k || !copy || !k->handle) {
-      free(k);
-      free(copy);
-      k = NULL;
-      r = MC_HIP_hipErrorOutOfMemory;
-    } else {
-      k->next = lib->kernels;
-      lib->kernels = k;
-    }
-  }
-  if (!r) *pKernel = (CUkernel)k->handle;
-  unpin_and_unlock(lib);
-  return r;
-}
-
-static CUresult a_cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
-  int dev = 0;
-  hipError_t r = current_device(&dev);
-  if (r) return r;
-  pthread_mutex_lock(&g_hip.lock);
-  hip_kernel *k = slot_lookup_locked(kernel, 1);
-  if (!k) {
-    pthread_mutex_unlock(&g_hip.lock);
-    return MC_HIP_hipErrorInvalidHandle;
-  }
-  hipFunction_t f = k->fn[dev];
-  if (f) {
-    pthread_mutex_unlock(&g_hip.lock);
-    *pFunc = (CUfunction)f;
-    return 0;
-  }
-  hip_lib *lib = k->lib; /* k lives as long as lib, which the pin keeps */
-  lib->pins++;
-  hipModule_t m = NULL;
-  r = lib_module_locked(lib, dev, &m);
-  if (!r) {
-    pthread_mutex_unlock(&g_hip.lock);
-    r = mc_hip.hipModuleGetFunction(&f, m, k->name);
-    pthread_mutex_lock(&g_hip.lock);
-    if (!r && lib->unloaded) r = MC_HIP_hipErrorInvalidHandle;
-    if (!r && !k->fn[dev]) k->fn[dev] = f;
-    if (!r) f = k->fn[dev];
-  }
-  unpin_and_unlock(lib);
-  if (!r) *pFunc = (CUfunction)f;
-  return r;
-}
-
-static CUresult a_cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
-                                     const char *name) {
-  int dev = 0;
-  hipError_t r = current_device(&dev);
-  if (r) return r;
-  pthread_mutex_lock(&g_hip.lock);
-  hip_lib *lib = slot_lookup_locked(library, 0);
-  if (!lib) {
-    pthread_mutex_unlock(&g_hip.lock);
-    return MC_HIP_hipErrorInvalidHandle;
-  }
-  lib->pins++;
-  hipModule_t m = NULL;
-  r = lib_module_locked(lib, dev, &m);
-  if (!r) {
-    pthread_mutex_unlock(&g_hip.lock);
-    r = a_cuModuleGetGlobal(dptr, bytes, (CUmodule)m, name);
-    pthread_mutex_lock(&g_hip.lock);
-  }
-  unpin_and_unlock(lib);
-  return r;
-}
-
-/* ---- fork (wired to pthread_atfork by the library) ---- */
-
-void mc_hip_fork_prepare(void) { pthread_mutex_lock(&g_hip.lock); }
-
-void mc_hip_fork_parent(void) { pthread_mutex_unlock(&g_hip.lock); }
-
-void mc_hip_fork_child(void) {
-  /* The parent's libraries are forgotten: their memory freed, no HIP call (their modules belong
-   * to the parent's runtime). Their handles fail as stale here: generations are not reset. A
-   * library that was unloaded while pinned is out of the table; it is simply not freed. */
-  for (uint32_t i = 0; i < g_hip.cap; ++i)
-    if (g_hip.slots[i].obj && !g_hip.slots[i].is_kernel) lib_free(g_hip.slots[i].obj);
-  free(g_hip.slots);
-  g_hip.slots = NULL;
-  g_hip.cap = g_hip.free_head = 0;
-  pthread_mutex_init(&g_hip.lock, NULL);
 }
 
 /* ---- launches ---- */
@@ -657,14 +299,9 @@ void mc_hip_install_adapters(mc_cuda_fns *cu, mc_cuda_extra_fns *extra) {
   cu->cuMemHostRegister = a_cuMemHostRegister;
   cu->cuMemHostUnregister = a_cuMemHostUnregister;
   cu->cuLaunchKernelEx = a_cuLaunchKernelEx;
-  /* cuTensorMapEncodeTiled, cuLibraryGetKernelCount, cuLibraryEnumerateKernels, cuKernelGetName:
-   * none in HIP; left NULL (optional entries). */
-  cu->cuLibraryLoadData = a_cuLibraryLoadData;
-  cu->cuLibraryUnload = a_cuLibraryUnload;
-  cu->cuLibraryGetKernel = a_cuLibraryGetKernel;
-  cu->cuKernelGetFunction = a_cuKernelGetFunction;
+  /* cuTensorMapEncodeTiled and the library entry points (the module cache uses the module API):
+   * left NULL (optional entries). */
   extra->cuModuleGetGlobal = a_cuModuleGetGlobal;
-  extra->cuLibraryGetGlobal = a_cuLibraryGetGlobal;
   extra->cuMemHostGetDevicePointer = a_cuMemHostGetDevicePointer;
 }
 
@@ -683,11 +320,6 @@ static const char *const k_call_names[][2] = {
     {"cuModuleLoadData", "hipModuleLoadData"},
     {"cuModuleUnload", "hipModuleUnload"},
     {"cuModuleGetFunction", "hipModuleGetFunction"},
-    {"cuLibraryLoadData", "hipModuleLoadData"},
-    {"cuLibraryUnload", "hipModuleUnload"},
-    {"cuLibraryGetKernel", "hipModuleGetFunction"},
-    {"cuKernelGetFunction", "hipModuleGetFunction"},
-    {"cuLibraryGetGlobal", "hipModuleGetGlobal"},
     {"cuModuleGetGlobal", "hipModuleGetGlobal"},
     {"cuFuncSetAttribute", "hipFuncSetAttribute"},
     {"cuLaunchKernelEx", "hipModuleLaunchCooperativeKernel"},
