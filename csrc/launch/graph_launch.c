@@ -368,17 +368,24 @@ static int holds(const g_exec *x, const unsigned *dims, const unsigned char *val
   return 1;
 }
 
+/* h with the n bytes at p mixed in, 8 at a time (arguments are mostly 8 or 4 bytes). */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (; n; b += n < 8 ? n : 8, n -= n < 8 ? n : 8) {
+    uint64_t v = 0;
+    memcpy(&v, b, n < 8 ? n : 8);
+    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
 /* A hash of `key` and this launch's dimensions and argument values, laid out as x's (sizes
- * known); FNV-1a. */
+ * known). */
 static uint64_t launch_hash(const g_exec *x, const void *key, const mc_graph_dims *d,
                             void **params) {
-  uint64_t h = 14695981039346656037ull ^ (uint64_t)(uintptr_t)key;
-  const unsigned char *p = (const unsigned char *)d;
-  for (size_t i = 0; i < sizeof *d; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  for (size_t i = 0; i < x->nparams; ++i) {
-    p = params[i];
-    for (size_t j = 0; j < x->size[i]; ++j) h = (h ^ p[j]) * 1099511628211ull;
-  }
+  uint64_t h = hash_bytes((uint64_t)(uintptr_t)key, d, sizeof *d);
+  for (size_t i = 0; i < x->nparams; ++i) h = hash_bytes(h, params[i], x->size[i]);
   return h;
 }
 

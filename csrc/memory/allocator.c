@@ -1146,19 +1146,27 @@ mc_status mc_alloc_release_all(uint64_t *released) {
 
 /* A headroom check now (no lock held; `extra`: bytes about to join the cache): a lean device's
  * ready pool blocks go back at once (no wait), and the reclaimer is asked to give back the rest
- * (non-pool ready blocks, pending ones as it proves them idle). */
-static void headroom_now(int device, dev_alloc *d, uint64_t extra) {
+ * (non-pool ready blocks, pending ones as it proves them idle). Returns whether the device is
+ * lean now. */
+static int headroom_now(int device, dev_alloc *d, uint64_t extra) {
   mc_block *victims = NULL;
   int poke = 0;
   mc_ctx_scope scope;
-  if (MC_FAILED(mc_ctx_enter(device, &scope))) return;
+  if (MC_FAILED(mc_ctx_enter(device, &scope))) {
+    pthread_mutex_lock(&g_alloc.lock);
+    int lean = d->lean;
+    pthread_mutex_unlock(&g_alloc.lock);
+    return lean;
+  }
   headroom_check(d, 0, extra, &victims, &poke);
   if (victims) release_list(victims); /* pool blocks: no wait */
   mc_ctx_leave(&scope);
   pthread_mutex_lock(&g_alloc.lock);
-  int start = (poke || d->pend_head) && d->lean ? poke_reclaimer(d) : 0;
+  int lean = d->lean;
+  int start = (poke || d->pend_head) && lean ? poke_reclaimer(d) : 0;
   pthread_mutex_unlock(&g_alloc.lock);
   if (start) start_reclaimer(device);
+  return lean;
 }
 
 /* Before a driver allocation of `bytes` for the cache (no lock held): the first one of a device,
@@ -1256,22 +1264,6 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
   return MC_OK;
 }
 
-/* At a free (no lock held): check the headroom when due, counting the freed block's `bytes` as
- * held already (the block is about to join the cache), and give back what a lean device keeps
- * ready in its driver pool (no wait: the caller has not waited for the device). Returns whether
- * the device is lean (then the free is the stock one: lean_free). */
-static int free_headroom(int device, dev_alloc *d, uint64_t bytes) {
-  pthread_mutex_lock(&g_alloc.lock);
-  int check = headroom_due(d, bytes), lean = d->lean;
-  pthread_mutex_unlock(&g_alloc.lock);
-  if (!check) return lean;
-  headroom_now(device, d, bytes);
-  pthread_mutex_lock(&g_alloc.lock);
-  lean = d->lean;
-  pthread_mutex_unlock(&g_alloc.lock);
-  return lean;
-}
-
 /* An event recorded on the foreign stream `s` of `device` at a free (relaxed mode), or NULL when
  * that cannot be done (the stream is being captured, or a driver call failed). */
 static CUevent foreign_event(int device, dev_alloc *d, CUstream s) {
@@ -1351,9 +1343,13 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
     return drop_block(b); /* the stock cuMemFree (waits for the device, as stock) */
   }
   int bdev = b->device;
+  /* The headroom, when due, is checked counting the freed block as held already (it is about to
+   * join the cache); a lean device's ready pool blocks go back then (no wait: the caller has not
+   * waited for the device). Near capacity the free is the stock one (lean_free). */
+  int check = headroom_due(d, b->bytes), lean = d->lean;
   pthread_mutex_unlock(&g_alloc.lock);
-  /* Near capacity (the headroom, checked first when due), the free is the stock one (lean_free). */
-  if (free_headroom(bdev, d, b->bytes)) return foreign ? drop_block(b) : lean_free(bdev, d, b);
+  if (check) lean = headroom_now(bdev, d, b->bytes);
+  if (lean) return foreign ? drop_block(b) : lean_free(bdev, d, b);
   if (stream_key) {
     /* Freed on a stream: no driver call for the library's streams (the reclaimer's fence covers
      * them); an event on a foreign one. The reclaimer makes the block ready once proven idle. */
