@@ -898,7 +898,7 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   uint64_t ro = mc_rodata_lookup(blob, &avail, object, sizeof object);
   /* The blob's format and length from its header; every byte read is first known readable. */
   size_t len = 0;
-  mc_blob_kind kind = mc_blob_identify_in(blob, ro ? avail : 0, &len);
+  mc_blob_kind kind = mc_blob_identify_in(blob, avail, &len); /* avail: 0 unless in rodata */
   if (kind == MC_BLOB_CORRUPT) return MC_FAIL(where, MC_E_BAD_IMAGE);
   module_rec *m = calloc(1, sizeof *m);
   if (m) {
@@ -949,7 +949,7 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   }
   /* A cacheable blob of at least MC_HIT_SKIP_MIN_BYTES wholly inside a read-only segment needs no
    * copy for its hits (hit_is_same); any other cacheable blob is copied for them. */
-  int in_ro = ro && len && len <= avail;
+  int in_ro = len && len <= avail;
   int skip_hits = kind != MC_BLOB_UNKNOWN && in_ro && mc_config()->hit_check == 0 /* auto */ &&
                   len >= MC_HIT_SKIP_MIN_BYTES;
   if (skip_hits || (kind == MC_BLOB_UNKNOWN && in_ro)) m->ro_generation = ro; /* image_of too */

@@ -346,8 +346,6 @@ static uint64_t fatbin_compressions(const unsigned char *p, size_t n) {
   return all;
 }
 
-_Static_assert(sizeof(pthread_t) <= sizeof(unsigned long), "pthread_t kept in an unsigned long");
-
 static void *scan_main(void *arg) {
   mc_blob_state_scan *scan = arg;
   scan->result = mc_blob_stateful(scan->data, scan->len, scan->kind);
@@ -367,20 +365,14 @@ void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) != 0) return;
   pthread_attr_setstacksize(&attr, (size_t)256 << 10); /* the decompressors allocate on the heap */
-  pthread_t t;
-  int e = mc_thread_start(&t, &attr, scan_main, scan); /* the program's signals blocked */
+  int e = mc_thread_start(&scan->thread, &attr, scan_main, scan); /* signals blocked */
   pthread_attr_destroy(&attr);
-  if (e == 0) {
-    scan->started = 1;
-    memcpy(&scan->thread, &t, sizeof t);
-  }
+  if (e == 0) scan->started = 1;
 }
 
 int mc_blob_state_finish(mc_blob_state_scan *scan) {
   if (!scan->started) return mc_blob_stateful(scan->data, scan->len, scan->kind);
-  pthread_t t;
-  memcpy(&t, &scan->thread, sizeof t);
-  pthread_join(t, NULL);
+  pthread_join(scan->thread, NULL);
   scan->started = 0;
   return scan->result;
 }

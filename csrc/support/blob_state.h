@@ -36,6 +36,7 @@
 #ifndef MGPU_CACHED_BLOB_STATE_H
 #define MGPU_CACHED_BLOB_STATE_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "support/blob.h"
@@ -64,7 +65,7 @@ typedef struct mc_blob_state_scan {
   mc_blob_kind kind;
   int started;        /* a helper thread runs the scan (else finish runs it) */
   int result;         /* written by the helper, read after the join */
-  unsigned long thread; /* the helper's pthread_t */
+  pthread_t thread;   /* the helper (while started); joined by mc_blob_state_finish */
 } mc_blob_state_scan;
 
 void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,

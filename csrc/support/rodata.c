@@ -128,15 +128,6 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *data) {
   return 0;
 }
 
-uint64_t mc_rodata_find(const void *p, size_t len, char *name, size_t name_size) {
-  uintptr_t start = (uintptr_t)p;
-  if (name && name_size) name[0] = 0;
-  if (!p || !len || start + len < start) return 0;
-  find_args a = {start, start + len, 0, 0, name, name_size};
-  iterate(find_object, &a);
-  return a.generation;
-}
-
 uint64_t mc_rodata_lookup(const void *p, size_t *avail, char *name, size_t name_size) {
   uintptr_t start = (uintptr_t)p;
   *avail = 0;
@@ -146,4 +137,10 @@ uint64_t mc_rodata_lookup(const void *p, size_t *avail, char *name, size_t name_
   iterate(find_object, &a);
   if (a.generation) *avail = (size_t)(a.seg_end - start);
   return a.generation;
+}
+
+uint64_t mc_rodata_find(const void *p, size_t len, char *name, size_t name_size) {
+  size_t avail = 0; /* segments do not overlap: the one holding p holds all len bytes or none */
+  uint64_t g = mc_rodata_lookup(p, &avail, name, name_size);
+  return len && avail >= len ? g : 0;
 }
