@@ -127,6 +127,25 @@ def test_stateless_module_is_still_one_driver_load(rt, make_blob):
     assert s["module_stateful_loads"] == 0 and s["module_hits"] == 19
 
 
+def test_the_programs_unload_keeps_its_capture_mode_evictions_are_relaxed(make_runtime):
+    """The unload of a module no cache keeps is the program's own (stock makes it): in the
+    caller's capture mode, so a capture sees it as it sees stock's. An eviction is the library's
+    own initiative: in relaxed mode (csrc/platform/capture.h)."""
+    rt = make_runtime(env={**ENV, "MGPU_CACHED_MODULE_CACHE": "0"})
+    exchanges = lambda: rt.fake.count("cuThreadExchangeStreamCaptureMode")  # noqa: E731
+    unloads = lambda: rt.fake.count("cuModuleUnload")  # noqa: E731
+    buf = blob_buffer(counter_ptx())
+    m = rt.mgpuModuleLoad(buf, len(buf))
+    x, u = exchanges(), unloads()
+    rt.mgpuModuleUnload(m)
+    assert unloads() == u + 1 and exchanges() == x  # stateful: unloaded as the program asked
+    plain = blob_buffer(ptx("k"))
+    m = rt.mgpuModuleLoad(plain, len(plain))
+    x, u = exchanges(), unloads()
+    rt.mgpuModuleUnload(m)  # no module kept (limit 0): evicted at once
+    assert unloads() == u + 1 and exchanges() == x + 2  # the library's eviction: relaxed
+
+
 def get_global(rt, module, name):
     fn = rt.lib.mgpuModuleGetGlobal
     fn.restype, fn.argtypes = None, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,

@@ -162,6 +162,10 @@ typedef struct module_rec {
                                  at once */
   int refs;                   /* loads minus unloads; under the lock */
   int pins;                   /* threads using its modules outside the lock; under the lock */
+  int callers_mode;           /* 1: retired by the program's own mgpuModuleUnload (a module no
+                                 cache keeps), so its home module is unloaded in the caller's
+                                 capture mode, as stock unloads it; set under the lock, read by
+                                 bury() once the record is off every list */
   int in_table;               /* reachable through the hash table; written under the lock with
                                  atomic stores; read by thread-cache hits with an acquire load */
   struct tc_entry *tents;     /* the threads' cache entries of this record (not revoked): only
@@ -472,17 +476,19 @@ void mc_module_set_unload_hook(void (*hook)(void)) {
   __atomic_store_n(&g_unload_hook, hook, __ATOMIC_RELEASE);
 }
 
-/* Unload every driver module of m (nobody else reaches it): each in its device's context, in
- * relaxed capture mode (capture.h: the library's own initiative where the module stays cached).
- * A module of a reset context is forgotten, never touched. Failures (e.g. at exit) are of no
+/* Unload every driver module of m (nobody else reaches it): each in its device's context. The
+ * unload the program asked for (callers_mode: the home module of a module no cache keeps) runs in
+ * the caller's capture mode, as stock's does; the others are the library's own initiative (an
+ * eviction, a replaced blob, a copy on another device) and run in relaxed mode (capture.h). A
+ * module of a reset context is forgotten, never touched. Failures (e.g. at exit) are of no
  * consequence here. No lock held. */
 static void unload_modules(module_rec *m) {
   for (int d = 0, n = ndev(); d < n; ++d) {
     if (!m->mods[d] || m->mod_epoch[d] != epoch_of(d)) continue;
     mc_ctx_scope scope;
     int entered = !MC_FAILED(mc_ctx_enter(d, &scope));
-    mc_relaxed rx;
-    mc_relaxed_enter(&rx);
+    mc_relaxed rx = {0}; /* leave restores nothing unless enter swapped */
+    if (!(m->callers_mode && d == m->home)) mc_relaxed_enter(&rx);
     mc_cu.cuModuleUnload(m->mods[d]);
     mc_relaxed_leave(&rx);
     if (entered) mc_ctx_leave(&scope);
@@ -1109,6 +1115,7 @@ static mc_status locked_unload(uint64_t h) {
     st = handle_error("mgpuModuleUnload", s);
   } else if (m->refs > 0) {
     m->refs--;
+    m->callers_mode = !m->refs && !m->pins && !m->in_table; /* this unload retires it */
     release_locked(m, &grave);
   } else if (!take_thread_load_locked(m)) {
     st = MC_FAIL("mgpuModuleUnload", MC_E_STALE_HANDLE);
