@@ -189,8 +189,8 @@ static int replay_locked(chain_exec *x) {
   for (int i = 0; i < x->n; ++i) {
     const seg_launch *s = &g_chain.l[i];
     size_t nb = s->pi->bytes;
-    if (!memcmp(&x->dims[i], &s->d, sizeof s->d) &&
-        !memcmp(x->values + s->argoff, g_chain.args + s->argoff, nb))
+    if (mc_graph_dims_equal(&x->dims[i], &s->d) &&
+        mc_bytes_equal(x->values + s->argoff, g_chain.args + s->argoff, nb))
       continue;
     params_of(s, g_chain.args, params);
     CUDA_KERNEL_NODE_PARAMS p;

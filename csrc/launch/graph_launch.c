@@ -338,33 +338,16 @@ static void remember_values(g_exec *x, const mc_graph_dims *d, void **params, in
     for (size_t i = 0; i < x->nparams; ++i) memcpy(x->values + x->off[i], params[i], x->size[i]);
 }
 
-/* Are n bytes at a and b the same? Arguments are mostly 8 or 4 bytes (pointers, indices, floats):
- * compared inline, not through a memcmp call each (14 of them per stencil launch). */
-static inline int same_bytes(const unsigned char *a, const void *b, size_t n) {
-  if (n == 8) {
-    uint64_t x, y;
-    memcpy(&x, a, 8);
-    memcpy(&y, b, 8);
-    return x == y;
-  }
-  if (n == 4) {
-    uint32_t x, y;
-    memcpy(&x, a, 4);
-    memcpy(&y, b, 4);
-    return x == y;
-  }
-  return !memcmp(a, b, n);
-}
-
 /* Are `dims` and `values` (laid out as x's) exactly this launch? */
 static int holds(const g_exec *x, const unsigned *dims, const unsigned char *values,
                  const mc_graph_dims *d, void **params) {
   if (!x->sizes_known || (x->nparams && !params)) return 0;
-  if (memcmp(dims, d->grid, 3 * sizeof(unsigned)) ||
-      memcmp(dims + 3, d->block, 3 * sizeof(unsigned)) || dims[6] != d->smem)
+  if (dims[0] != d->grid[0] || dims[1] != d->grid[1] || dims[2] != d->grid[2] ||
+      dims[3] != d->block[0] || dims[4] != d->block[1] || dims[5] != d->block[2] ||
+      dims[6] != d->smem)
     return 0;
   for (size_t i = 0; i < x->nparams; ++i)
-    if (!same_bytes(values + x->off[i], params[i], x->size[i])) return 0;
+    if (!mc_bytes_equal(values + x->off[i], params[i], x->size[i])) return 0;
   return 1;
 }
 

@@ -18,11 +18,39 @@
 #ifndef MGPU_CACHED_GRAPH_LAUNCH_H
 #define MGPU_CACHED_GRAPH_LAUNCH_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "platform/cuda_api.h"
 
 typedef struct mc_graph_dims {
   unsigned grid[3], block[3], smem;
 } mc_graph_dims;
+
+/* Equality of launch dimensions and of argument bytes on the launch path, inline: no memcmp call.
+ * (glibc's AVX-512 memcmp compares fewer than 32 bytes with a masked load, which measured 3x
+ * slower per chain link in one link order of the library than in another: the cost depended on
+ * where the linker put the compared data.) */
+static inline int mc_graph_dims_equal(const mc_graph_dims *a, const mc_graph_dims *b) {
+  return a->grid[0] == b->grid[0] && a->grid[1] == b->grid[1] && a->grid[2] == b->grid[2] &&
+         a->block[0] == b->block[0] && a->block[1] == b->block[1] &&
+         a->block[2] == b->block[2] && a->smem == b->smem;
+}
+
+/* Are the n bytes at a and b the same? Compared 8 bytes at a time (arguments are mostly pointers,
+ * indices and floats: one or two words). */
+static inline int mc_bytes_equal(const void *a, const void *b, size_t n) {
+  const unsigned char *x = a, *y = b;
+  for (; n >= 8; x += 8, y += 8, n -= 8) {
+    uint64_t u, v;
+    memcpy(&u, x, 8);
+    memcpy(&v, y, 8);
+    if (u != v) return 0;
+  }
+  for (; n; ++x, ++y, --n)
+    if (*x != *y) return 0;
+  return 1;
+}
 
 /* Is the graph path usable at all (switch on, CUDA backend, every entry point present)? */
 int mc_graph_enabled(void);
