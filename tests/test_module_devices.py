@@ -9,7 +9,7 @@ import ctypes
 
 import pytest
 
-from conftest import blob_buffer, ptx
+from conftest import blob_buffer, overwrite, ptx
 from test_module_state import ENV, counter_ptx, get_global
 
 LIBRARY_API = ("cuLibraryLoadData", "cuLibraryUnload", "cuLibraryGetKernel", "cuKernelGetFunction")
@@ -73,6 +73,25 @@ def test_eviction_unloads_every_device_module_in_its_context(make_runtime):
     assert rt.stats()["module_evictions"] == 1
     assert rt.fake.count("cuModuleUnload") == 2
     assert rt.fake.fake_module_unloads_elsewhere() == 0
+
+
+@pytest.mark.parametrize("size", [16 << 10, 512 << 10], ids=["small", "large"])
+def test_the_copy_for_other_devices_is_the_loaded_image(make_runtime, size):
+    """With two devices a heap blob is copied for loads elsewhere: a large image by the state
+    scan's helper beside the driver load, a small one in the caller. The caller's bytes then
+    change (a JIT engine reusing the memory); device 1's load still gets the image device 0
+    loaded."""
+    from test_module_hit_check import blob_text
+    rt = make_runtime(devices=2)
+    buf = blob_buffer(blob_text("k_first", size))
+    m = rt.mgpuModuleLoad(buf, 0)
+    f = rt.mgpuModuleGetFunction(m, b"k_first")
+    rt.launch(f)
+    overwrite(buf, blob_text("k_other", size))
+    rt.mgpuSetDefaultDevice(1)
+    rt.launch(f)
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 1
+    assert rt.fake.count("cuModuleLoadData") == 2 and rt.stats()["errors"] == 0
 
 
 def test_get_global_is_the_threads_device_module(make_runtime):

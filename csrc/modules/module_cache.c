@@ -922,8 +922,14 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   /* Whether the image has module-scope state (blob_state.h): a large image is scanned beside the
    * driver load, on a helper thread; a small one at mc_blob_state_finish. */
   int classify = kind != MC_BLOB_UNKNOWN && len;
+  /* The copy it will most likely need (see below: more than one device, or hits to compare) is
+   * made by the scan too, beside the driver load (0.94 MB at the first call of a 301-kernel
+   * module on a machine with two GPUs); if it turns out not to be needed, it is freed. */
+  int in_ro = len && len <= avail;
+  int may_skip = in_ro && mc_config()->hit_check == 0 && len >= MC_HIT_SKIP_MIN_BYTES;
+  unsigned char *early = classify && (n > 1 || !may_skip) ? malloc(len) : NULL;
   mc_blob_state_scan scan;
-  if (classify) mc_blob_state_start(&scan, blob, len, kind);
+  if (classify) mc_blob_state_start(&scan, blob, len, kind, early);
   int device = mc_thread_device();
   mc_ctx_scope scope;
   mc_status st = mc_ctx_enter(device, &scope); /* fails for a device out of range */
@@ -937,6 +943,7 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   }
   int stateful = classify ? mc_blob_state_finish(&scan) : 0;
   if (MC_FAILED(st) || r != 0) {
+    free(early);
     rec_free(&m->reclaim);
     return MC_FAILED(st) ? st : MC_FAIL(load_call(m), r);
   }
@@ -955,9 +962,7 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   }
   /* A cacheable blob of at least MC_HIT_SKIP_MIN_BYTES wholly inside a read-only segment needs no
    * copy for its hits (hit_is_same); any other cacheable blob is copied for them. */
-  int in_ro = len && len <= avail;
-  int skip_hits = kind != MC_BLOB_UNKNOWN && in_ro && mc_config()->hit_check == 0 /* auto */ &&
-                  len >= MC_HIT_SKIP_MIN_BYTES;
+  int skip_hits = kind != MC_BLOB_UNKNOWN && may_skip;
   if (skip_hits || (kind == MC_BLOB_UNKNOWN && in_ro)) m->ro_generation = ro; /* image_of too */
   if (skip_hits)
     mc_debug("blob %p lies in a read-only segment of %s: its hits are not compared while no "
@@ -967,10 +972,17 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
    * bytes may be gone: a copy, of the length the blob's header gives (HIP: an offload bundle's). */
   int copy_for_devices = n > 1;
   size_t copy_len = len ? len : copy_for_devices ? mc_blob_code_object_length(blob) : 0;
-  /* Copied once the driver accepted the bytes (their extent was checked readable). */
-  if ((copy_for_hits || copy_for_devices) && copy_len && (m->copy = malloc(copy_len)) != NULL) {
-    memcpy(m->copy, blob, copy_len);
+  /* Copied once the driver accepted the bytes (their extent was checked readable), unless the
+   * scan copied them already. */
+  if ((copy_for_hits || copy_for_devices) && copy_len) {
+    if (early && copy_len == len) {
+      m->copy = early;
+      early = NULL;
+    } else if ((m->copy = malloc(copy_len)) != NULL) {
+      memcpy(m->copy, blob, copy_len);
+    }
   }
+  free(early);
   if (copy_for_hits && !m->copy) kind = MC_BLOB_UNKNOWN; /* without a copy: simply not cached */
   if (kind == MC_BLOB_UNKNOWN) len = 0;
   m->len = len;

@@ -348,15 +348,17 @@ static uint64_t fatbin_compressions(const unsigned char *p, size_t n) {
 
 static void *scan_main(void *arg) {
   mc_blob_state_scan *scan = arg;
+  if (scan->copy) memcpy(scan->copy, scan->data, scan->len);
   scan->result = mc_blob_stateful(scan->data, scan->len, scan->kind);
   return NULL;
 }
 
 void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
-                         mc_blob_kind kind) {
+                         mc_blob_kind kind, void *copy) {
   scan->data = data;
   scan->len = len;
   scan->kind = kind;
+  scan->copy = data ? copy : NULL;
   scan->started = 0;
   scan->result = STATEFUL;
   if (!data || len < MC_BLOB_STATE_ASYNC_MIN) return;
@@ -371,7 +373,10 @@ void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
 }
 
 int mc_blob_state_finish(mc_blob_state_scan *scan) {
-  if (!scan->started) return mc_blob_stateful(scan->data, scan->len, scan->kind);
+  if (!scan->started) {
+    if (scan->copy) memcpy(scan->copy, scan->data, scan->len);
+    return mc_blob_stateful(scan->data, scan->len, scan->kind);
+  }
   pthread_join(scan->thread, NULL);
   scan->started = 0;
   return scan->result;

@@ -63,13 +63,17 @@ typedef struct mc_blob_state_scan {
   const void *data;   /* the image (len readable bytes of kind); immutable */
   size_t len;
   mc_blob_kind kind;
+  void *copy;         /* the caller's buffer of len bytes that receives the image too, or NULL:
+                         written by the helper (else by finish), the caller's after finish */
   int started;        /* a helper thread runs the scan (else finish runs it) */
   int result;         /* written by the helper, read after the join */
   pthread_t thread;   /* the helper (while started); joined by mc_blob_state_finish */
 } mc_blob_state_scan;
 
+/* copy: NULL, or len bytes the image is also copied into (a module cache's copy of a large
+ * image, made beside the driver load as the scan is). */
 void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
-                         mc_blob_kind kind);
+                         mc_blob_kind kind, void *copy);
 /* The verdict of mc_blob_stateful (the helper joined). Call exactly once per start. */
 int mc_blob_state_finish(mc_blob_state_scan *scan);
 
