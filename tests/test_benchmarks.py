@@ -426,3 +426,23 @@ def test_chains_rodata_object_holds_the_blob_and_its_hits_are_not_compared(tmp_p
         rt.mgpuModuleUnload(m)
     st = rt.stats()
     assert (st["module_hits"], st["verify_skips"], st["verify_bytes"]) == (3, 3, 0)
+
+
+def test_attribution_variants_apply_to_this_tree(tmp_path):
+    """benchmarks/neighbour/attribution_variants.py finds each of its anchors exactly once in
+    csrc/ (it exits 1 otherwise), and every C file a variant edits still compiles."""
+    spec = importlib.util.spec_from_file_location(
+        "attribution_variants", ROOT / "benchmarks/neighbour/attribution_variants.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    p = subprocess.run([sys.executable, spec.origin, str(ROOT / "csrc"), str(tmp_path)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert {"noquery", "noverify", "blocking"} <= set(mod.EDITS)
+    if CC is None:
+        pytest.skip("no C compiler")
+    for name, edits in mod.EDITS.items():
+        src = tmp_path / name / "csrc"
+        for rel in sorted({rel for rel, _, _ in edits if rel.endswith(".c")}):
+            subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-fsyntax-only", f"-I{src}",
+                            str(src / rel)], check=True)
