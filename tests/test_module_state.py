@@ -191,9 +191,15 @@ def classify(tmp_path_factory):
     subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", "-fPIC", "-shared", "-pthread",
                     f"-I{ROOT / 'csrc'}", "-o", str(lib), str(ROOT / "csrc" / "support" / "blob_state.c"),
                     str(ROOT / "csrc" / "support" / "thread.c"), "-ldl"], check=True)
-    fn = ctypes.CDLL(str(lib)).mc_blob_stateful
+    dll = ctypes.CDLL(str(lib))
+    fn, on = dll.mc_blob_stateful, dll.mc_blob_stateful_on
     fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
-    return lambda data, kind: fn(data, len(data), kind)
+    on.restype, on.argtypes = ctypes.c_int, [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int,
+                                             ctypes.c_int]
+
+    def classify(data, kind, sm=None):
+        return fn(data, len(data), kind) if sm is None else on(data, len(data), kind, sm)
+    return classify
 
 
 def have_zstd():
@@ -343,6 +349,13 @@ def test_real_images_classification(classify):
     assert classify(container(k_elf, k_ptx), FATBIN) == 0
     assert classify(container(k_elf, s_ptx), FATBIN) == 1
     assert classify(container(s_elf, k_ptx), FATBIN) == 1
+    # on an sm_90 device the driver loads the sm_90 cubin: only it is read (the PTX is neither
+    # decompressed nor its decompressor loaded); on another architecture or with no architecture
+    # (the caller's answer under CUDA_FORCE_PTX_JIT) every entry is read
+    assert classify(container(k_elf, s_ptx), FATBIN, sm=90) == 0
+    assert classify(container(s_elf, k_ptx), FATBIN, sm=90) == 1
+    assert classify(container(k_elf, s_ptx), FATBIN, sm=80) == 1
+    assert classify(container(k_elf, s_ptx), FATBIN, sm=0) == 1
     broken = bytearray(k_ptx)
     struct.pack_into("<Q", broken, 56, struct.unpack_from("<Q", k_ptx, 56)[0] + 1)  # size lies
     assert classify(container(k_elf, bytes(broken)), FATBIN) == 1
@@ -445,3 +458,25 @@ def test_hip_code_object_with_state_is_loaded_per_load(make_hip_runtime, statefu
     n = 3 if stateful else 1
     assert rt.fake.count("hipModuleLoadData") == n
     assert rt.fake.count("hipModuleUnload") == (3 if stateful else 0)
+
+
+@pytest.mark.skipif(not have_zstd(), reason="no libzstd.so.1: compressed entries read as stateful")
+@pytest.mark.parametrize("force_jit", [False, True])
+def test_fatbin_verdict_follows_the_entry_the_device_loads(make_runtime, force_jit):
+    """A fatbin of a stateless sm_90 cubin and a stateful, zstd-compressed PTX entry, on the fake's
+    sm_90 device: the driver loads the cubin, so the module is cached (its architecture asked once);
+    with CUDA_FORCE_PTX_JIT the driver compiles the PTX, so every load is a driver load."""
+    k_elf, _ = real_entries((DATA / "kernels.fatbin").read_bytes())
+    _, s_ptx = real_entries((MODSTATE / "state_kernels.fatbin").read_bytes())
+    rt = make_runtime(env={"CUDA_FORCE_PTX_JIT": "1"} if force_jit else {})
+    buf = blob_buffer(container(k_elf, s_ptx))
+    for _ in range(3):
+        m = rt.mgpuModuleLoad(buf, len(buf))
+        assert m
+        rt.mgpuModuleUnload(m)
+    s = rt.stats()
+    if force_jit:
+        assert s["module_stateful_loads"] == 3 and rt.fake.count("cuModuleLoadData") == 3
+    else:
+        assert s["module_stateful_loads"] == 0 and rt.fake.count("cuModuleLoadData") == 1
+        assert rt.fake.count("cuDeviceGetAttribute") >= 2  # compute capability, major and minor

@@ -888,6 +888,12 @@ static void resolve_on(module_rec *m, int device) {
 
 /* ---- loading ---- */
 
+/* CUDA_FORCE_PTX_JIT set (and not "0"): the driver compiles a fatbin's PTX, never its cubins. */
+static int ptx_jit_forced(void) {
+  const char *v = mc_config_foreign_env("CUDA_FORCE_PTX_JIT");
+  return v && *v && strcmp(v, "0") != 0;
+}
+
 /* Check the blob and load it into the driver, in the primary context of the calling thread's
  * device (as the stock wrapper's cuModuleLoadData): a new, unpublished record.
  * No lock held. On failure after the driver load, *out is the record to discard(). */
@@ -928,9 +934,15 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   int in_ro = len && len <= avail;
   int may_skip = in_ro && mc_config()->hit_check == 0 && len >= MC_HIT_SKIP_MIN_BYTES;
   unsigned char *early = classify && (n > 1 || !may_skip) ? malloc(len) : NULL;
-  mc_blob_state_scan scan;
-  if (classify) mc_blob_state_start(&scan, blob, len, kind, early);
   int device = mc_thread_device();
+  /* A fatbin's verdict can skip the entries the device does not load (blob_state.h): its
+   * architecture is asked for (once per device) only where that saves a decompression, and not
+   * where CUDA_FORCE_PTX_JIT makes the driver compile the PTX whatever cubin there is. */
+  int sm = classify && !ptx_jit_forced() && mc_blob_state_wants_sm(blob, len, kind)
+               ? mc_device_sm(device)
+               : 0;
+  mc_blob_state_scan scan;
+  if (classify) mc_blob_state_start(&scan, blob, len, kind, sm, early);
   mc_ctx_scope scope;
   mc_status st = mc_ctx_enter(device, &scope); /* fails for a device out of range */
   uint32_t epoch = 0;

@@ -206,6 +206,25 @@ mc_status mc_device_max_smem_optin(int device, int *bytes) {
   return MC_OK;
 }
 
+static int g_sm[MC_MAX_DEVICES]; /* compute capability (major * 10 + minor), 0 until known;
+                                    atomic */
+
+int mc_device_sm(int device) {
+  if (device < 0 || device >= MC_MAX_DEVICES || mc_backend() != MC_BACKEND_CUDA) return 0;
+  int v = __atomic_load_n(&g_sm[device], __ATOMIC_ACQUIRE);
+  if (v > 0) return v;
+  CUdevice dev = 0;
+  int major = 0, minor = 0;
+  if (device >= mc_device_count() || mc_cu.cuDeviceGet(&dev, device) != 0) return 0;
+  if (mc_cu.cuDeviceGetAttribute(&major, MC_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ||
+      mc_cu.cuDeviceGetAttribute(&minor, MC_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) ||
+      major <= 0 || minor < 0)
+    return 0;
+  v = major * 10 + minor;
+  __atomic_store_n(&g_sm[device], v, __ATOMIC_RELEASE);
+  return v;
+}
+
 static _Thread_local int tl_last_device; /* the device this thread last entered (faults) */
 
 mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {

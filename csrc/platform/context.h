@@ -42,6 +42,10 @@ mc_status mc_device_context(int device, CUcontext *ctx);
 /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN of `device`, queried once. */
 mc_status mc_device_max_smem_optin(int device, int *bytes);
 
+/* The compute capability of `device` as major * 10 + minor (90 for an H100), queried once; 0 when
+ * unknown (no such device, a failure, the HIP backend). */
+int mc_device_sm(int device);
+
 typedef struct mc_ctx_scope {
   int pushed; /* 1 when mc_ctx_enter pushed a context that mc_ctx_leave must pop */
 } mc_ctx_scope;

@@ -297,73 +297,138 @@ static int fatbin_entry_stateful(const unsigned char *e, const unsigned char *pa
   return r;
 }
 
-static int fatbin_stateful(const unsigned char *p, size_t n) {
-  if (n < 16 || rd32(p) != FATBIN_MAGIC) return STATEFUL;
+/* Is e (a fatbin entry header) an ELF entry built for exactly compute capability sm? */
+static int entry_is_sass_for(const unsigned char *e, int sm) {
+  return sm > 0 && rd16(e) == FATBIN_KIND_ELF && rd32(e + 28) == (uint32_t)sm;
+}
+
+/* The entries of a fatbin whose headers add up, in order: f(e, payload, size, arg) for each until
+ * it returns nonzero (that value is returned). -1: a header does not add up (or no entry). */
+typedef int (*entry_fn)(const unsigned char *e, const unsigned char *payload, size_t size,
+                        void *arg);
+static int fatbin_each(const unsigned char *p, size_t n, entry_fn f, void *arg) {
+  if (n < 16 || rd32(p) != FATBIN_MAGIC) return -1;
   uint64_t header = rd16(p + 6), total = rd64(p + 8);
-  if (header < 16 || !inside(header, total, n)) return STATEFUL;
+  if (header < 16 || !inside(header, total, n)) return -1;
   uint64_t pos = header, end = header + total;
   int entries = 0;
   while (pos < end) {
-    if (end - pos < FATBIN_ENTRY_MIN) return STATEFUL;
+    if (end - pos < FATBIN_ENTRY_MIN) return -1;
     const unsigned char *e = p + pos;
     uint64_t ehs = rd32(e + 4), size = rd64(e + 8);
-    if (ehs < FATBIN_ENTRY_MIN || ehs > end - pos || size > end - pos - ehs) return STATEFUL;
-    if (fatbin_entry_stateful(e, e + ehs, (size_t)size)) return STATEFUL;
+    if (ehs < FATBIN_ENTRY_MIN || ehs > end - pos || size > end - pos - ehs) return -1;
+    int r = f(e, e + ehs, (size_t)size, arg);
+    if (r) return r;
     entries++;
     pos += ehs + size;
   }
-  return entries ? STATELESS : STATEFUL;
+  return entries ? 0 : -1;
 }
 
-int mc_blob_stateful(const void *data, size_t len, mc_blob_kind kind) {
+static int find_sass(const unsigned char *e, const unsigned char *payload, size_t size, void *arg) {
+  (void)payload, (void)size;
+  return entry_is_sass_for(e, *(const int *)arg);
+}
+
+/* The compute capability whose entries the driver loads from this fatbin on a device of `sm`:
+ * sm itself when the fatbin holds an ELF entry built for exactly that architecture (the driver
+ * prefers a matching cubin to compiling PTX); else 0 (every entry may be the one loaded). */
+static int loaded_sm(const unsigned char *p, size_t n, int sm) {
+  if (sm <= 0) return 0;
+  return fatbin_each(p, n, find_sass, &sm) == 1 ? sm : 0;
+}
+
+static int entry_stateful(const unsigned char *e, const unsigned char *payload, size_t size,
+                          void *arg) {
+  int sm = *(const int *)arg;
+  if (sm && !entry_is_sass_for(e, sm)) return 0; /* an entry the driver does not load */
+  return fatbin_entry_stateful(e, payload, size) ? 1 : 0;
+}
+
+/* sm: the architecture whose entries are loaded (loaded_sm), 0 for all. */
+static int fatbin_stateful(const unsigned char *p, size_t n, int sm) {
+  return fatbin_each(p, n, entry_stateful, &sm) == 0 ? STATELESS : STATEFUL;
+}
+
+/* The verdict, sm already resolved by loaded_sm. */
+static int stateful_resolved(const void *data, size_t len, mc_blob_kind kind, int sm) {
   const unsigned char *p = (const unsigned char *)data;
   if (!p || !len) return STATEFUL;
   switch (kind) {
   case MC_BLOB_CUBIN: return elf_stateful(p, len);
-  case MC_BLOB_FATBIN: return fatbin_stateful(p, len);
+  case MC_BLOB_FATBIN: return fatbin_stateful(p, len, sm);
   case MC_BLOB_PTX: return ptx_stateful(p, len);
   default: return STATEFUL;
   }
 }
 
+int mc_blob_stateful(const void *data, size_t len, mc_blob_kind kind) {
+  return stateful_resolved(data, len, kind, 0);
+}
+
+int mc_blob_stateful_on(const void *data, size_t len, mc_blob_kind kind, int sm) {
+  if (kind == MC_BLOB_FATBIN && data) sm = loaded_sm(data, len, sm);
+  return stateful_resolved(data, len, kind, kind == MC_BLOB_FATBIN ? sm : 0);
+}
+
 /* ---- the scan beside the driver load ---- */
 
-/* The compression flags of a fatbin's entries, or'ed (those of entries up to the first whose
- * header does not add up: the scan calls that one stateful without decompressing anything). */
-static uint64_t fatbin_compressions(const unsigned char *p, size_t n) {
-  uint64_t all = 0;
-  if (n < 16 || rd32(p) != FATBIN_MAGIC) return 0;
-  uint64_t header = rd16(p + 6), total = rd64(p + 8);
-  if (header < 16 || !inside(header, total, n)) return 0;
-  for (uint64_t pos = header, end = header + total; pos < end;) {
-    if (end - pos < FATBIN_ENTRY_MIN) break;
-    const unsigned char *e = p + pos;
-    uint64_t ehs = rd32(e + 4), size = rd64(e + 8);
-    if (ehs < FATBIN_ENTRY_MIN || ehs > end - pos || size > end - pos - ehs) break;
-    all |= rd64(e + 40);
-    pos += ehs + size;
-  }
-  return all;
+static int or_flags(const unsigned char *e, const unsigned char *payload, size_t size,
+                    void *arg) {
+  (void)payload, (void)size;
+  uint64_t *acc = arg; /* acc[0]: the flags; acc[1]: the sm whose entries are loaded (0: all) */
+  if (!acc[1] || entry_is_sass_for(e, (int)acc[1])) acc[0] |= rd64(e + 40);
+  return 0;
+}
+
+/* The compression flags of the entries the scan of a fatbin reads (those of architecture `sm` as
+ * loaded_sm resolved it; 0: all), or'ed (those of entries up to the first whose header does not
+ * add up: the scan calls that one stateful without decompressing anything). */
+static uint64_t fatbin_compressions(const unsigned char *p, size_t n, int sm) {
+  uint64_t acc[2] = {0, (uint64_t)(sm > 0 ? sm : 0)};
+  fatbin_each(p, n, or_flags, acc);
+  return acc[0];
+}
+
+static int costly_entry(const unsigned char *e, const unsigned char *payload, size_t size,
+                        void *arg) {
+  (void)payload, (void)size;
+  int sm = *(const int *)arg;
+  if (sm && !entry_is_sass_for(e, sm)) return 0; /* not read */
+  return rd16(e) != FATBIN_KIND_ELF || (rd64(e + 40) & (FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD));
+}
+
+/* Whether the scan reads only section headers (an ELF image, or a fatbin whose entries read are
+ * uncompressed ELF): microseconds, not worth a thread. */
+static int scan_is_cheap(const unsigned char *p, size_t n, mc_blob_kind kind, int sm) {
+  if (kind == MC_BLOB_CUBIN) return 1;
+  return kind == MC_BLOB_FATBIN && fatbin_each(p, n, costly_entry, &sm) == 0;
+}
+
+int mc_blob_state_wants_sm(const void *data, size_t len, mc_blob_kind kind) {
+  if (kind != MC_BLOB_FATBIN || !data) return 0;
+  return (fatbin_compressions(data, len, 0) & (FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD)) != 0;
 }
 
 static void *scan_main(void *arg) {
   mc_blob_state_scan *scan = arg;
   if (scan->copy) memcpy(scan->copy, scan->data, scan->len);
-  scan->result = mc_blob_stateful(scan->data, scan->len, scan->kind);
+  scan->result = stateful_resolved(scan->data, scan->len, scan->kind, scan->sm);
   return NULL;
 }
 
 void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
-                         mc_blob_kind kind, void *copy) {
+                         mc_blob_kind kind, int sm, void *copy) {
   scan->data = data;
   scan->len = len;
   scan->kind = kind;
+  scan->sm = kind == MC_BLOB_FATBIN && data ? loaded_sm(data, len, sm) : 0; /* resolved here */
   scan->copy = data ? copy : NULL;
   scan->started = 0;
   scan->result = STATEFUL;
-  if (!data || len < MC_BLOB_STATE_ASYNC_MIN) return;
+  if (!data || len < MC_BLOB_STATE_ASYNC_MIN || scan_is_cheap(data, len, kind, scan->sm)) return;
   /* Every dlopen the scan may need, here: the helper must never wait for the loader. */
-  if (kind == MC_BLOB_FATBIN) load_decompressors(fatbin_compressions(data, len));
+  if (kind == MC_BLOB_FATBIN) load_decompressors(fatbin_compressions(data, len, scan->sm));
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) != 0) return;
   pthread_attr_setstacksize(&attr, (size_t)256 << 10); /* the decompressors allocate on the heap */
@@ -375,7 +440,7 @@ void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
 int mc_blob_state_finish(mc_blob_state_scan *scan) {
   if (!scan->started) {
     if (scan->copy) memcpy(scan->copy, scan->data, scan->len);
-    return mc_blob_stateful(scan->data, scan->len, scan->kind);
+    return stateful_resolved(scan->data, scan->len, scan->kind, scan->sm);
   }
   pthread_join(scan->thread, NULL);
   scan->started = 0;

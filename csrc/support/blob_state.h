@@ -46,23 +46,38 @@
  * decompressor load. */
 int mc_blob_stateful(const void *data, size_t len, mc_blob_kind kind);
 
+/* The same for a load on a device of compute capability `sm` (major * 10 + minor; 0: unknown):
+ * a fatbin holding an ELF entry built for exactly that architecture is loaded from such an entry
+ * (the driver prefers a matching cubin to compiling PTX), so only those entries are classified,
+ * and a compressed PTX entry beside them is neither decompressed nor its decompressor loaded
+ * (MLIR's fatbins: an sm_XX cubin and zstd-compressed PTX; the decompressor's dlopen cost about
+ * as much as the rest of the first call's extra work). The caller passes 0 where the driver may
+ * compile the PTX anyway (CUDA_FORCE_PTX_JIT): every entry is read, as mc_blob_stateful. */
+int mc_blob_stateful_on(const void *data, size_t len, mc_blob_kind kind, int sm);
+
+/* 1 when the verdict for this image may depend on the device's architecture (a fatbin with a
+ * compressed entry, which mc_blob_stateful_on may skip): the caller then passes it. No system
+ * call. */
+int mc_blob_state_wants_sm(const void *data, size_t len, mc_blob_kind kind);
+
 /* mc_blob_stateful of an image of at least MC_BLOB_STATE_ASYNC_MIN bytes, run on a helper thread
  * while the caller loads the image into the driver (the scan of a large fatbin, decompression of
  * its PTX included, costs about a third of a cuModuleLoadData of it), so that a module's first
  * call waits for the longer of the two only. The helper only computes: the decompressors its
- * entries need are
- * loaded by mc_blob_state_start itself, in the calling thread, before the helper starts, so the
- * helper never needs the dynamic loader (whose lock the caller may hold: a module loaded in a
- * global constructor of a library being dlopened); it takes no lock the caller holds while it
- * waits in mc_blob_state_finish, and blocks every asynchronous signal. Smaller images, or when
- * no thread can be made, are scanned at mc_blob_state_finish, in the caller. The image's bytes
- * must stay as they are until then (the caller is loading them). */
+ * entries need are loaded by mc_blob_state_start itself, in the calling thread, before the helper
+ * starts, so the helper never needs the dynamic loader (whose lock the caller may hold: a module
+ * loaded in a global constructor of a library being dlopened); it takes no lock the caller holds
+ * while it waits in mc_blob_state_finish, and blocks every asynchronous signal. Smaller images,
+ * images whose scan reads ELF section headers only (a cubin; a fatbin whose entries read are
+ * uncompressed ELF), or when no thread can be made, are scanned at mc_blob_state_finish, in the
+ * caller. The image's bytes must stay as they are until then (the caller is loading them). */
 #define MC_BLOB_STATE_ASYNC_MIN ((size_t)256 << 10)
 
 typedef struct mc_blob_state_scan {
   const void *data;   /* the image (len readable bytes of kind); immutable */
   size_t len;
   mc_blob_kind kind;
+  int sm;             /* the loading device's compute capability (0: unknown): see above */
   void *copy;         /* the caller's buffer of len bytes that receives the image too, or NULL:
                          written by the helper (else by finish), the caller's after finish */
   int started;        /* a helper thread runs the scan (else finish runs it) */
@@ -73,7 +88,7 @@ typedef struct mc_blob_state_scan {
 /* copy: NULL, or len bytes the image is also copied into (a module cache's copy of a large
  * image, made beside the driver load as the scan is). */
 void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
-                         mc_blob_kind kind, void *copy);
+                         mc_blob_kind kind, int sm, void *copy);
 /* The verdict of mc_blob_stateful (the helper joined). Call exactly once per start. */
 int mc_blob_state_finish(mc_blob_state_scan *scan);
 

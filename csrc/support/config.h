@@ -165,8 +165,8 @@ typedef enum {
 const mc_config_t *mc_config(void);
 
 /* A variable that other software defines and the library only reads (a launcher's LOCAL_RANK,
- * CUDA_HOME, HOME, VIRTUAL_ENV, CONDA_PREFIX): read here too, so config.c stays the one place that
- * reads the environment. NULL when unset. */
+ * CUDA_HOME, HOME, VIRTUAL_ENV, CONDA_PREFIX, the driver's CUDA_FORCE_PTX_JIT): read here too, so
+ * config.c stays the one place that reads the environment. NULL when unset. */
 const char *mc_config_foreign_env(const char *name);
 
 /* 1 when the variable was set to a valid, non-empty value (an explicit request). */

@@ -430,7 +430,8 @@ EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
 EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
   BEGIN(cuDeviceGetAttribute);
   if (dev < 0 || dev >= ndevices()) RETURN(INVALID_DEVICE);
-  *pi = attrib == 97 ? 232448 : 1;
+  /* 97: shared memory per block opt-in; 75 / 76: compute capability 9.0 (an H100) */
+  *pi = attrib == 97 ? 232448 : attrib == 75 ? 9 : attrib == 76 ? 0 : 1;
   RETURN(0);
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
