@@ -7,21 +7,12 @@
 # `sh benchmarks/runs/two_gpu_m1.sh`; logs under $OUT.
 set -u
 . benchmarks/neighbour/setup_h100.sh
+. benchmarks/runs/neighbour_checks.sh
 OUT=$O sh benchmarks/runs/h200x2_gpu_tests.sh > /dev/null 2>&1
 cat $O/device.txt; tail -3 $O/pytest-gpu.log; grep -c "exit 0" $O/two-gpu.txt
-cc -O1 -std=c11 -D_GNU_SOURCE -o /tmp/gx .gpu/review2/gpu_exp.c -ldl -pthread || exit 1
-GX_STOCK_DISABLE=1 timeout 100 /tmp/gx /tmp/libmc.so /tmp/libmc.so > $O/gpu_exp.txt 2>&1
-timeout 60 python3 benchmarks/neighbour/torch_neighbour.py --lib /tmp/libmc.so > $O/torch_neighbour.txt 2>&1
-echo "rc=$?" >> $O/torch_neighbour.txt
+review2_and_torch || exit 1
 export DIFFTEST_MARGIN_MB=16
-for p in stock ordered; do
-  timeout 60 python3 tests/difftest/difftest.py --timeout 20 --profile $p --classes pressure --programs 200 \
-    --seed 61 --minimise 1 --minimise-budget 10 --out /tmp/dt-$p > $O/difftest_tight_$p.txt 2>&1
-done
+for p in stock ordered; do difftest tight_$p 60 --profile $p --classes pressure --programs 200 --seed 61; done
 unset DIFFTEST_MARGIN_MB
-for c in capture threads; do
-  timeout 70 python3 tests/difftest/difftest.py --timeout 20 --profile ordered --classes $c --programs 600 \
-    --seed 67 --minimise 1 --minimise-budget 10 --out /tmp/dt-$c > $O/difftest_$c.txt 2>&1
-done
-grep -h '"differences"' $O/difftest_*.txt | cut -c1-160; grep -E "^G[0-9]+" $O/gpu_exp.txt | cut -c1-300
-grep -E "PASS|FAIL|SUMMARY" $O/torch_neighbour.txt | tail -8
+for c in capture threads; do difftest $c 70 --profile ordered --classes $c --programs 600 --seed 67; done
+neighbour_summary

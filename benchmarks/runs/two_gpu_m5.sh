@@ -7,17 +7,12 @@
 # logs under $OUT.
 set -u
 . benchmarks/neighbour/setup_h100.sh
-cc -O1 -std=c11 -D_GNU_SOURCE -o /tmp/gx .gpu/review2/gpu_exp.c -ldl -pthread || exit 1
-GX_STOCK_DISABLE=1 timeout 100 /tmp/gx /tmp/libmc.so /tmp/libmc.so > $O/gpu_exp.txt 2>&1
-timeout 60 python3 benchmarks/neighbour/torch_neighbour.py --lib /tmp/libmc.so > $O/torch_neighbour.txt 2>&1
-echo "rc=$?" >> $O/torch_neighbour.txt
-for c in modglobal capture; do
-  timeout 50 python3 tests/difftest/difftest.py --timeout 20 --profile ordered --classes $c --programs 400 \
-    --seed 73 --minimise 1 --minimise-budget 10 --out /tmp/dt-$c > $O/difftest_$c.txt 2>&1
-done
-DIFFTEST_MARGIN_MB=16 timeout 50 python3 tests/difftest/difftest.py --timeout 20 --profile ordered --classes pressure \
-  --programs 150 --seed 79 --minimise 1 --minimise-budget 10 --out /tmp/dt-tight > $O/difftest_tight_ordered.txt 2>&1
+. benchmarks/runs/neighbour_checks.sh
+review2_and_torch || exit 1
+for c in modglobal capture; do difftest $c 50 --profile ordered --classes $c --programs 400 --seed 73; done
+export DIFFTEST_MARGIN_MB=16
+difftest tight_ordered 50 --profile ordered --classes pressure --programs 150 --seed 79
+unset DIFFTEST_MARGIN_MB
 timeout 100 python3 benchmarks/chains.py --out /tmp/ch --k 10,100 --llvm 22,19,19ro --rounds 3 --reps 3 --launches 3000 > $O/chains.log 2>&1
 cp /tmp/ch/chains.md $O/ 2>/dev/null
-grep -h '"differences"' $O/difftest_*.txt | cut -c1-160; grep -E "^G[0-9]+" $O/gpu_exp.txt | cut -c1-300
-grep -E "PASS|FAIL|SUMMARY" $O/torch_neighbour.txt | tail -8; grep -E "^\| " $O/chains.md
+neighbour_summary; grep -E "^\| " $O/chains.md
