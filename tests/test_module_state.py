@@ -210,9 +210,10 @@ def have_zstd():
         return False
 
 
-def build_elf(sections, symbols=(), machine=190):
+def build_elf(sections, symbols=(), machine=190, e_type=2, e_flags=0):
     """A 64-bit ELF with named sections [(name, type, flags, data or size for NOBITS)] and a
-    symbol table [(name, type, section index)] (indices count the null section as 0)."""
+    symbol table [(name, type, section index)] (indices count the null section as 0); an
+    executable (e_type 2) unless told, e_flags as given (a cubin's SM at bits 8-15)."""
     names = b"\0"
     offs = {}
     for n in [s[0] for s in sections] + [".shstrtab", ".strtab", ".symtab"]:
@@ -243,8 +244,8 @@ def build_elf(sections, symbols=(), machine=190):
     ehdr = bytearray(64)
     ehdr[0:4] = b"\x7fELF"
     ehdr[4], ehdr[5], ehdr[6] = 2, 1, 1
-    struct.pack_into("<HHIQQQIHHHHHH", ehdr, 16, 2, machine, 1, 0, 0, shoff, 0, 64, 0, 0, 64,
-                     nsec, nsec - 3)
+    struct.pack_into("<HHIQQQIHHHHHH", ehdr, 16, e_type, machine, 1, 0, 0, shoff, e_flags, 64, 0,
+                     0, 64, nsec, nsec - 3)
     return bytes(ehdr) + body + b"".join(heads)
 
 
@@ -356,6 +357,24 @@ def test_real_images_classification(classify):
     assert classify(container(s_elf, k_ptx), FATBIN, sm=90) == 1
     assert classify(container(k_elf, s_ptx), FATBIN, sm=80) == 1
     assert classify(container(k_elf, s_ptx), FATBIN, sm=0) == 1
+    # the entry taken for the one loaded must be an uncompressed executable for exactly sm (else
+    # every entry is read): a relocatable (-rdc) cubin, one whose e_flags name another SM, a
+    # compressed one, or a broken header after a matching entry
+    sm90 = 90 << 8
+    plain = fatbin_entry(2, build_elf([TEXT], e_flags=sm90))
+    stateful_ptx = fatbin_entry(1, ptx("k", pad=STATEFUL_PTX))
+    assert classify(container(plain, stateful_ptx), FATBIN, sm=90) == 0
+    assert classify(container(plain, stateful_ptx), FATBIN, sm=89) == 1
+    assert classify(container(fatbin_entry(2, build_elf([TEXT], e_type=1, e_flags=sm90)),
+                              stateful_ptx), FATBIN, sm=90) == 1
+    assert classify(container(fatbin_entry(2, build_elf([TEXT], e_flags=80 << 8)), stateful_ptx),
+                    FATBIN, sm=90) == 1
+    assert classify(container(fatbin_entry(2, b"\xff" * 64, flags=0x8011, csize=64, dsize=100),
+                              stateful_ptx), FATBIN, sm=90) == 1
+    assert classify(container(plain, stateful_ptx)[:-8], FATBIN, sm=90) == 1
+    # two entries for sm: both are read, and one has state
+    stateful_elf = fatbin_entry(2, build_elf([TEXT, (".nv.global", 8, 0x3, 4)], e_flags=sm90))
+    assert classify(container(plain, stateful_elf, fatbin_entry(1, ptx("k"))), FATBIN, sm=90) == 1
     broken = bytearray(k_ptx)
     struct.pack_into("<Q", broken, 56, struct.unpack_from("<Q", k_ptx, 56)[0] + 1)  # size lies
     assert classify(container(k_elf, bytes(broken)), FATBIN) == 1
@@ -460,23 +479,27 @@ def test_hip_code_object_with_state_is_loaded_per_load(make_hip_runtime, statefu
     assert rt.fake.count("hipModuleUnload") == (3 if stateful else 0)
 
 
-@pytest.mark.skipif(not have_zstd(), reason="no libzstd.so.1: compressed entries read as stateful")
-@pytest.mark.parametrize("force_jit", [False, True])
-def test_fatbin_verdict_follows_the_entry_the_device_loads(make_runtime, force_jit):
+@pytest.mark.parametrize("case", ["sm90", "force_jit", "mixed_devices"])
+def test_fatbin_verdict_follows_the_entry_the_device_loads(make_runtime, case):
     """A fatbin of a stateless sm_90 cubin and a stateful, zstd-compressed PTX entry, on the fake's
-    sm_90 device: the driver loads the cubin, so the module is cached (its architecture asked once);
-    with CUDA_FORCE_PTX_JIT the driver compiles the PTX, so every load is a driver load."""
+    sm_90 device: the driver loads the cubin, so the module is cached (the architecture asked once
+    per device: cuDeviceGetAttribute major and minor). With CUDA_FORCE_PTX_JIT the driver compiles
+    the PTX, and with a second device of another architecture (8.0) the PTX is what that device
+    loads: there every load is a driver load, as the state of the PTX requires."""
     k_elf, _ = real_entries((DATA / "kernels.fatbin").read_bytes())
     _, s_ptx = real_entries((MODSTATE / "state_kernels.fatbin").read_bytes())
-    rt = make_runtime(env={"CUDA_FORCE_PTX_JIT": "1"} if force_jit else {})
+    env = {"force_jit": {"CUDA_FORCE_PTX_JIT": "1"}, "mixed_devices": {"FAKECUDA_SM": "90,80"},
+           "sm90": {}}[case]
+    rt = make_runtime(devices=2 if case == "mixed_devices" else 1, env=env)
     buf = blob_buffer(container(k_elf, s_ptx))
-    for _ in range(3):
-        m = rt.mgpuModuleLoad(buf, len(buf))
+    other = blob_buffer(container(k_elf, s_ptx))  # a second blob: a second miss
+    for b in (buf, buf, buf, other):
+        m = rt.mgpuModuleLoad(b, len(b))
         assert m
         rt.mgpuModuleUnload(m)
     s = rt.stats()
-    if force_jit:
-        assert s["module_stateful_loads"] == 3 and rt.fake.count("cuModuleLoadData") == 3
+    if case == "sm90":
+        assert s["module_stateful_loads"] == 0 and rt.fake.count("cuModuleLoadData") == 2
+        assert rt.fake.count("cuDeviceGetAttribute") == 2  # once per device, both misses
     else:
-        assert s["module_stateful_loads"] == 0 and rt.fake.count("cuModuleLoadData") == 1
-        assert rt.fake.count("cuDeviceGetAttribute") >= 2  # compute capability, major and minor
+        assert s["module_stateful_loads"] == 4 and rt.fake.count("cuModuleLoadData") == 4

@@ -689,7 +689,7 @@ static int tc_unload(tc_entry *e) {
   return 0;
 }
 
-static mc_status locked_unload(uint64_t h);
+static mc_status locked_unload(uint64_t h, int programs);
 static int hit_is_same(module_rec *m, const void *blob);
 
 /* A load answered from this thread's cache: 1 with *out set, or 0 (the locked way). The entry's
@@ -716,7 +716,7 @@ static int tc_load(const void *blob, int jit, int opt_level, mc_module **out) {
   module_rec *m = e->m;
   if (!__atomic_load_n(&m->in_table, __ATOMIC_ACQUIRE) || !hit_is_same(m, blob)) {
     uint64_t h = e->handle;
-    if (!tc_unload(e)) (void)locked_unload(h); /* revoked meanwhile: a reference of m */
+    if (!tc_unload(e)) (void)locked_unload(h, 0); /* revoked meanwhile: a reference of m */
     return 0;
   }
   MC_STAT_INC(module_hits);
@@ -888,10 +888,18 @@ static void resolve_on(module_rec *m, int device) {
 
 /* ---- loading ---- */
 
-/* CUDA_FORCE_PTX_JIT set (and not "0"): the driver compiles a fatbin's PTX, never its cubins. */
+/* CUDA_FORCE_PTX_JIT set (and not "0"): the driver compiles a fatbin's PTX, never its cubins.
+ * Read once, as the driver reads it once (at cuInit); later changes are not followed. */
+static int g_ptx_jit_forced = -1; /* atomic: -1 not read yet */
+
 static int ptx_jit_forced(void) {
-  const char *v = mc_config_foreign_env("CUDA_FORCE_PTX_JIT");
-  return v && *v && strcmp(v, "0") != 0;
+  int f = __atomic_load_n(&g_ptx_jit_forced, __ATOMIC_RELAXED);
+  if (f < 0) {
+    const char *v = mc_config_foreign_env("CUDA_FORCE_PTX_JIT");
+    f = v && *v && strcmp(v, "0") != 0;
+    __atomic_store_n(&g_ptx_jit_forced, f, __ATOMIC_RELAXED);
+  }
+  return f;
 }
 
 /* Check the blob and load it into the driver, in the primary context of the calling thread's
@@ -928,21 +936,25 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   /* Whether the image has module-scope state (blob_state.h): a large image is scanned beside the
    * driver load, on a helper thread; a small one at mc_blob_state_finish. */
   int classify = kind != MC_BLOB_UNKNOWN && len;
-  /* The copy it will most likely need (see below: more than one device, or hits to compare) is
-   * made by the scan too, beside the driver load (0.94 MB at the first call of a 301-kernel
-   * module on a machine with two GPUs); if it turns out not to be needed, it is freed. */
+  /* The copy it may need (see below: more than one device, or hits to compare) is made by the
+   * scan too, beside the driver load for a large image (0.94 MB at the first call of a 301-kernel
+   * module on a machine with two GPUs): always with more than one device, else only if the image
+   * is stateless (a stateful one is not cached, so not compared). */
   int in_ro = len && len <= avail;
   int may_skip = in_ro && mc_config()->hit_check == 0 && len >= MC_HIT_SKIP_MIN_BYTES;
   unsigned char *early = classify && (n > 1 || !may_skip) ? malloc(len) : NULL;
   int device = mc_thread_device();
   /* A fatbin's verdict can skip the entries the device does not load (blob_state.h): its
-   * architecture is asked for (once per device) only where that saves a decompression, and not
-   * where CUDA_FORCE_PTX_JIT makes the driver compile the PTX whatever cubin there is. */
+   * architecture is asked for (once per device) only where that saves a decompression. The
+   * verdict is the record's on every device, so only where every device has that architecture,
+   * and not where CUDA_FORCE_PTX_JIT makes the driver compile the PTX whatever cubin there is. */
   int sm = classify && !ptx_jit_forced() && mc_blob_state_wants_sm(blob, len, kind)
                ? mc_device_sm(device)
                : 0;
+  for (int d = 0; sm && d < n; ++d)
+    if (mc_device_sm(d) != sm) sm = 0;
   mc_blob_state_scan scan;
-  if (classify) mc_blob_state_start(&scan, blob, len, kind, sm, early);
+  if (classify) mc_blob_state_start(&scan, blob, len, kind, sm, early, n > 1);
   mc_ctx_scope scope;
   mc_status st = mc_ctx_enter(device, &scope); /* fails for a device out of range */
   uint32_t epoch = 0;
@@ -954,6 +966,10 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
     mc_ctx_leave(&scope);
   }
   int stateful = classify ? mc_blob_state_finish(&scan) : 0;
+  if (early && !scan.copied) { /* not wanted after all (a stateful image on one device) */
+    free(early);
+    early = NULL;
+  }
   if (MC_FAILED(st) || r != 0) {
     free(early);
     rec_free(&m->reclaim);
@@ -1128,8 +1144,9 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
 }
 
 /* Release one reference of module handle h under the lock: one of the record's references, else
- * one load counted in a thread's entry (loaded in another thread), else the handle is stale. */
-static mc_status locked_unload(uint64_t h) {
+ * one load counted in a thread's entry (loaded in another thread), else the handle is stale.
+ * programs: the program's own mgpuModuleUnload (0: the library backing out of a hit). */
+static mc_status locked_unload(uint64_t h, int programs) {
   module_rec *grave = NULL;
   mc_status st = MC_OK;
   cache_lock();
@@ -1139,7 +1156,7 @@ static mc_status locked_unload(uint64_t h) {
     st = handle_error("mgpuModuleUnload", s);
   } else if (m->refs > 0) {
     m->refs--;
-    m->callers_mode = !m->refs && !m->pins && !m->in_table; /* this unload retires it */
+    m->callers_mode = programs && !m->refs && !m->pins && !m->in_table; /* retires it */
     release_locked(m, &grave);
   } else if (!take_thread_load_locked(m)) {
     st = MC_FAIL("mgpuModuleUnload", MC_E_STALE_HANDLE);
@@ -1162,7 +1179,7 @@ mc_status mc_module_unload(mc_module *module) {
         if (tc_unload(&tc->e[i])) return MC_OK;
         break;
       }
-  return locked_unload(h);
+  return locked_unload(h, 1);
 }
 
 /* Pin the live record of handle h (its driver modules stay loaded until unpin). Lock held. */

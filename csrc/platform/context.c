@@ -209,6 +209,8 @@ mc_status mc_device_max_smem_optin(int device, int *bytes) {
 static int g_sm[MC_MAX_DEVICES]; /* compute capability (major * 10 + minor), 0 until known;
                                     atomic */
 
+/* cuDeviceGet / cuDeviceGetAttribute are not among the calls a stream capture refuses: no
+ * relaxed-mode bracket (capture.h) is needed around them. */
 int mc_device_sm(int device) {
   if (device < 0 || device >= MC_MAX_DEVICES || mc_backend() != MC_BACKEND_CUDA) return 0;
   int v = __atomic_load_n(&g_sm[device], __ATOMIC_ACQUIRE);

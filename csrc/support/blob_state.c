@@ -325,14 +325,25 @@ static int fatbin_each(const unsigned char *p, size_t n, entry_fn f, void *arg) 
   return entries ? 0 : -1;
 }
 
+/* Is e an entry the driver loads on a device of compute capability sm without compiling PTX:
+ * an uncompressed ELF entry for exactly sm whose payload is a loadable 64-bit executable
+ * (ET_EXEC, not a relocatable -rdc object) with sm in its flags (the SM byte at bits 8-15 of
+ * e_flags, or bits 0-7 in the older ABI)? Anything else leaves every entry to be read. */
 static int find_sass(const unsigned char *e, const unsigned char *payload, size_t size, void *arg) {
-  (void)payload, (void)size;
-  return entry_is_sass_for(e, *(const int *)arg);
+  int sm = *(const int *)arg;
+  if (!entry_is_sass_for(e, sm)) return 0;
+  if ((rd64(e + 40) & (FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD)) || rd32(e + 16) != 0) return 0;
+  if (size < 64 || rd32(payload) != 0x464C457Fu /* "\x7fELF" */ || payload[4] != 2 /* 64-bit */ ||
+      payload[5] != 1 /* little-endian */ || rd16(payload + 16) != 2 /* ET_EXEC */)
+    return 0;
+  uint32_t flags = rd32(payload + 48);
+  return ((flags >> 8) & 0xff) == (uint32_t)sm || (flags & 0xff) == (uint32_t)sm;
 }
 
 /* The compute capability whose entries the driver loads from this fatbin on a device of `sm`:
- * sm itself when the fatbin holds an ELF entry built for exactly that architecture (the driver
- * prefers a matching cubin to compiling PTX); else 0 (every entry may be the one loaded). */
+ * sm itself when the fatbin holds a loadable ELF entry built for exactly that architecture
+ * (find_sass; the driver prefers a matching cubin to compiling PTX); else 0 (every entry may be
+ * the one loaded). Every entry whose header says sm is then read, loadable or not. */
 static int loaded_sm(const unsigned char *p, size_t n, int sm) {
   if (sm <= 0) return 0;
   return fatbin_each(p, n, find_sass, &sm) == 1 ? sm : 0;
@@ -410,23 +421,37 @@ int mc_blob_state_wants_sm(const void *data, size_t len, mc_blob_kind kind) {
   return (fatbin_compressions(data, len, 0) & (FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD)) != 0;
 }
 
+/* The scan, then the copy where it is wanted (see copy_always). */
+static int scan_and_copy(mc_blob_state_scan *scan) {
+  int r = stateful_resolved(scan->data, scan->len, scan->kind, scan->sm);
+  if (scan->copy && (r == STATELESS || scan->copy_always)) {
+    memcpy(scan->copy, scan->data, scan->len);
+    scan->copied = 1;
+  }
+  return r;
+}
+
 static void *scan_main(void *arg) {
   mc_blob_state_scan *scan = arg;
-  if (scan->copy) memcpy(scan->copy, scan->data, scan->len);
-  scan->result = stateful_resolved(scan->data, scan->len, scan->kind, scan->sm);
+  scan->result = scan_and_copy(scan);
   return NULL;
 }
 
 void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
-                         mc_blob_kind kind, int sm, void *copy) {
+                         mc_blob_kind kind, int sm, void *copy, int copy_always) {
   scan->data = data;
   scan->len = len;
   scan->kind = kind;
   scan->sm = kind == MC_BLOB_FATBIN && data ? loaded_sm(data, len, sm) : 0; /* resolved here */
   scan->copy = data ? copy : NULL;
+  scan->copy_always = copy_always;
+  scan->copied = 0;
   scan->started = 0;
   scan->result = STATEFUL;
-  if (!data || len < MC_BLOB_STATE_ASYNC_MIN || scan_is_cheap(data, len, kind, scan->sm)) return;
+  /* A large image goes to the helper when its scan reads more than headers, or to be copied. */
+  if (!data || len < MC_BLOB_STATE_ASYNC_MIN ||
+      (!scan->copy && scan_is_cheap(data, len, kind, scan->sm)))
+    return;
   /* Every dlopen the scan may need, here: the helper must never wait for the loader. */
   if (kind == MC_BLOB_FATBIN) load_decompressors(fatbin_compressions(data, len, scan->sm));
   pthread_attr_t attr;
@@ -438,10 +463,7 @@ void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
 }
 
 int mc_blob_state_finish(mc_blob_state_scan *scan) {
-  if (!scan->started) {
-    if (scan->copy) memcpy(scan->copy, scan->data, scan->len);
-    return stateful_resolved(scan->data, scan->len, scan->kind, scan->sm);
-  }
+  if (!scan->started) return scan_and_copy(scan);
   pthread_join(scan->thread, NULL);
   scan->started = 0;
   return scan->result;

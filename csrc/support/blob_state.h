@@ -77,19 +77,22 @@ typedef struct mc_blob_state_scan {
   const void *data;   /* the image (len readable bytes of kind); immutable */
   size_t len;
   mc_blob_kind kind;
-  int sm;             /* the loading device's compute capability (0: unknown): see above */
+  int sm;             /* the architecture whose entries are read (resolved at start: 0, all) */
   void *copy;         /* the caller's buffer of len bytes that receives the image too, or NULL:
                          written by the helper (else by finish), the caller's after finish */
+  int copy_always;    /* copy a stateful image too (else only a stateless one); immutable */
+  int copied;         /* the copy was made; read by the caller after finish */
   int started;        /* a helper thread runs the scan (else finish runs it) */
   int result;         /* written by the helper, read after the join */
   pthread_t thread;   /* the helper (while started); joined by mc_blob_state_finish */
 } mc_blob_state_scan;
 
-/* copy: NULL, or len bytes the image is also copied into (a module cache's copy of a large
- * image, made beside the driver load as the scan is). */
+/* sm: as for mc_blob_stateful_on. copy: NULL, or len bytes the image is also copied into, after
+ * the scan, when it is stateless or copy_always (a module cache's copy of a large image, made
+ * beside the driver load as the scan is; scan->copied tells after finish). */
 void mc_blob_state_start(mc_blob_state_scan *scan, const void *data, size_t len,
-                         mc_blob_kind kind, int sm, void *copy);
-/* The verdict of mc_blob_stateful (the helper joined). Call exactly once per start. */
+                         mc_blob_kind kind, int sm, void *copy, int copy_always);
+/* The verdict of mc_blob_stateful_on (the helper joined). Call exactly once per start. */
 int mc_blob_state_finish(mc_blob_state_scan *scan);
 
 #endif

@@ -430,8 +430,19 @@ EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
 EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
   BEGIN(cuDeviceGetAttribute);
   if (dev < 0 || dev >= ndevices()) RETURN(INVALID_DEVICE);
-  /* 97: shared memory per block opt-in; 75 / 76: compute capability 9.0 (an H100) */
-  *pi = attrib == 97 ? 232448 : attrib == 75 ? 9 : attrib == 76 ? 0 : 1;
+  /* 97: shared memory per block opt-in; 75 / 76: compute capability, 9.0 (an H100) unless
+   * FAKECUDA_SM lists one per device ("90,80": device 1 is an 8.0) */
+  int sm = 90;
+  const char *v = getenv("FAKECUDA_SM");
+  for (int d = 0; v && *v; ++d) {
+    if (d == dev) {
+      sm = atoi(v);
+      break;
+    }
+    v = strchr(v, ',');
+    if (v) ++v;
+  }
+  *pi = attrib == 97 ? 232448 : attrib == 75 ? sm / 10 : attrib == 76 ? sm % 10 : 1;
   RETURN(0);
 }
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
