@@ -35,12 +35,13 @@
  * Locking rule. g_graph.lock (a mutex) guards only the insertion of stream entries and of
  * disabled functions; both tables are read without it (atomic slots, entries published with
  * release stores); the set of functions launched once (`seen`) takes no lock at all (slots set
- * with compare-and-swap). Each stream entry has a try-lock (`busy`) over its exec list and the execs in
- * it; held across cuGraphExecKernelNodeSetParams and cuGraphLaunch (non-blocking driver calls)
- * and never across graph creation or cuGraphInstantiate, which run with no lock held. A launch
- * that finds the entry busy (another thread launching on the same driver stream at this moment)
- * takes the stream path: the two launches are concurrent, so no order between them is lost. So
- * does a launch while another thread is inside a graph update + launch on any stream (g_inflight).
+ * with compare-and-swap). Each stream entry has a try-lock (`busy`) over its exec list and the
+ * execs in it; held across cuGraphExecKernelNodeSetParams and cuGraphLaunch (non-blocking
+ * driver calls) and never across graph creation or cuGraphInstantiate, which run with no lock
+ * held. A launch that finds the entry busy (another thread launching on the same driver stream
+ * at this moment) takes the stream path: the two launches are concurrent, so no order between
+ * them is lost. So does a launch while another thread is inside a graph update + launch on any
+ * stream (g_inflight).
  */
 #include "launch/graph_launch.h"
 
@@ -60,7 +61,7 @@
 #define DISABLED_SLOTS 1024u /* functions sent down the stream path */
 #define SEEN_SLOTS 4096u     /* functions launched once (see "First launches") */
 #define MAX_EXECS MC_CFG_GRAPH_EXECS_MAX /* upper bound of MGPU_CACHED_GRAPH_EXECS (config.h) */
-#define ARG_SETS 2           /* execs per (function, stream) of the two-set rule ("Argument sets") */
+#define ARG_SETS 2           /* execs per (function, stream) of the two-set rule (Argument sets) */
 #define RECENT_MISSES 32     /* updated launches remembered per stream (their values' hashes) */
 #define EVICT_EVERY 256      /* launches on a full stream between two evictions */
 
@@ -70,8 +71,8 @@ typedef struct g_exec {
   CUgraph graph;          /* owned; immutable */
   CUgraphExec exec;       /* owned; immutable */
   CUgraphNode node;       /* the kernel node; immutable */
-  unsigned dims[7];       /* grid, block, smem the exec's node holds; under the entry's busy */
-  unsigned prev_dims[7];  /* what it held before its last update (has_prev); under busy */
+  mc_graph_dims dims;      /* grid, block, smem the exec's node holds; under the entry's busy */
+  mc_graph_dims prev_dims; /* what it held before its last update (has_prev); under busy */
   size_t nparams;         /* argument count from cuFuncGetParamInfo; immutable */
   size_t *off, *size;     /* [nparams] offset in `values` and size of each argument; immutable */
   size_t bytes;           /* sum of size[]; immutable */
@@ -327,25 +328,20 @@ void mc_graph_node_params(CUDA_KERNEL_NODE_PARAMS *p, CUfunction cf, const mc_gr
 /* The node now holds this launch; `update`: it held another one before, kept as the previous. */
 static void remember_values(g_exec *x, const mc_graph_dims *d, void **params, int update) {
   if (update && x->sizes_known) {
-    memcpy(x->prev_dims, x->dims, sizeof x->dims);
+    x->prev_dims = x->dims;
     memcpy(x->prev_values, x->values, x->bytes);
     x->has_prev = 1;
   }
-  memcpy(x->dims, d->grid, 3 * sizeof(unsigned));
-  memcpy(x->dims + 3, d->block, 3 * sizeof(unsigned));
-  x->dims[6] = d->smem;
+  x->dims = *d;
   if (x->sizes_known)
     for (size_t i = 0; i < x->nparams; ++i) memcpy(x->values + x->off[i], params[i], x->size[i]);
 }
 
 /* Are `dims` and `values` (laid out as x's) exactly this launch? */
-static int holds(const g_exec *x, const unsigned *dims, const unsigned char *values,
+static int holds(const g_exec *x, const mc_graph_dims *dims, const unsigned char *values,
                  const mc_graph_dims *d, void **params) {
   if (!x->sizes_known || (x->nparams && !params)) return 0;
-  if (dims[0] != d->grid[0] || dims[1] != d->grid[1] || dims[2] != d->grid[2] ||
-      dims[3] != d->block[0] || dims[4] != d->block[1] || dims[5] != d->block[2] ||
-      dims[6] != d->smem)
-    return 0;
+  if (!mc_graph_dims_equal(dims, d)) return 0;
   for (size_t i = 0; i < x->nparams; ++i)
     if (!mc_bytes_equal(values + x->off[i], params[i], x->size[i])) return 0;
   return 1;
@@ -398,12 +394,12 @@ static int repeated_update(g_stream *e, const g_exec *x, const void *key, const 
 
 /* Does the exec's node hold exactly this launch (dimensions and argument values)? */
 static int same_launch(const g_exec *x, const mc_graph_dims *d, void **params) {
-  return holds(x, x->dims, x->values, d, params);
+  return holds(x, &x->dims, x->values, d, params);
 }
 
 /* Did it hold this launch before its last update (the launches alternate between two sets)? */
 static int alternates(const g_exec *x, const mc_graph_dims *d, void **params) {
-  return x->has_prev && holds(x, x->prev_dims, x->prev_values, d, params);
+  return x->has_prev && holds(x, &x->prev_dims, x->prev_values, d, params);
 }
 
 int mc_graph_param_sizes(CUfunction cf, size_t **sizes, size_t *bytes) {

@@ -949,9 +949,9 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
    * verdict is the record's on every device, so only where every device has that architecture,
    * and not where CUDA_FORCE_PTX_JIT makes the driver compile the PTX whatever cubin there is. */
   int sm = classify && !ptx_jit_forced() && mc_blob_state_wants_sm(blob, len, kind)
-               ? mc_device_sm(device)
+               ? mc_device_sm(0)
                : 0;
-  for (int d = 0; sm && d < n; ++d)
+  for (int d = 1; sm && d < n; ++d)
     if (mc_device_sm(d) != sm) sm = 0;
   mc_blob_state_scan scan;
   if (classify) mc_blob_state_start(&scan, blob, len, kind, sm, early, n > 1);

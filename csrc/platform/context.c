@@ -189,19 +189,25 @@ mc_status mc_device_context(int device, CUcontext *ctx) {
   return MC_OK;
 }
 
+/* Attribute `attrib` of `device` (an ordinal below mc_device_count()). cuDeviceGet and
+ * cuDeviceGetAttribute are not among the calls a stream capture refuses: no relaxed-mode bracket
+ * (capture.h) is needed around them. */
+static mc_status device_attribute(int device, int attrib, int *v) {
+  CUdevice dev = 0;
+  MC_CU_TRY("cuDeviceGet", mc_cu.cuDeviceGet(&dev, device));
+  MC_CU_TRY("cuDeviceGetAttribute", mc_cu.cuDeviceGetAttribute(v, attrib, dev));
+  return MC_OK;
+}
+
 mc_status mc_device_max_smem_optin(int device, int *bytes) {
   if (device < 0 || device >= mc_device_count()) return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
   int v = __atomic_load_n(&g_smem_optin[device], __ATOMIC_ACQUIRE);
-  if (v > 0) {
-    *bytes = v;
-    return MC_OK;
+  if (v <= 0) {
+    mc_status st =
+        device_attribute(device, MC_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &v);
+    if (MC_FAILED(st)) return st;
+    __atomic_store_n(&g_smem_optin[device], v, __ATOMIC_RELEASE);
   }
-  CUdevice dev = 0;
-  MC_CU_TRY("cuDeviceGet", mc_cu.cuDeviceGet(&dev, device));
-  MC_CU_TRY("cuDeviceGetAttribute",
-            mc_cu.cuDeviceGetAttribute(&v, MC_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                       dev));
-  __atomic_store_n(&g_smem_optin[device], v, __ATOMIC_RELEASE);
   *bytes = v;
   return MC_OK;
 }
@@ -209,19 +215,17 @@ mc_status mc_device_max_smem_optin(int device, int *bytes) {
 static int g_sm[MC_MAX_DEVICES]; /* compute capability (major * 10 + minor), 0 until known;
                                     atomic */
 
-/* cuDeviceGet / cuDeviceGetAttribute are not among the calls a stream capture refuses: no
- * relaxed-mode bracket (capture.h) is needed around them. */
 int mc_device_sm(int device) {
-  if (device < 0 || device >= MC_MAX_DEVICES || mc_backend() != MC_BACKEND_CUDA) return 0;
+  if (device < 0 || device >= MC_MAX_DEVICES || device >= mc_device_count() ||
+      mc_backend() != MC_BACKEND_CUDA)
+    return 0;
   int v = __atomic_load_n(&g_sm[device], __ATOMIC_ACQUIRE);
   if (v > 0) return v;
-  CUdevice dev = 0;
   int major = 0, minor = 0;
-  if (device >= mc_device_count() || mc_cu.cuDeviceGet(&dev, device) != 0) return 0;
-  if (mc_cu.cuDeviceGetAttribute(&major, MC_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ||
-      mc_cu.cuDeviceGetAttribute(&minor, MC_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) ||
-      major <= 0 || minor < 0)
-    return 0;
+  mc_status st = device_attribute(device, MC_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &major);
+  if (!MC_FAILED(st))
+    st = device_attribute(device, MC_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &minor);
+  if (MC_FAILED(st) || major <= 0 || minor < 0) return 0;
   v = major * 10 + minor;
   __atomic_store_n(&g_sm[device], v, __ATOMIC_RELEASE);
   return v;

@@ -302,11 +302,12 @@ static int entry_is_sass_for(const unsigned char *e, int sm) {
   return sm > 0 && rd16(e) == FATBIN_KIND_ELF && rd32(e + 28) == (uint32_t)sm;
 }
 
-/* The entries of a fatbin whose headers add up, in order: f(e, payload, size, arg) for each until
- * it returns nonzero (that value is returned). -1: a header does not add up (or no entry). */
+/* The entries of a fatbin whose headers add up, in order: f(e, payload, size, arg) for each (with
+ * sm > 0: each ELF entry for exactly sm, the others skipped) until it returns nonzero (that value
+ * is returned). -1: a header does not add up (or no entry). */
 typedef int (*entry_fn)(const unsigned char *e, const unsigned char *payload, size_t size,
                         void *arg);
-static int fatbin_each(const unsigned char *p, size_t n, entry_fn f, void *arg) {
+static int fatbin_each(const unsigned char *p, size_t n, int sm, entry_fn f, void *arg) {
   if (n < 16 || rd32(p) != FATBIN_MAGIC) return -1;
   uint64_t header = rd16(p + 6), total = rd64(p + 8);
   if (header < 16 || !inside(header, total, n)) return -1;
@@ -317,7 +318,7 @@ static int fatbin_each(const unsigned char *p, size_t n, entry_fn f, void *arg) 
     const unsigned char *e = p + pos;
     uint64_t ehs = rd32(e + 4), size = rd64(e + 8);
     if (ehs < FATBIN_ENTRY_MIN || ehs > end - pos || size > end - pos - ehs) return -1;
-    int r = f(e, e + ehs, (size_t)size, arg);
+    int r = sm > 0 && !entry_is_sass_for(e, sm) ? 0 : f(e, e + ehs, (size_t)size, arg);
     if (r) return r;
     entries++;
     pos += ehs + size;
@@ -330,8 +331,7 @@ static int fatbin_each(const unsigned char *p, size_t n, entry_fn f, void *arg) 
  * (ET_EXEC, not a relocatable -rdc object) with sm in its flags (the SM byte at bits 8-15 of
  * e_flags, or bits 0-7 in the older ABI)? Anything else leaves every entry to be read. */
 static int find_sass(const unsigned char *e, const unsigned char *payload, size_t size, void *arg) {
-  int sm = *(const int *)arg;
-  if (!entry_is_sass_for(e, sm)) return 0;
+  int sm = *(const int *)arg; /* fatbin_each passed only entries whose header says sm */
   if ((rd64(e + 40) & (FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD)) || rd32(e + 16) != 0) return 0;
   if (size < 64 || rd32(payload) != 0x464C457Fu /* "\x7fELF" */ || payload[4] != 2 /* 64-bit */ ||
       payload[5] != 1 /* little-endian */ || rd16(payload + 16) != 2 /* ET_EXEC */)
@@ -346,19 +346,18 @@ static int find_sass(const unsigned char *e, const unsigned char *payload, size_
  * the one loaded). Every entry whose header says sm is then read, loadable or not. */
 static int loaded_sm(const unsigned char *p, size_t n, int sm) {
   if (sm <= 0) return 0;
-  return fatbin_each(p, n, find_sass, &sm) == 1 ? sm : 0;
+  return fatbin_each(p, n, sm, find_sass, &sm) == 1 ? sm : 0;
 }
 
 static int entry_stateful(const unsigned char *e, const unsigned char *payload, size_t size,
                           void *arg) {
-  int sm = *(const int *)arg;
-  if (sm && !entry_is_sass_for(e, sm)) return 0; /* an entry the driver does not load */
+  (void)arg;
   return fatbin_entry_stateful(e, payload, size) ? 1 : 0;
 }
 
 /* sm: the architecture whose entries are loaded (loaded_sm), 0 for all. */
 static int fatbin_stateful(const unsigned char *p, size_t n, int sm) {
-  return fatbin_each(p, n, entry_stateful, &sm) == 0 ? STATELESS : STATEFUL;
+  return fatbin_each(p, n, sm, entry_stateful, NULL) == 0 ? STATELESS : STATEFUL;
 }
 
 /* The verdict, sm already resolved by loaded_sm. */
@@ -378,8 +377,8 @@ int mc_blob_stateful(const void *data, size_t len, mc_blob_kind kind) {
 }
 
 int mc_blob_stateful_on(const void *data, size_t len, mc_blob_kind kind, int sm) {
-  if (kind == MC_BLOB_FATBIN && data) sm = loaded_sm(data, len, sm);
-  return stateful_resolved(data, len, kind, kind == MC_BLOB_FATBIN ? sm : 0);
+  int loaded = kind == MC_BLOB_FATBIN && data ? loaded_sm(data, len, sm) : 0;
+  return stateful_resolved(data, len, kind, loaded);
 }
 
 /* ---- the scan beside the driver load ---- */
@@ -387,8 +386,7 @@ int mc_blob_stateful_on(const void *data, size_t len, mc_blob_kind kind, int sm)
 static int or_flags(const unsigned char *e, const unsigned char *payload, size_t size,
                     void *arg) {
   (void)payload, (void)size;
-  uint64_t *acc = arg; /* acc[0]: the flags; acc[1]: the sm whose entries are loaded (0: all) */
-  if (!acc[1] || entry_is_sass_for(e, (int)acc[1])) acc[0] |= rd64(e + 40);
+  *(uint64_t *)arg |= rd64(e + 40);
   return 0;
 }
 
@@ -396,16 +394,14 @@ static int or_flags(const unsigned char *e, const unsigned char *payload, size_t
  * loaded_sm resolved it; 0: all), or'ed (those of entries up to the first whose header does not
  * add up: the scan calls that one stateful without decompressing anything). */
 static uint64_t fatbin_compressions(const unsigned char *p, size_t n, int sm) {
-  uint64_t acc[2] = {0, (uint64_t)(sm > 0 ? sm : 0)};
-  fatbin_each(p, n, or_flags, acc);
-  return acc[0];
+  uint64_t all = 0;
+  fatbin_each(p, n, sm, or_flags, &all);
+  return all;
 }
 
 static int costly_entry(const unsigned char *e, const unsigned char *payload, size_t size,
                         void *arg) {
-  (void)payload, (void)size;
-  int sm = *(const int *)arg;
-  if (sm && !entry_is_sass_for(e, sm)) return 0; /* not read */
+  (void)payload, (void)size, (void)arg;
   return rd16(e) != FATBIN_KIND_ELF || (rd64(e + 40) & (FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD));
 }
 
@@ -413,7 +409,7 @@ static int costly_entry(const unsigned char *e, const unsigned char *payload, si
  * uncompressed ELF): microseconds, not worth a thread. */
 static int scan_is_cheap(const unsigned char *p, size_t n, mc_blob_kind kind, int sm) {
   if (kind == MC_BLOB_CUBIN) return 1;
-  return kind == MC_BLOB_FATBIN && fatbin_each(p, n, costly_entry, &sm) == 0;
+  return kind == MC_BLOB_FATBIN && fatbin_each(p, n, sm, costly_entry, NULL) == 0;
 }
 
 int mc_blob_state_wants_sm(const void *data, size_t len, mc_blob_kind kind) {
