@@ -8,15 +8,9 @@
 START=${1:?usage: final_tree.sh START_LABEL}
 set -u
 . benchmarks/neighbour/setup_h100.sh
-B=$R/.gpu/base/libmgpu_cached.so; S=$R/.gpu/start/libmgpu_cached.so
-{ timeout 90 python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -4; echo "== MGPU_CACHED_GRAPH=0";
-  MGPU_CACHED_GRAPH=0 timeout 90 python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -4; } > $O/pytest-gpu.log
-timeout 260 python3 benchmarks/run.py --out /tmp/suite --programs empty,stencil,large,async,async_prealloc \
-  --llvm 19,22 --rounds 3 --reps 3 --scale 0.3 --skip stock-named,preload \
-  --config before-391bd88:LD_PRELOAD=$B --config $START:LD_PRELOAD=$S > /tmp/suite.log 2>&1
-echo "suite rc=$?" >> /tmp/suite.log
-{ grep -E "^\| " /tmp/suite/results.md | head -12; tail -2 /tmp/suite.log; } > $O/suite.md 2>&1
-cp /tmp/suite/results.json $O/suite.json 2>/dev/null
+. benchmarks/runs/tree_checks.sh
+gpu_tests_on_off 90
+readme_suite 260 0.3 "$START"
 mkdir -p /tmp/sb && cp $S /tmp/sb/libmgpu_cached.so
 timeout 70 python3 benchmarks/first_call.py --out /tmp/fc --rounds 6 --n 200 --reps 3 --before /tmp/sb > $O/first_call.log 2>&1
 cat /tmp/fc/*.md > $O/first_call.md 2>/dev/null

@@ -12,15 +12,9 @@
 #   sparse_compare.md benchmarks/runs/h100_sparse_compare.sh: every sparse program, cached / stock
 set -u
 . benchmarks/neighbour/setup_h100.sh
-B=$R/.gpu/base/libmgpu_cached.so; S=$R/.gpu/start/libmgpu_cached.so
-{ timeout 60 python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -6; echo "== MGPU_CACHED_GRAPH=0";
-  MGPU_CACHED_GRAPH=0 timeout 60 python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -6; } > $O/pytest-gpu.log
-timeout 170 python3 benchmarks/run.py --out /tmp/suite --programs empty,stencil,large,async,async_prealloc \
-  --llvm 19,22 --rounds 3 --reps 3 --scale 0.3 --skip stock-named,preload \
-  --config before-391bd88:LD_PRELOAD=$B --config start-2b44c70:LD_PRELOAD=$S > /tmp/suite.log 2>&1
-echo "suite rc=$?" >> /tmp/suite.log
-{ cat /tmp/suite/results.md; tail -3 /tmp/suite.log; } > $O/suite.md 2>&1
-cp /tmp/suite/results.json $O/suite.json 2>/dev/null
+. benchmarks/runs/tree_checks.sh
+gpu_tests_on_off 60
+readme_suite 170 0.3 start-2b44c70
 timeout 100 python3 benchmarks/alloc_bench.py --pairs --rounds 5 --before $S > $O/alloc.txt 2>&1
 echo "rc=$?" >> $O/alloc.txt
 mkdir -p /tmp/sb && cp $S /tmp/sb/libmgpu_cached.so

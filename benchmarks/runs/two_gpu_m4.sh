@@ -10,17 +10,11 @@
 # against stock behaviour. Carry `.gpu`, `.whl`. `sh benchmarks/runs/two_gpu_m4.sh`; logs under $OUT.
 set -u
 . benchmarks/neighbour/setup_h100.sh
-B=$R/.gpu/base/libmgpu_cached.so; S=$R/.gpu/start/libmgpu_cached.so
+. benchmarks/runs/tree_checks.sh
 python3 benchmarks/neighbour/attribution_variants.py csrc /tmp/av > /dev/null || exit 1
 mkdir -p /tmp/av/nq && cc $CP -I/tmp/av/noquery/csrc $(find /tmp/av/noquery/csrc -name "*.c" | sort) -o /tmp/av/nq/libmgpu_cached.so -ldl || exit 1
-{ timeout 70 python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -4; echo "== MGPU_CACHED_GRAPH=0";
-  MGPU_CACHED_GRAPH=0 timeout 70 python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -4; } > $O/pytest-gpu.log
-timeout 200 python3 benchmarks/run.py --out /tmp/suite --programs empty,stencil,large,async,async_prealloc \
-  --llvm 19,22 --rounds 3 --reps 3 --scale 0.25 --skip stock-named,preload \
-  --config before-391bd88:LD_PRELOAD=$B --config start-9d5fc19:LD_PRELOAD=$S > /tmp/suite.log 2>&1
-echo "suite rc=$?" >> /tmp/suite.log
-{ grep -E "^\| " /tmp/suite/results.md | head -12; tail -2 /tmp/suite.log; } > $O/suite.md 2>&1
-cp /tmp/suite/results.json $O/suite.json 2>/dev/null
+gpu_tests_on_off 70
+readme_suite 200 0.25 start-9d5fc19
 timeout 130 python3 benchmarks/run.py --out /tmp/attr --programs async --llvm 19,22 --rounds 5 --reps 3 \
   --scale 0.25 --skip stock,stock-named,preload --config before-391bd88:LD_PRELOAD=$B \
   --config noquery:LD_PRELOAD=/tmp/av/nq/libmgpu_cached.so --config tagged:MGPU_CACHED_STREAM_HANDLES=tagged > /tmp/attr.log 2>&1

@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+# tree_checks.sh - sourced, after benchmarks/neighbour/setup_h100.sh (which sets O and R and builds
+# the compared trees: .gpu/base, the tree before issue 19; .gpu/start, a session's starting tree),
+# by the run scripts that check a final tree (runs H, K4a, L8a, M4): the steps they share.
+#   gpu_tests_on_off LIMIT_S        every GPU test with the graph path on and off, into
+#                                   $O/pytest-gpu.log
+#   readme_suite LIMIT_S SCALE START_LABEL   the README's suite (benchmarks/run.py: empty, stencil,
+#                                   large, async, async_prealloc; LLVM 19 and 22) beside stock, the
+#                                   tree before issue 19 (before-391bd88) and the starting tree
+#                                   (START_LABEL), both preloaded, into $O/suite.md and suite.json
+B=$R/.gpu/base/libmgpu_cached.so
+S=$R/.gpu/start/libmgpu_cached.so
+
+gpu_tests_on_off() {
+  { timeout "$1" python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -6; echo "== MGPU_CACHED_GRAPH=0"
+    MGPU_CACHED_GRAPH=0 timeout "$1" python3 -m pytest -q -rf tests/gpu/ 2>&1 | tail -6; } > $O/pytest-gpu.log
+}
+
+readme_suite() {
+  timeout "$1" python3 benchmarks/run.py --out /tmp/suite --programs empty,stencil,large,async,async_prealloc \
+    --llvm 19,22 --rounds 3 --reps 3 --scale "$2" --skip stock-named,preload \
+    --config before-391bd88:LD_PRELOAD=$B --config "$3":LD_PRELOAD=$S > /tmp/suite.log 2>&1
+  echo "suite rc=$?" >> /tmp/suite.log
+  { cat /tmp/suite/results.md; tail -2 /tmp/suite.log; } > $O/suite.md 2>&1
+  cp /tmp/suite/results.json $O/suite.json 2>/dev/null
+}
