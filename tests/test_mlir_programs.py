@@ -57,8 +57,10 @@ def test_links_and_runs_cached(tmp_path, fake_driver_build, program, llvm):
     # saxpy frees on a stream: the allocator's reclaimer makes its clearing stream
     reclaimer = 1 if program == "saxpy" else 0
     # two driver streams take turns for the per-launch streams: a destroyed one is parked without
-    # a query, and the next synchronisation proves it idle before a create reuses it (pool.h)
-    assert c["cuStreamCreate"] == 2 + held + reclaimer and c["cuStreamDestroy"] == 0
+    # a query, and the next synchronisation proves it idle before a create reuses it (pool.h); with
+    # the reclaimer running, its fence may prove the parked one idle first: then one serves all
+    per_launch = c["cuStreamCreate"] - held - reclaimer
+    assert (per_launch == 2 or (reclaimer and per_launch == 1)) and c["cuStreamDestroy"] == 0
 
 
 @pytest.mark.parametrize("llvm", [19, 22])

@@ -769,20 +769,23 @@ def mlir_steps(exe, fake_driver, fake_sparse, tmp_path, disable, program="matmul
 def test_mlir_2to4_step_makes_no_more_library_calls_than_stock(sparse_steps, fake_driver_build,
                                                              fake_sparse_build, tmp_path):
     """The 2:4 code MLIR 19 generates (benchmarks/mlir/sparse), run four times: from the second
-    execution on, cached mode makes no plan, and no cuSPARSELt call more often than stock; from
-    the third on, no driver stream either (the pool makes its second driver stream in the second:
-    a destroyed stream is reused once a later synchronisation found it idle, streams/pool.c)."""
+    execution on, cached mode makes no plan, and no cuSPARSELt call more often than stock. Driver
+    streams: a step has three streams live at once; the pool makes at most one more, its spare, in
+    some later step (a destroyed stream is reused once a synchronisation or the allocator's fence
+    found it idle, streams/pool.c; the fence runs on the reclaimer thread, so which step makes the
+    spare, if any in four, depends on when its rounds run). Stock makes four per step."""
     cached = mlir_steps(sparse_steps, fake_driver_build, fake_sparse_build, tmp_path, False, steps=4)
     stock = mlir_steps(sparse_steps, fake_driver_build, fake_sparse_build, tmp_path, True, steps=4)
-    assert cached[1]["drv"]["cuStreamCreate"] <= 1
+    assert sum(c["drv"]["cuStreamCreate"] for c in cached[1:]) <= 1
+    assert all(s["drv"]["cuStreamCreate"] == 4 for s in stock)
     for c, s in zip(cached[2:], stock[2:]):
         assert all(c["sp"][k] <= s["sp"][k] for k in c["sp"]), (c["sp"], s["sp"])
         assert sum(c["sp"].values()) == 12 and sum(s["sp"].values()) == 17
         assert not any(c["sp"][k] for k in LT_PLAN_CALLS)
         assert c["sp"]["cusparseLtMatmul"] == 1 and c["sp"]["cusparseLtSpMMACompress"] == 1
         # driver calls only the program's thread makes: no allocation of the library's own (the
-        # flag), no stream made or destroyed (pooled), the check's one synchronisation
-        for call in ("cuMemFree", "cuStreamCreate", "cuStreamDestroy", "cuMemFreeAsync"):
+        # flag), no stream destroyed (pooled; made: the spare above), the check's one synchronisation
+        for call in ("cuMemFree", "cuStreamDestroy", "cuMemFreeAsync"):
             assert c["drv"][call] == 0, call
         assert c["drv"]["cuMemAlloc"] <= 6  # the program's six buffers at most (cache misses)
         assert s["drv"]["cuMemAlloc"] == 7 and s["drv"]["cuMemFree"] == 7
