@@ -13,7 +13,8 @@ alloc/kernel/host read/dealloc per step), µs per step in four configurations. N
 
 --pairs (issue 21 item 3) runs only the synchronous pair, mgpuMemAlloc(bytes, NULL) +
 mgpuMemFree(p, NULL) (MLIR's synchronous gpu.alloc / gpu.dealloc), 256 B to 64 MiB, device and
-host_shared (benchmarks/alloc_pair_bench.c): cached, ZERO=0, stock behaviour and, with --before LIB
+host_shared, untouched and with a memset of the block between the two (benchmarks/alloc_pair_bench.c):
+cached, SYNC_DIRECT_MAX=0 (every size cached), ZERO=0, stock behaviour and, with --before LIB
 (or $ALLOC_BENCH_BEFORE_LIB), a libmgpu_cached.so of an earlier tree, side by side in one process.
 With --step DIR it then runs the suite's MLIR async step (benchmarks/run.py, programs async and
 async_prealloc, the earlier tree preloaded as the runtime "before") into DIR and prints the
@@ -78,7 +79,8 @@ def pair_table(rounds: int, before: str) -> None:
         subprocess.run(["cc", "-std=c11", "-O2", "-o", str(exe),
                         str(ROOT / "benchmarks" / "alloc_pair_bench.c"), "-ldl"], check=True)
         specs = []
-        for name, var in (("cached", ""), ("zero0", ":MGPU_CACHED_ALLOCATOR_ZERO=0"),
+        for name, var in (("cached", ""), ("direct0", ":MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX=0"),
+                          ("zero0", ":MGPU_CACHED_ALLOCATOR_ZERO=0"),
                           ("stock", ":MGPU_CACHED_DISABLE=1")):
             p = t / f"libmgpu_cached_{len(specs)}.so"
             shutil.copyfile(mgpu_cached.library_path(), p)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* alloc_pair_bench.c - the synchronous pair (issue 21 item 3): mgpuMemAlloc(bytes, NULL) +
  * mgpuMemFree(p, NULL), as MLIR's synchronous gpu.alloc / gpu.dealloc lower, device and
- * host_shared, 256 B to 64 MiB, in several copies of the library side by side.
+ * host_shared, 256 B to 64 MiB, in several copies of the library side by side; then the same
+ * pairs "touched": an mgpuMemset32 of the whole block on the NULL stream between the two (a
+ * program uses what it allocates; the memset is the same work in every copy).
  *
  * Usage: alloc_pair_bench ROUNDS NAME=LIB[:VAR=VAL] ...
  *   Each copy is its own instance (its own path), configured before its first use with the one
@@ -27,6 +29,7 @@ typedef struct lib {
   int (*enabled)(void);
   void *(*alloc)(uint64_t, void *, _Bool);
   void (*free)(void *, void *);
+  void (*memset32)(void *, unsigned, size_t, void *);
   uint64_t (*release)(void);
 } lib;
 
@@ -69,6 +72,7 @@ static void open_lib(lib *L, const char *spec) {
   L->enabled = sym(h, "mgpu_cached_enabled");
   L->alloc = sym(h, "mgpuMemAlloc");
   L->free = sym(h, "mgpuMemFree");
+  L->memset32 = sym(h, "mgpuMemset32");
   L->release = sym(h, "mgpu_cached_allocator_release");
   L->enabled(); /* reads the environment now */
   if (var) unsetenv(var);
@@ -80,7 +84,7 @@ static double now_us(void) {
   return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
-static double pairs(lib *L, uint64_t bytes, int host_shared, int iters) {
+static double pairs(lib *L, uint64_t bytes, int host_shared, int touch, int iters) {
   double t0 = now_us();
   for (int i = 0; i < iters; ++i) {
     void *p = L->alloc(bytes, NULL, host_shared);
@@ -88,6 +92,7 @@ static double pairs(lib *L, uint64_t bytes, int host_shared, int iters) {
       fprintf(stderr, "%s: allocation of %llu failed\n", L->name, (unsigned long long)bytes);
       exit(1);
     }
+    if (touch) L->memset32(p, 7u, (size_t)(bytes / 4), NULL);
     L->free(p, NULL);
   }
   return (now_us() - t0) / iters;
@@ -112,7 +117,8 @@ int main(int argc, char **argv) {
     open_lib(&L[i], argv[i + 2]);
     if (stock < 0 && strcmp(L[i].name, "stock") == 0) stock = i;
   }
-  static const uint64_t sizes[] = {256, 4096, 65536, 1 << 20, 16 << 20, 64 << 20};
+  static const uint64_t sizes[] = {256,     4096,    65536,    128 << 10, 256 << 10,
+                                   512 << 10, 1 << 20, 16 << 20, 64 << 20};
   printf("alloc + free(NULL) pair, us (median of %d rounds, copies interleaved)%s\n", rounds,
          stock >= 0 ? "; x = copy / stock" : "");
   printf("%-12s %9s", "kind", "bytes");
@@ -121,25 +127,27 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; ++i)
       if (i != stock) printf(" %9.9s/s", L[i].name);
   printf("\n");
-  for (int hs = 0; hs < 2; ++hs) {
+  for (int kind = 0; kind < 4; ++kind) {
+    int hs = kind & 1, touch = kind >> 1;
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
       uint64_t bytes = sizes[si];
-      int iters = bytes >= (16u << 20) ? 50 : 400;
+      int iters = bytes >= (16u << 20) || (touch && hs) ? 50 : 400;
       double t[MAX_LIBS][MAX_ROUNDS], med[MAX_LIBS];
       for (int i = 0; i < n; ++i) {
         L[i].release();
-        pairs(&L[i], bytes, hs, 5); /* warm-up */
+        pairs(&L[i], bytes, hs, touch, 5); /* warm-up */
       }
       for (int r = 0; r < rounds; ++r)
         for (int k = 0; k < n; ++k) {
           int i = (k + r) % n; /* rotate the order from round to round */
-          t[i][r] = pairs(&L[i], bytes, hs, iters);
+          t[i][r] = pairs(&L[i], bytes, hs, touch, iters);
         }
       for (int i = 0; i < n; ++i) {
         qsort(t[i], (size_t)rounds, sizeof(double), cmp);
         med[i] = rounds % 2 ? t[i][rounds / 2] : (t[i][rounds / 2 - 1] + t[i][rounds / 2]) / 2;
       }
-      printf("%-12s %9llu", hs ? "host_shared" : "device", (unsigned long long)bytes);
+      static const char *const kinds[] = {"device", "host_shared", "dev+touch", "hs+touch"};
+      printf("%-12s %9llu", kinds[kind], (unsigned long long)bytes);
       for (int i = 0; i < n; ++i) printf(" %10.2f", med[i]);
       if (stock >= 0)
         for (int i = 0; i < n; ++i)

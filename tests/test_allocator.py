@@ -36,6 +36,14 @@ def setup_fake(rt):
     return rt
 
 
+@pytest.fixture(autouse=True)
+def every_size_cached(monkeypatch):
+    """These tests follow small blocks through the cache, most of them allocated on the NULL
+    stream, which by default go straight to the driver (MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX;
+    tests/test_allocator_sync.py covers that rule): here every size is cached."""
+    monkeypatch.setenv("MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX", "0")
+
+
 @pytest.fixture
 def art(make_runtime):
     return setup_fake(make_runtime())

@@ -12,7 +12,8 @@ import ctypes
 import pytest
 
 from conftest import blob_buffer, ptx
-from test_allocator import KIB, busy_kernel, device_stuck, foreign_stream, settle, setup_fake, until
+from test_allocator import (KIB, busy_kernel, device_stuck, every_size_cached,  # noqa: F401
+                            foreign_stream, settle, setup_fake, until)
 
 
 def runtime(make_runtime, monkeypatch, pool=False, **env):

@@ -202,7 +202,7 @@ def test_class_gives_no_difference(setup, work, caps, cls):
     s = setup.for_classes((cls,))
     diffs, summary = run(progs, s, work, Checker(DEVICES, FEATURES, (cls,)), minimise_limit=0)
     assert summary["both_finished"] == CLASS_N
-    assert diffs == [], f"{len(diffs)} differences, first ({diffs[0].kind}):\n" + \
+    assert diffs == [], f"{len(diffs)} differences, first ({diffs[0].kind}) {diffs[0].cached!r}:\n" + \
         "\n".join(diffs[0].program)
 
 
@@ -221,5 +221,5 @@ def test_pressure_class_with_a_chunked_driver_pool(tmp_path_factory, work, caps,
     s = one.for_classes(("pressure",))
     diffs, summary = run(progs, s, work, Checker(1, FEATURES, ("pressure",)), minimise_limit=0)
     assert summary["both_finished"] == CLASS_N
-    assert diffs == [], f"{len(diffs)} differences, first ({diffs[0].kind}):\n" + \
+    assert diffs == [], f"{len(diffs)} differences, first ({diffs[0].kind}) {diffs[0].cached!r}:\n" + \
         "\n".join(diffs[0].program)

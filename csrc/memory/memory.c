@@ -9,6 +9,7 @@
 #include "platform/driver.h"
 #include "memory/memref.h"
 #include "streams/pool.h"
+#include "support/stats.h"
 #include "trace/trace.h"
 
 /* Run `expr` (a CUresult expression) in the default device's context. */
@@ -62,7 +63,13 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
   *out = NULL;
   if (bytes == 0) return MC_OK;
   const mc_config_t *cfg = mc_config();
-  if (cfg->allocator) {
+  /* A small device allocation on the NULL stream (MLIR's synchronous gpu.alloc) is stock's: its
+   * free(NULL) waits for the device either way, and the driver's cuMemAlloc + cuMemFree of a small
+   * block costs less than the clearing a reused block needs (issue 21; docs/allocator.md). Its
+   * free finds no block of the allocator's and goes to cuMemFree, as stock. */
+  int direct = !stream && !host_shared && bytes <= cfg->allocator_sync_direct_max;
+  if (cfg->allocator && direct) MC_STAT_INC(alloc_sync_direct);
+  if (cfg->allocator && !direct) {
     /* On the device of the allocation's stream when it is ours (objects stay on their device),
      * else the thread's default device. */
     int device = mc_handle_device(stream), uncleared = 0;

@@ -57,6 +57,8 @@
   X(alloc_hits, "allocations served from the allocator's cache")                             \
   X(alloc_ordered_hits, "hits reused stream-ordered on the freeing stream")                  \
   X(alloc_misses, "allocations that called the driver")                                      \
+  X(alloc_sync_direct, "NULL-stream device allocations up to "                                 \
+    "MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX: the stock cuMemAlloc, never cached")                \
   X(alloc_releases, "cached blocks given back to the driver (cap, out of memory, release)")  \
   X(alloc_oom_retries, "allocations retried after out of memory released the cache")        \
   /* allocator reuse as safe as cuMemFree + cuMemAlloc (trust issue) */                       \

@@ -55,6 +55,23 @@ static void fake_born(const void *p, CUcontext c) {
   }
 }
 
+/* Memory at p was given back (lock held): its address is the C heap's again and may come back as
+ * the program's own host memory, which no reset concerns (a stale record made the difftest's host
+ * buffers "destroyed" once a freed device block's address came back as one). The record stays as a
+ * tombstone (dev -1) so the probe sequences of the others still run through it. */
+static void fake_forget(const void *p) {
+  if (!p) return;
+  size_t h = rs_hash(p);
+  for (size_t i = 0; i < BIRTH_SLOTS; ++i) {
+    size_t k = (h + i) & (BIRTH_SLOTS - 1);
+    if (!g_rs_birth[k].p) return;
+    if (g_rs_birth[k].p == p) {
+      g_rs_birth[k].dev = -1;
+      return;
+    }
+  }
+}
+
 /* The error a call in context c returns: 709 while it is reset and not retained again, its
  * sticky error, or 0 (lock held; NULL: no context, 0). */
 static int fake_ctx_error(CUcontext c) {
@@ -73,6 +90,7 @@ static int fake_obj_error(const void *p) {
     if (!g_rs_birth[k].p) return 0;
     if (g_rs_birth[k].p != p) continue;
     int d = g_rs_birth[k].dev;
+    if (d < 0) return 0; /* given back (fake_forget) */
     if (g_rs_birth[k].gen != g_rs_gen[d]) {
       g_rs_dead_uses++;
       return CONTEXT_IS_DESTROYED;

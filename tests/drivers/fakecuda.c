@@ -195,6 +195,7 @@ static int mem_give(CUdeviceptr p) {
   for (size_t i = 0; i < g_nmem; ++i)
     if (g_mem[i].p == (void *)(uintptr_t)p) {
       if (any_pending()) g_mem_frees_pending++;
+      fake_forget(g_mem[i].p); /* reset: the address is the heap's again */
       free(g_mem[i].p);
       g_mem_used -= g_mem[i].n;
       g_mem[i] = g_mem[--g_nmem];

@@ -1,0 +1,88 @@
+"""Small device allocations on the NULL stream (MLIR's synchronous gpu.alloc / gpu.dealloc) are the
+stock driver calls, never cached (MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX, default 64 KiB; issue 21
+item 3): their free waits for the device either way, and the driver's pair costs less than
+clearing a reused block. Against the recording fake driver, compared with the stock behaviour
+(MGPU_CACHED_DISABLE=1): the same driver calls in the same order; larger blocks, blocks allocated on
+a stream and host_shared blocks are cached as before."""
+
+from __future__ import annotations
+
+import pytest
+
+from test_allocator import KIB, settle
+
+PAIR_CALLS = ("cuMemAlloc", "cuMemFree", "cuMemAllocManaged", "cuCtxSynchronize",
+              "cuMemsetD32Async", "cuMemAllocFromPoolAsync", "cuMemFreeAsync")
+
+
+def pairs(rt, nbytes, n=3, host_shared=False, stream=None):
+    """n alloc + free pairs after a warm-up pair; the driver calls they made, in order."""
+    p = rt.mgpuMemAlloc(nbytes, stream, host_shared)
+    rt.mgpuMemFree(p, stream)
+    rt.fake.fake_reset()
+    got = []
+    for _ in range(n):
+        p = rt.mgpuMemAlloc(nbytes, stream, host_shared)
+        assert p
+        got.append(p)
+        rt.mgpuMemFree(p, stream)
+    return got, [c for c in rt.fake.log() if c in PAIR_CALLS]
+
+
+@pytest.mark.parametrize("nbytes", [256, 4 * KIB, 64 * KIB])
+def test_small_null_stream_pairs_make_the_stock_calls(make_runtime, nbytes):
+    stock = make_runtime(disable=True)
+    _, stock_calls = pairs(stock, nbytes)
+    rt = make_runtime()
+    _, calls = pairs(rt, nbytes)
+    assert stock_calls == ["cuMemAlloc", "cuMemFree"] * 3
+    assert calls == stock_calls
+    st = rt.stats()
+    assert st["alloc_sync_direct"] == 4 and st["alloc_hits"] == 0 and st["alloc_misses"] == 0
+
+
+def test_larger_blocks_stay_cached(make_runtime):
+    """One byte above the limit: the cached pair (a NULL-stream free waits for the device and
+    clears the block; the allocations after the first take cached blocks)."""
+    rt = make_runtime()
+    _, calls = pairs(rt, 64 * KIB + 1)
+    assert "cuMemFree" not in calls and calls.count("cuCtxSynchronize") == 3
+    st = rt.stats()
+    assert st["alloc_sync_direct"] == 0 and st["alloc_hits"] == 3
+
+
+@pytest.mark.parametrize("limit,direct,cached", [("1K", 1024, 1025), ("0", None, 256)])
+def test_the_limit_is_configurable(make_runtime, limit, direct, cached):
+    rt = make_runtime(env={"MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX": limit})
+    if direct is not None:
+        _, calls = pairs(rt, direct)
+        assert calls == ["cuMemAlloc", "cuMemFree"] * 3
+    before = rt.stats()["alloc_sync_direct"]
+    ptrs, calls = pairs(rt, cached)
+    assert "cuMemFree" not in calls and len(set(ptrs)) < 3  # cached blocks take turns
+    assert rt.stats()["alloc_sync_direct"] == before
+
+
+def test_stream_and_host_shared_allocations_stay_cached(make_runtime):
+    rt = make_runtime()
+    s = rt.mgpuStreamCreate()
+    p = rt.mgpuMemAlloc(256, s, False)  # on a stream: the allocating async step's blocks
+    rt.mgpuMemFree(p, s)
+    settle(rt)
+    assert rt.mgpuMemAlloc(256, s, False) == p
+    _, calls = pairs(rt, 256, host_shared=True)  # host_shared, NULL stream
+    assert "cuMemFree" not in calls and "cuMemAllocManaged" not in calls
+    assert rt.stats()["alloc_sync_direct"] == 0
+    rt.mgpuStreamDestroy(s)
+
+
+def test_a_direct_block_freed_on_a_stream_is_the_stock_free(make_runtime):
+    """The allocator never saw the block: its free is stock's cuMemFree, whatever the stream."""
+    rt = make_runtime()
+    s = rt.mgpuStreamCreate()
+    p = rt.mgpuMemAlloc(256, None, False)
+    rt.fake.fake_reset()
+    rt.mgpuMemFree(p, s)
+    assert rt.fake.count("cuMemFree") == 1
+    assert rt.stats()["alloc_bytes_pending"] == 0
+    rt.mgpuStreamDestroy(s)
