@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_allocator import KIB, settle
+from test_allocator import KIB, settle, setup_fake
 
 PAIR_CALLS = ("cuMemAlloc", "cuMemFree", "cuMemAllocManaged", "cuCtxSynchronize",
               "cuMemsetD32Async", "cuMemAllocFromPoolAsync", "cuMemFreeAsync")
@@ -86,3 +86,21 @@ def test_a_direct_block_freed_on_a_stream_is_the_stock_free(make_runtime):
     assert rt.fake.count("cuMemFree") == 1
     assert rt.stats()["alloc_bytes_pending"] == 0
     rt.mgpuStreamDestroy(s)
+
+
+def test_memory_the_cache_keeps_never_makes_a_direct_allocation_fail(make_runtime):
+    """Near the device's capacity a direct allocation that runs out of memory gets the cache given
+    back first and succeeds, as stock's does (stock keeps nothing)."""
+    rt = setup_fake(make_runtime())
+    big = rt.mgpuMemAlloc(900 * KIB, None, False)  # cached: above the limit
+    rt.mgpuMemFree(big, None)
+    kept = rt.fake.fake_memory_used()
+    assert kept >= 900 * KIB and rt.stats()["alloc_bytes_cached"] == kept
+    rt.fake.fake_set_memory_limit(kept + 32 * KIB)
+    rt.fake.fake_reset()
+    p = rt.mgpuMemAlloc(64 * KIB, None, False)
+    assert p and rt.fake.count("cuMemAlloc") == 2  # out of memory, then after the release
+    st = rt.stats()
+    assert st["alloc_oom_retries"] == 1 and st["alloc_bytes_cached"] == 0
+    rt.mgpuMemFree(p, None)
+    assert rt.fake.fake_memory_used() == 0

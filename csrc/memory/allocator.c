@@ -1264,6 +1264,28 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
   return MC_OK;
 }
 
+mc_status mc_alloc_untracked(int device, uint64_t bytes, void **out) {
+  *out = NULL;
+  mc_status st = mc_runtime_init();
+  if (MC_FAILED(st)) return st;
+  if (device < 0 || device >= mc_device_count() || device >= MC_ALLOC_MAX_DEVICES)
+    return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
+  CUdeviceptr p = 0;
+  for (int attempt = 0;; ++attempt) {
+    mc_ctx_scope scope;
+    st = mc_ctx_enter(device, &scope);
+    if (MC_FAILED(st)) return st;
+    CUresult r = mc_cu.cuMemAlloc(&p, bytes);
+    mc_ctx_leave(&scope);
+    if (r == 0) break;
+    if (r != MC_CUDA_ERROR_OUT_OF_MEMORY || attempt) return MC_FAIL("cuMemAlloc", r);
+    MC_STAT_INC(alloc_oom_retries);
+    oom_release(device);
+  }
+  *out = (void *)(uintptr_t)p;
+  return MC_OK;
+}
+
 /* An event recorded on the foreign stream `s` of `device` at a free (relaxed mode), or NULL when
  * that cannot be done (the stream is being captured, or a driver call failed). */
 static CUevent foreign_event(int device, dev_alloc *d, CUstream s) {

@@ -49,6 +49,12 @@
 mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int host_shared,
                        void **out, int *uncleared);
 
+/* A device block the allocator never tracks (a small NULL-stream allocation, memory.c): the stock
+ * cuMemAlloc in `device`'s context; if that runs out of memory, the cache is given back as for a
+ * cached allocation (the library's kept memory must not make an allocation fail that stock's
+ * would not) and the call is made once more. Its free finds no block: cuMemFree, as stock. */
+mc_status mc_alloc_untracked(int device, uint64_t bytes, void **out);
+
 /* Free a pointer. `stream_key` NULL: the NULL stream (waits for the device, as cuMemFree); else
  * the identity of the free's stream (matched by later ordered allocations). `foreign`: the free's
  * stream when the library did not create it (an event is recorded on it at the free: the

@@ -67,9 +67,11 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
    * free(NULL) waits for the device either way, and the driver's cuMemAlloc + cuMemFree of a small
    * block costs less than the clearing a reused block needs (issue 21; docs/allocator.md). Its
    * free finds no block of the allocator's and goes to cuMemFree, as stock. */
-  int direct = !stream && !host_shared && bytes <= cfg->allocator_sync_direct_max;
-  if (cfg->allocator && direct) MC_STAT_INC(alloc_sync_direct);
-  if (cfg->allocator && !direct) {
+  if (cfg->allocator && !stream && !host_shared && bytes <= cfg->allocator_sync_direct_max) {
+    MC_STAT_INC(alloc_sync_direct);
+    return mc_alloc_untracked(mc_thread_device(), bytes, out);
+  }
+  if (cfg->allocator) {
     /* On the device of the allocation's stream when it is ours (objects stay on their device),
      * else the thread's default device. */
     int device = mc_handle_device(stream), uncleared = 0;
