@@ -2,8 +2,9 @@
 /* alloc_pair_bench.c - the synchronous pair (issue 21 item 3): mgpuMemAlloc(bytes, NULL) +
  * mgpuMemFree(p, NULL), as MLIR's synchronous gpu.alloc / gpu.dealloc lower, device and
  * host_shared, 256 B to 64 MiB, in several copies of the library side by side; then the same
- * pairs "touched": an mgpuMemset32 of the whole block on the NULL stream between the two (a
- * program uses what it allocates; the memset is the same work in every copy).
+ * pairs "touched": an mgpuMemset32 of the whole block between the two, on a stream of the copy's
+ * own (made once; the stock wrapper has no context for the NULL stream there), which the
+ * free(NULL) waits for (a program uses what it allocates; the memset is the same in every copy).
  *
  * Usage: alloc_pair_bench ROUNDS NAME=LIB[:VAR=VAL] ...
  *   Each copy is its own instance (its own path), configured before its first use with the one
@@ -30,6 +31,7 @@ typedef struct lib {
   void *(*alloc)(uint64_t, void *, _Bool);
   void (*free)(void *, void *);
   void (*memset32)(void *, unsigned, size_t, void *);
+  void *stream; /* the touched pairs' memsets go on it (mgpuStreamCreate) */
   uint64_t (*release)(void);
 } lib;
 
@@ -75,6 +77,7 @@ static void open_lib(lib *L, const char *spec) {
   L->memset32 = sym(h, "mgpuMemset32");
   L->release = sym(h, "mgpu_cached_allocator_release");
   L->enabled(); /* reads the environment now */
+  L->stream = ((void *(*)(void))sym(h, "mgpuStreamCreate"))();
   if (var) unsetenv(var);
 }
 
@@ -92,7 +95,7 @@ static double pairs(lib *L, uint64_t bytes, int host_shared, int touch, int iter
       fprintf(stderr, "%s: allocation of %llu failed\n", L->name, (unsigned long long)bytes);
       exit(1);
     }
-    if (touch) L->memset32(p, 7u, (size_t)(bytes / 4), NULL);
+    if (touch) L->memset32(p, 7u, (size_t)(bytes / 4), L->stream);
     L->free(p, NULL);
   }
   return (now_us() - t0) / iters;

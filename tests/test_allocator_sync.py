@@ -12,7 +12,9 @@ import pytest
 from test_allocator import KIB, settle, setup_fake
 
 PAIR_CALLS = ("cuMemAlloc", "cuMemFree", "cuMemAllocManaged", "cuCtxSynchronize",
-              "cuMemsetD32Async", "cuMemAllocFromPoolAsync", "cuMemFreeAsync")
+              "cuMemsetD32Async", "cuMemAllocFromPoolAsync", "cuMemFreeAsync",
+              "cuCtxPushCurrent", "cuCtxPopCurrent")
+STOCK_PAIR = ["cuCtxPushCurrent", "cuMemAlloc", "cuCtxPopCurrent", "cuMemFree"]
 
 
 def pairs(rt, nbytes, n=3, host_shared=False, stream=None):
@@ -35,7 +37,7 @@ def test_small_null_stream_pairs_make_the_stock_calls(make_runtime, nbytes):
     _, stock_calls = pairs(stock, nbytes)
     rt = make_runtime()
     _, calls = pairs(rt, nbytes)
-    assert stock_calls == ["cuMemAlloc", "cuMemFree"] * 3
+    assert stock_calls == STOCK_PAIR * 3  # the free enters no context: its pointer names one
     assert calls == stock_calls
     st = rt.stats()
     assert st["alloc_sync_direct"] == 4 and st["alloc_hits"] == 0 and st["alloc_misses"] == 0
@@ -47,6 +49,7 @@ def test_larger_blocks_stay_cached(make_runtime):
     rt = make_runtime()
     _, calls = pairs(rt, 64 * KIB + 1)
     assert "cuMemFree" not in calls and calls.count("cuCtxSynchronize") == 3
+    assert calls.count("cuMemsetD32Async") == 3  # the clearing of each freed block
     st = rt.stats()
     assert st["alloc_sync_direct"] == 0 and st["alloc_hits"] == 3
 
@@ -56,7 +59,7 @@ def test_the_limit_is_configurable(make_runtime, limit, direct, cached):
     rt = make_runtime(env={"MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX": limit})
     if direct is not None:
         _, calls = pairs(rt, direct)
-        assert calls == ["cuMemAlloc", "cuMemFree"] * 3
+        assert calls == STOCK_PAIR * 3
     before = rt.stats()["alloc_sync_direct"]
     ptrs, calls = pairs(rt, cached)
     assert "cuMemFree" not in calls and len(set(ptrs)) < 3  # cached blocks take turns

@@ -1351,7 +1351,10 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   mc_block *b = ptr ? table_find(p) : NULL;
   if (!b) {
     pthread_mutex_unlock(&g_alloc.lock);
-    return driver_free(mc_thread_device(), p); /* not ours: as stock */
+    /* Not ours (another library's pointer, a small NULL-stream block: mc_alloc_untracked): the
+     * stock wrapper's call, which enters no context (the pointer names its own). */
+    CUresult r = mc_cu.cuMemFree(p);
+    return r ? MC_FAIL("cuMemFree", r) : MC_OK;
   }
   if (b->state != B_LIVE) {
     pthread_mutex_unlock(&g_alloc.lock);
