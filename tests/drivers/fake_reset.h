@@ -75,7 +75,10 @@ static void fake_forget(const void *p) {
 /* The error a call in context c returns: 709 while it is reset and not retained again, its
  * sticky error, or 0 (lock held; NULL: no context, 0). */
 static int fake_ctx_error(CUcontext c) {
-  if (!c || c->device < 0 || c->device >= MAXDEV) return 0;
+  /* a context the fake did not make (tests set 0x1234 as "some other context of the caller's"):
+   * none of its resets is modelled, and it is never dereferenced */
+  if (c < &g_ctx[0] || c >= &g_ctx[MAXDEV]) return 0;
+  if (c->device < 0 || c->device >= MAXDEV) return 0;
   if (g_rs_dead[c->device]) return CONTEXT_IS_DESTROYED;
   return g_rs_sticky[c->device];
 }
