@@ -264,3 +264,30 @@ def test_exit_while_the_reclaimer_waits_for_a_kernel(gpu, tmp_path):
     assert p.returncode == 0 and p.stdout.split() == ["exiting"], (p.returncode, p.stdout,
                                                                    p.stderr[-2000:])
     assert "alloc_reclaims" in p.stderr  # the statistics were printed at exit
+
+
+def test_small_null_stream_blocks_are_the_stock_pair(make_gpu_runtime, gpu):
+    """Device blocks of at most 64 KiB allocated on the NULL stream are the stock cuMemAlloc /
+    cuMemFree (MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX) and results computed in them are right; one
+    byte more and the block is cached."""
+    rt = make_gpu_runtime()
+    k = Kernels(rt)
+    s = rt.mgpuStreamCreate()
+    n = 16 * 1024  # 64 KiB of floats
+    for i in range(4):
+        x, y = rt.mgpuMemAlloc(n * 4, None, False), rt.mgpuMemAlloc(n * 4, None, False)
+        rt.mgpuMemset32(x, 0x3F800000, n, s)  # 1.0f
+        rt.mgpuMemset32(y, 0, n, s)
+        k.axpy(float(i), x, y, n, s)
+        np.testing.assert_array_equal(copy_out(rt, y, n, s), np.full(n, i, dtype=np.float32))
+        rt.mgpuMemFree(x, None)
+        rt.mgpuMemFree(y, None)
+    assert rt.count("cuMemAlloc") == 8 and rt.count("cuMemFree") == 8
+    st = rt.info.stats()
+    assert st["alloc_sync_direct"] == 8 and st["alloc_hits"] == 0 and st["alloc_misses"] == 0
+    for _ in range(3):
+        rt.mgpuMemFree(rt.mgpuMemAlloc(n * 4 + 1, None, False), None)
+    st = rt.info.stats()
+    # cached: no cuMemFree; two blocks at most take turns while one's clearing runs (allocator.md)
+    assert rt.count("cuMemFree") == 8 and allocs(rt) - 8 in (1, 2)
+    assert st["alloc_sync_direct"] == 8 and st["alloc_hits"] + st["alloc_misses"] == 3
