@@ -127,19 +127,46 @@ def test_headroom_gives_the_cache_back_before_the_device_fills(make_runtime, mon
     assert rt.stats()["alloc_bytes_cached"] == 4 * KIB
 
 
+def test_a_reclaimer_round_beside_a_near_capacity_free_never_makes_it_cached(make_runtime,
+                                                                             monkeypatch):
+    """The free's headroom check counts its own block; a reclaimer round that checks at the same
+    moment does not, and finding room it clears the device's lean mark. The free acts on its own
+    verdict: near capacity it is the stock free whatever the round wrote meanwhile (before, a free
+    read the mark after its check and sometimes cached the block: the flake audit's
+    interleaving). The fake's calls sleep at random (FAKECUDA_JITTER_US), so the round runs beside
+    the free in many of the repetitions; the earlier code failed within 150 of them in 3 of 3 runs."""
+    monkeypatch.setenv("FAKECUDA_JITTER_US", "300")
+    monkeypatch.setenv("FAKECUDA_JITTER_ALL", "1")
+    for _ in range(150):
+        rt = runtime(make_runtime, monkeypatch)
+        rt.fake.fake_set_memory_limit(1 << 20)
+        s, s2 = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
+        small = rt.mgpuMemAlloc(100 * KIB, s2, False)
+        rt.mgpuMemFree(small, s2)  # pending: a reclaimer round starts
+        a = rt.mgpuMemAlloc(600 * KIB, s, False)
+        lean_before = rt.stats()["alloc_lean_frees"]
+        rt.fake.fake_reset()
+        rt.mgpuMemFree(a, s)
+        assert rt.fake.count("cuCtxSynchronize") == 1  # the stock free's wait, in the caller
+        assert rt.stats()["alloc_lean_frees"] == lean_before + 1
+
+
 @pytest.mark.parametrize("pool", [False, True], ids=["cuMemAlloc", "pool"])
 def test_near_capacity_a_stream_free_is_the_stock_free(make_runtime, monkeypatch, pool):
     """G9 for stream frees (the difftest's tight pressure class): below the headroom a free on a
     stream waits for the device in the caller, where the stock cuMemFree waits (one
     cuCtxSynchronize, no other wait), and the block goes back at once with the blocks freed on
-    streams before it, so another CUDA user allocating right after finds the memory. Before: the
-    block stayed pending until a reclaimer round proved it idle, and the other user's cuMemAlloc
-    failed when it came first."""
+    streams before it (here: made ready by a reclaimer round first, so no round runs beside the
+    free: a round clearing `small` at that moment holds it until it ends), so another CUDA user
+    allocating right after finds the memory. Before: the block stayed pending until a reclaimer
+    round proved it idle, and the other user's cuMemAlloc failed when it came first."""
     rt = runtime(make_runtime, monkeypatch, pool=pool)
     rt.fake.fake_set_memory_limit(1 << 20)
     s, s2 = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
     small = rt.mgpuMemAlloc(100 * KIB, s2, False)
     rt.mgpuMemFree(small, s2)  # far from the line: pending (the reclaimer's)
+    settle(rt)
+    until(lambda: rt.stats()["alloc_bytes_cached"] > 0, "the reclaimer's round")
     a = rt.mgpuMemAlloc(600 * KIB, s, False)
     rt.fake.fake_reset()
     rt.mgpuMemFree(a, s)

@@ -185,7 +185,10 @@ def test_the_allocators_fence_proves_given_back_streams_idle(rt):
     assert rt.fake.count("cuStreamQuery") == 0
     c = calls(rt, lambda: rt.mgpuStreamSynchronize(None))
     assert c.get("cuStreamQuery", 0) == 0  # nothing left for the program's thread to poll
-    assert calls(rt, lambda: rt.mgpuStreamCreate()) == {"cuCtxGetId": 1}  # no driver stream made
+    # no driver stream made, no query (the reclaimer's round may still be clearing the block and
+    # checking the headroom meanwhile: its calls are not the create's)
+    c = calls(rt, lambda: rt.mgpuStreamCreate())
+    assert c.get("cuStreamCreate", 0) == 0 and c.get("cuStreamQuery", 0) == 0
     assert rt.stats()["driver_stream_creates"] == 2  # s came back
 
 

@@ -722,15 +722,19 @@ static int headroom_due(dev_alloc *d, uint64_t extra) {
 /* Check the headroom of `device` (its context current, no lock held): when the device's free
  * memory minus what the cache holds (and `extra` bytes about to join it) is below the reserve, make the device lean and detach its
  * ready blocks onto *victims (pool blocks only unless `all`: others need a device-wide wait) and
- * ask the reclaimer for a release when blocks are left (its start, if needed, via *start). */
-static void headroom_check(dev_alloc *d, int all, uint64_t extra, mc_block **victims, int *poke) {
+ * ask the reclaimer for a release when blocks are left (its start, if needed, via *start).
+ * Returns this check's verdict (1: lean; 0 also when the driver did not answer), which a caller
+ * acts on even if another thread's check has changed d->lean since: a free's check counts its
+ * block (`extra`), the reclaimer's does not, so a round finishing in between must not turn a
+ * near-capacity free into a cached one (the flake audit's interleaving). */
+static int headroom_check(dev_alloc *d, int all, uint64_t extra, mc_block **victims, int *poke) {
   size_t freeb = 0, total = 0;
   mc_relaxed rx;
   mc_relaxed_enter(&rx);
   CUresult r = mc_cu.cuMemGetInfo(&freeb, &total);
   mc_relaxed_leave(&rx);
   MC_STAT_INC(alloc_headroom_checks);
-  if (r != 0) return;
+  if (r != 0) return 0;
   uint64_t reserve = (uint64_t)total / 100 * mc_config()->allocator_headroom;
   pthread_mutex_lock(&g_alloc.lock);
   uint64_t held = d->cached_bytes + d->unready_bytes + extra;
@@ -759,6 +763,7 @@ static void headroom_check(dev_alloc *d, int all, uint64_t extra, mc_block **vic
     }
   }
   pthread_mutex_unlock(&g_alloc.lock);
+  return lean;
 }
 
 /* ---- the reclaimer ---- */
@@ -1147,7 +1152,7 @@ mc_status mc_alloc_release_all(uint64_t *released) {
 /* A headroom check now (no lock held; `extra`: bytes about to join the cache): a lean device's
  * ready pool blocks go back at once (no wait), and the reclaimer is asked to give back the rest
  * (non-pool ready blocks, pending ones as it proves them idle). Returns whether the device is
- * lean now. */
+ * lean: by this check (which counted `extra`), or by a check another thread made since. */
 static int headroom_now(int device, dev_alloc *d, uint64_t extra) {
   mc_block *victims = NULL;
   int poke = 0;
@@ -1158,11 +1163,11 @@ static int headroom_now(int device, dev_alloc *d, uint64_t extra) {
     pthread_mutex_unlock(&g_alloc.lock);
     return lean;
   }
-  headroom_check(d, 0, extra, &victims, &poke);
+  int lean = headroom_check(d, 0, extra, &victims, &poke);
   if (victims) release_list(victims); /* pool blocks: no wait */
   mc_ctx_leave(&scope);
   pthread_mutex_lock(&g_alloc.lock);
-  int lean = d->lean;
+  if (d->lean) lean = 1; /* or another thread's check since found the device lean */
   int start = (poke || d->pend_head) && lean ? poke_reclaimer(d) : 0;
   pthread_mutex_unlock(&g_alloc.lock);
   if (start) start_reclaimer(device);

@@ -14,7 +14,11 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -67,7 +71,26 @@ static int enter_call(int idx) {
   return 0;
 }
 
+/* Scheduling jitter (tests of interleavings with the library's own threads): with
+ * FAKECUDA_JITTER_US=N every call made on a thread other than the process's main thread first
+ * sleeps a random 0..N-1 microseconds, as a preemption of that thread legally could (with
+ * FAKECUDA_JITTER_ALL=1 the main thread's calls too). Read once; off by default. */
+static void fake_jitter(void) {
+  static int us = -1, all = -1; /* benign race: every thread computes the same values */
+  if (us < 0) {
+    const char *v = getenv("FAKECUDA_JITTER_US"), *a = getenv("FAKECUDA_JITTER_ALL");
+    all = a && *a == '1';
+    us = v ? atoi(v) : 0;
+  }
+  if (us <= 0 || (!all && syscall(SYS_gettid) == getpid())) return;
+  static __thread unsigned seed;
+  if (!seed) seed = (unsigned)syscall(SYS_gettid) * 2654435761u ^ (unsigned)time(NULL);
+  struct timespec t = {0, (long)(rand_r(&seed) % (unsigned)us) * 1000L};
+  nanosleep(&t, NULL);
+}
+
 #define BEGIN(name)                                                                               \
+  fake_jitter();                                                                                  \
   pthread_mutex_lock(&g_lock);                                                                    \
   int injected_ = enter_call(IDX_##name);                                                         \
   if (injected_) {                                                                                \
