@@ -7,8 +7,11 @@ a stream and host_shared blocks are cached as before."""
 
 from __future__ import annotations
 
+import ctypes
+
 import pytest
 
+from conftest import ptx
 from test_allocator import KIB, settle, setup_fake
 
 PAIR_CALLS = ("cuMemAlloc", "cuMemFree", "cuMemAllocManaged", "cuCtxSynchronize",
@@ -107,3 +110,39 @@ def test_memory_the_cache_keeps_never_makes_a_direct_allocation_fail(make_runtim
     assert st["alloc_oom_retries"] == 1 and st["alloc_bytes_cached"] == 0
     rt.mgpuMemFree(p, None)
     assert rt.fake.fake_memory_used() == 0
+
+
+def test_a_sticky_error_of_a_direct_free_is_blamed_on_the_threads_device(make_runtime, capfd):
+    """The direct free enters no context (as stock's); a sticky error it reports marks the
+    thread's device broken (where the block was made), not the device this thread last entered
+    for another call: that one keeps working. (Stock's own two-device behaviour differs anyway:
+    its context is the one of the device first used, frozen.)"""
+    rt = make_runtime(devices=2)
+    blob = ctypes.create_string_buffer(ptx("k"))
+    rt.mgpuSetDefaultDevice(1)
+    s1 = rt.mgpuStreamCreate()
+    m1 = rt.mgpuModuleLoad(blob, len(blob))
+    q = rt.mgpuMemAlloc(1 << 20, s1, False)
+    rt.mgpuSetDefaultDevice(0)
+    m0 = rt.mgpuModuleLoad(blob, len(blob))
+    p = rt.mgpuMemAlloc(256, None, False)  # direct, on device 0
+    rt.mgpuMemset32(q, 0, 16, s1)  # the last context entered: device 1's
+    rt.fake.fake_set_sticky(0, 710)  # a device-side assert on device 0
+    rt.mgpuMemFree(p, None)
+    assert "'cuMemFree' failed with 'CUDA_ERROR_ASSERT'" in capfd.readouterr().err
+    rt.mgpuSetDefaultDevice(1)
+    assert rt.mgpuModuleGetFunction(m1, b"k")  # device 1 is fine
+    rt.mgpuSetDefaultDevice(0)
+    assert not rt.mgpuModuleGetFunction(m0, b"k")  # device 0 reports, as stock's call does
+    assert "'cuModuleGetFunction' failed with 'CUDA_ERROR_ASSERT'" in capfd.readouterr().err
+
+
+def test_out_of_memory_with_nothing_cached_is_stocks_single_call(make_runtime, capfd):
+    rt = setup_fake(make_runtime())
+    rt.fake.fake_set_memory_limit(16 * KIB)
+    rt.fake.fake_reset()
+    assert not rt.mgpuMemAlloc(64 * KIB, None, False)
+    assert rt.fake.count("cuMemAlloc") == 1  # nothing given back: no second call
+    assert "'cuMemAlloc' failed with 'CUDA_ERROR_OUT_OF_MEMORY'" in capfd.readouterr().err
+    st = rt.stats()
+    assert st["alloc_oom_retries"] == 0 and st["alloc_sync_direct"] == 0

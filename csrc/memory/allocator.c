@@ -1053,14 +1053,15 @@ static void round_here(int device, dev_alloc *d) {
 /* Out of memory on `device`: give the pool blocks back here (no wait for the program's work);
  * when other ready blocks or pending ones remain, have the reclaimer give them back, waiting for it
  * at most MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS (cuMemFree and the fence wait for work that may wait
- * for this very thread). */
-static void oom_release(int device) {
+ * for this very thread). Returns 0 when the cache held nothing of the device (nothing to retry
+ * for). */
+static int oom_release(int device) {
   mc_block *victims = NULL;
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = dev_of(device);
   if (!d || (!d->lru_head && !d->unready_bytes)) {
     pthread_mutex_unlock(&g_alloc.lock);
-    return;
+    return 0;
   }
   detach_zeroing(d, 0, &victims);
   for (mc_block *b = d->lru_head, *next; b; b = next) {
@@ -1076,13 +1077,13 @@ static void oom_release(int device) {
   pthread_mutex_unlock(&g_alloc.lock);
   if (victims) {
     release_list(victims);
-    if (!more) return;
+    if (!more) return 1;
   }
   pthread_mutex_lock(&g_alloc.lock);
   uint64_t target = ++d->release_req;
   int start = poke_reclaimer(d);
   pthread_mutex_unlock(&g_alloc.lock);
-  if (start && start_reclaimer(device) != 0) return;
+  if (start && start_reclaimer(device) != 0) return victims != NULL;
   struct timespec deadline;
   clock_gettime(CLOCK_MONOTONIC, &deadline);
   uint64_t ms = mc_config()->allocator_oom_wait_ms;
@@ -1100,6 +1101,7 @@ static void oom_release(int device) {
     }
   }
   pthread_mutex_unlock(&g_alloc.lock);
+  return 1;
 }
 
 /* 1 when every memset enqueued on `device`'s clearing stream so far has completed: one
@@ -1283,9 +1285,10 @@ mc_status mc_alloc_untracked(int device, uint64_t bytes, void **out) {
     CUresult r = mc_cu.cuMemAlloc(&p, bytes);
     mc_ctx_leave(&scope);
     if (r == 0) break;
-    if (r != MC_CUDA_ERROR_OUT_OF_MEMORY || attempt) return MC_FAIL("cuMemAlloc", r);
+    /* stock's result, unless memory the cache held was given back: then once more */
+    if (r != MC_CUDA_ERROR_OUT_OF_MEMORY || attempt || !oom_release(device))
+      return MC_FAIL("cuMemAlloc", r);
     MC_STAT_INC(alloc_oom_retries);
-    oom_release(device);
   }
   *out = (void *)(uintptr_t)p;
   return MC_OK;
@@ -1359,7 +1362,9 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
     /* Not ours (another library's pointer, a small NULL-stream block: mc_alloc_untracked): the
      * stock wrapper's call, which enters no context (the pointer names its own). */
     CUresult r = mc_cu.cuMemFree(p);
-    return r ? MC_FAIL("cuMemFree", r) : MC_OK;
+    if (r == 0) return MC_OK;
+    mc_ctx_note_device(mc_thread_device()); /* what the error is about, as before (faults) */
+    return MC_FAIL("cuMemFree", r);
   }
   if (b->state != B_LIVE) {
     pthread_mutex_unlock(&g_alloc.lock);

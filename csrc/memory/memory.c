@@ -68,8 +68,9 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
    * block costs less than the clearing a reused block needs (issue 21; docs/allocator.md). Its
    * free finds no block of the allocator's and goes to cuMemFree, as stock. */
   if (cfg->allocator && !stream && !host_shared && bytes <= cfg->allocator_sync_direct_max) {
-    MC_STAT_INC(alloc_sync_direct);
-    return mc_alloc_untracked(mc_thread_device(), bytes, out);
+    mc_status st = mc_alloc_untracked(mc_thread_device(), bytes, out);
+    if (!MC_FAILED(st)) MC_STAT_INC(alloc_sync_direct);
+    return st;
   }
   if (cfg->allocator) {
     /* On the device of the allocation's stream when it is ours (objects stay on their device),

@@ -342,6 +342,8 @@ static int sticky(int r) {
   }
 }
 
+void mc_ctx_note_device(int device) { tl_last_device = device; }
+
 void mc_ctx_note_result(int result) {
   if (mc_backend() != MC_BACKEND_CUDA) return;
   if (result == 709) { /* CUDA_ERROR_CONTEXT_IS_DESTROYED: which context, cuCtxGetId tells */

@@ -90,6 +90,11 @@ void mc_ctx_on_reset(void (*fn)(int device));
 /* A driver result the ABI edge reports (cheap unless it is a context fault). */
 void mc_ctx_note_result(int result);
 
+/* The device a driver call about to be reported concerns, when the call entered no context of
+ * the library's (a context-less cuMemFree, as stock's): a sticky error it reports marks that
+ * device broken, not the one this thread entered last. */
+void mc_ctx_note_device(int device);
+
 /* Nonzero while some device is suspect or broken (one relaxed load). */
 int mc_ctx_trouble(void);
 
