@@ -20,6 +20,11 @@
  *              stream (cuGraphLaunch): the bound of the library's graph path under threads
  *   mgpu-current / mgpu-load-current   the mgpu modes in threads that made the primary context
  *              current first (cuCtxSetCurrent): the library then pushes no context per launch
+ *   driver-nocontext / driver-graph-nocontext   a probe: cuLaunchKernel / cuGraphLaunch on the
+ *              thread's stream with NO context current and none pushed (the stream names its
+ *              context); whether the driver accepts that (else "failed: <code>" and exit 1) and
+ *              what it costs tell whether a launch path without the per-launch push / pop could
+ *              exist (issue 21, threads)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -73,7 +78,8 @@ static double now(void) {
 static void *worker(void *arg) {
   (void)arg;
   void *s = NULL, *exec = NULL;
-  int scoped = !strcmp(g_mode, "driver-scoped"), graph = !strcmp(g_mode, "driver-graph");
+  int scoped = !strcmp(g_mode, "driver-scoped"), graph = !strncmp(g_mode, "driver-graph", 12);
+  int bare = strstr(g_mode, "-nocontext") != NULL; /* no context current while launching */
   int driver = !strncmp(g_mode, "driver", 6), load = !strncmp(g_mode, "mgpu-load", 9);
   int current = strstr(g_mode, "-current") != NULL;
   if (driver) {
@@ -86,7 +92,7 @@ static void *worker(void *arg) {
       CK(cuGraphAddKernelNode_(&node, g, NULL, (size_t)0, &p));
       CK(cuGraphInstantiate_(&exec, g, (unsigned long long)0));
     }
-    if (scoped) CK(cuCtxSetCurrent_(NULL)); /* as a thread that never made one current */
+    if (scoped || bare) CK(cuCtxSetCurrent_(NULL)); /* as a thread that never made one current */
   } else {
     if (current) CK(cuCtxSetCurrent_(g_ctx));
     s = mgpuStreamCreate();
@@ -112,7 +118,7 @@ static void *worker(void *arg) {
     }
   }
   if (driver) {
-    if (scoped) CK(cuCtxSetCurrent_(g_ctx));
+    if (scoped || bare) CK(cuCtxSetCurrent_(g_ctx));
     CK(cuStreamSynchronize_(s));
     CK(cuStreamDestroy_(s));
   } else {
@@ -124,7 +130,8 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: %s driver[-scoped|-graph]|mgpu[-load][-current] BLOB LAUNCHES "
+    fprintf(stderr, "usage: %s driver[-scoped|-graph|-nocontext|-graph-nocontext]|"
+            "mgpu[-load][-current] BLOB LAUNCHES "
             "THREADS...\n", argv[0]);
     return 2;
   }
