@@ -550,11 +550,15 @@ static mc_status driver_alloc(int device, int managed, int cached, uint64_t byte
    * block (H100: a 4 KiB block failed with 16 MiB free), memory stock's cuMemAlloc leaves to
    * others; and lean frees wait for the device anyway. A pool allocation that runs out falls
    * back to cuMemAlloc for the same reason. */
-  pthread_mutex_lock(&g_alloc.lock);
-  dev_alloc *d = dev_of(device);
-  int lean = d && d->lean;
-  pthread_mutex_unlock(&g_alloc.lock);
-  CUmemoryPool pool = (!managed && cached && d && !lean) ? device_pool(device, d) : NULL;
+  dev_alloc *d = NULL;
+  int lean = 0;
+  if (!managed && cached) { /* only a cached-size device block may come from the pool */
+    pthread_mutex_lock(&g_alloc.lock);
+    d = dev_of(device);
+    lean = d && d->lean;
+    pthread_mutex_unlock(&g_alloc.lock);
+  }
+  CUmemoryPool pool = (d && !lean) ? device_pool(device, d) : NULL;
   if (pool) {
     CUstream zs = zero_stream(d);
     pthread_mutex_lock(&g_alloc.lock);
@@ -1187,14 +1191,21 @@ static void pre_alloc_headroom(int device, uint64_t bytes) {
   if (check) headroom_now(device, d, bytes);
 }
 
-mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int host_shared,
-                       void **out, int *uncleared) {
-  *out = NULL;
-  *uncleared = 0;
+/* The driver is initialised and `device` is one the allocator serves. */
+static mc_status alloc_device_ok(int device) {
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
   if (device < 0 || device >= mc_device_count() || device >= MC_ALLOC_MAX_DEVICES)
     return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
+  return MC_OK;
+}
+
+mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int host_shared,
+                       void **out, int *uncleared) {
+  *out = NULL;
+  *uncleared = 0;
+  mc_status st = alloc_device_ok(device);
+  if (MC_FAILED(st)) return st;
   const mc_config_t *cfg = mc_config();
   uint64_t cap = cfg->allocator_cache_bytes;
   uint64_t size = 0;
@@ -1273,23 +1284,17 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
 
 mc_status mc_alloc_untracked(int device, uint64_t bytes, void **out) {
   *out = NULL;
-  mc_status st = mc_runtime_init();
+  mc_status st = alloc_device_ok(device);
   if (MC_FAILED(st)) return st;
-  if (device < 0 || device >= mc_device_count() || device >= MC_ALLOC_MAX_DEVICES)
-    return MC_FAIL("cuDeviceGet", MC_E_BAD_DEVICE);
   CUdeviceptr p = 0;
-  for (int attempt = 0;; ++attempt) {
-    mc_ctx_scope scope;
-    st = mc_ctx_enter(device, &scope);
-    if (MC_FAILED(st)) return st;
-    CUresult r = mc_cu.cuMemAlloc(&p, bytes);
-    mc_ctx_leave(&scope);
-    if (r == 0) break;
-    /* stock's result, unless memory the cache held was given back: then once more */
-    if (r != MC_CUDA_ERROR_OUT_OF_MEMORY || attempt || !oom_release(device))
-      return MC_FAIL("cuMemAlloc", r);
+  int pooled = 0;
+  st = driver_alloc(device, 0, 0, bytes, &p, &pooled); /* not cached: cuMemAlloc, no lock */
+  /* stock's result, unless memory the cache held was given back: then once more */
+  if (st.result == MC_CUDA_ERROR_OUT_OF_MEMORY && oom_release(device)) {
     MC_STAT_INC(alloc_oom_retries);
+    st = driver_alloc(device, 0, 0, bytes, &p, &pooled);
   }
+  if (MC_FAILED(st)) return st;
   *out = (void *)(uintptr_t)p;
   return MC_OK;
 }
