@@ -324,15 +324,17 @@ static void give_back_locked(mc_obj_kind kind, int device, void *obj, int known_
   drain_hint_locked(p);
 }
 
-static void count_park_locked(void *obj); /* driver handles: its drv_obj's parks + 1 (below) */
+struct drv_obj; /* driver handles' records (below) */
+/* driver handles: the parks + 1 of obj's drv_obj, `r` when the caller holds it, else found (below) */
+static void count_park_locked(struct drv_obj *r, void *obj);
 
 /* Driver handles: give a driver object back to the draining list without asking the driver (no
  * driver call). It is reused only once a later poll finds it complete: a synchronisation's
  * (d_sync_poll), or a take's, or a fence that covers it (mc_pool_parked_idle). */
-static void park_locked(mc_obj_kind kind, int device, void *obj) {
+static void park_locked(mc_obj_kind kind, int device, void *obj, struct drv_obj *r) {
   if (!obj || device < 0 || device >= MC_MAX_DEVICES) return;
   dev_pool *p = &g_pool.devs[device];
-  count_park_locked(obj);
+  count_park_locked(r, obj);
   if (list_push(&p->draining[kind - 1], obj) == 0) stat_pooled(kind, 1);
   drain_hint_locked(p);
 }
@@ -961,9 +963,9 @@ struct drv_obj {
                      made outside the lock to the park it covers: mc_pool_parked_idle) */
 };
 
-static void count_park_locked(void *obj) {
+static void count_park_locked(drv_obj *r, void *obj) {
   if (!direct_mode()) return;
-  drv_obj *r = d_find(obj);
+  if (!r) r = d_find(obj);
   if (r) r->parks++;
 }
 
@@ -1056,7 +1058,7 @@ static mc_status d_destroy(mc_obj_kind want, void *h, const char *call) {
    * directly since the library last saw it (a direct handle), so it is reused only once a later
    * poll (d_sync_poll, or a take's) finds its work complete. */
   pthread_mutex_lock(&g_pool.lock);
-  park_locked(want, r->device, h);
+  park_locked(want, r->device, h, r); /* r in hand: no second lookup */
   pthread_mutex_unlock(&g_pool.lock);
   if (want == MC_OBJ_STREAM) MC_STAT_DEC(live_streams);
   else MC_STAT_DEC(live_events);
@@ -1188,8 +1190,8 @@ static CUresult d_record_across(CUevent ev, int evdev, CUstream stream, int sdev
     if (res == 0) res = mc_cu.cuEventRecord(ev, (CUstream)hs);
   }
   pthread_mutex_lock(&g_pool.lock); /* just enqueued on: draining, no query */
-  park_locked(MC_OBJ_EVENT, sdev, tmp);
-  park_locked(MC_OBJ_STREAM, evdev, hs);
+  park_locked(MC_OBJ_EVENT, sdev, tmp, NULL);
+  park_locked(MC_OBJ_STREAM, evdev, hs, NULL);
   pthread_mutex_unlock(&g_pool.lock);
   return res;
 }
@@ -1230,7 +1232,7 @@ static mc_status d_stream_wait_event(CUstream stream, CUevent event, const char 
       res = mc_cu.cuEventRecord((CUevent)tmp, (CUstream)event);
       if (res == 0) res = mc_cu.cuStreamWaitEvent(use.stream, (CUevent)tmp, 0);
       pthread_mutex_lock(&g_pool.lock); /* just recorded: draining, no query */
-      park_locked(MC_OBJ_EVENT, e->device, tmp);
+      park_locked(MC_OBJ_EVENT, e->device, tmp, NULL);
       pthread_mutex_unlock(&g_pool.lock);
     }
   }
