@@ -7,7 +7,13 @@ The library's own part of a sequence: mgpuStreamDestroy / mgpuEventDestroy make 
 cuEventQuery in relaxed capture mode, before the wait: the thread waits for the device there
 anyway); mgpuStreamCreate / mgpuEventCreate take it without a driver call but the context check
 (one cuCtxGetId, context.h). The counts cover every entry point of the symbol table
-(csrc/platform/cuda_api.h), those the fake's call log leaves out included."""
+(csrc/platform/cuda_api.h), those the fake's call log leaves out included.
+
+That steady state is the one from a device's MGPU_CACHED_POOL_SPARE_AFTER-th create of a kind on
+(default 32; before it a create polls the object given back instead of making a second one beside
+it): the tests that pin it set the knob to 0 (STEADY), and
+test_the_first_creates_poll_the_parked_stream_then_a_spare_takes_turns pins the default's two
+phases."""
 
 import ctypes
 import re
@@ -20,6 +26,8 @@ from conftest import ROOT, blob_buffer, ptx, until
 vp = ctypes.c_void_p
 FIELDS = re.findall(r"^\s*X\((\w+),", (ROOT / "csrc/platform/cuda_api.h").read_text(), re.M)
 EXCHANGE = "cuThreadExchangeStreamCaptureMode"
+STEADY = {"MGPU_CACHED_POOL_SPARE_AFTER": "0"}  # the spare from a device's first take on
+SPARE_AFTER = 32  # the knob's default (csrc/support/config.h)
 
 
 def calls(rt, fn) -> dict:
@@ -55,7 +63,7 @@ def llvm19_iteration(rt, buf, log):
 
 @pytest.mark.parametrize("graph", ["0", "1"])
 def test_llvm19_launch_sequence_driver_calls(make_runtime, graph):
-    rt = make_runtime(env={"MGPU_CACHED_GRAPH": graph})
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": graph, **STEADY})
     buf = blob_buffer(ptx("k"))
     log = []
     for _ in range(6):
@@ -86,11 +94,12 @@ def test_llvm19_launch_sequence_driver_calls(make_runtime, graph):
     assert total == 7 + sum(launch.values())
 
 
-def test_async_step_driver_calls_and_stream_turns(rt):
+def test_async_step_driver_calls_and_stream_turns(make_runtime):
     """The async step (two producers on their own streams, joined, then a combine on a third, each
     synchronised and destroyed): no query outside a synchronisation, no stream made in the steady
     state, and each launch finds the same driver stream every step (the graph path keeps its execs
     per stream)."""
+    rt = make_runtime(env=STEADY)
     fa, fb, fc = module(rt, "a", "b", "c")
     per_call, turns = {}, []
     for step in range(6):
@@ -124,7 +133,8 @@ def test_async_step_driver_calls_and_stream_turns(rt):
     assert rt.stats()["driver_stream_creates"] == 3
 
 
-def test_event_sequence_driver_calls(rt):
+def test_event_sequence_driver_calls(make_runtime):
+    rt = make_runtime(env=STEADY)
     s = rt.mgpuStreamCreate()
     log = []
     for _ in range(6):
@@ -140,6 +150,44 @@ def test_event_sequence_driver_calls(rt):
                                "cuEventSynchronize": 1},
                       "destroy": {}}
     assert rt.stats()["driver_event_creates"] == 2
+
+
+@pytest.mark.parametrize("spare_after", [SPARE_AFTER, 5, 0])
+def test_the_first_creates_poll_the_parked_stream_then_a_spare_takes_turns(make_runtime,
+                                                                          spare_after):
+    """The default: a create / launch / synchronise / destroy loop gets the stream it gave back at
+    each of the device's first SPARE_AFTER creates, polled at the create (one cuStreamQuery in
+    relaxed mode), so a program that makes a few streams makes one driver stream, as stock's
+    driver recycles the destroyed one (a second driver stream beside a live one cost the H100
+    120-270 us, run N2). From then on a create makes one spare without polling, and the two take
+    turns: the poll moves to the synchronisation, where the thread waits for the device anyway.
+    With MGPU_CACHED_POOL_SPARE_AFTER=0 the spare comes at the second create."""
+    rt = make_runtime(env={"MGPU_CACHED_POOL_SPARE_AFTER": str(spare_after)})
+    (f,) = module(rt, "k")
+    log = []
+    n = max(spare_after, 1)  # the first take makes the stream: it never polls
+    for _ in range(n + 6):
+        h = {}
+        create = calls(rt, lambda: h.__setitem__("s", rt.mgpuStreamCreate()))
+        rt.launch(f, stream=h["s"])
+        sync = calls(rt, lambda: rt.mgpuStreamSynchronize(h["s"]))
+        rt.mgpuStreamDestroy(h["s"])
+        log.append((h["s"], create, sync))
+    first = log[0][0]
+    # the first create makes the stream; the next ones poll it and take it back
+    assert log[0][1].get("cuStreamCreate") == 1
+    for s, create, sync in log[1:n]:
+        assert s == first
+        assert create == {"cuCtxGetId": 1, "cuStreamQuery": 1, EXCHANGE: 2}
+        assert "cuStreamQuery" not in sync  # nothing parked while the stream is out
+    # the SPARE_AFTER-th create (the first with no poll) makes the spare; from then on two
+    # driver streams take turns, each proven idle by the synchronisation's poll
+    assert log[n][1].get("cuStreamCreate") == 1 and log[n][0] != first
+    for i, (s, create, sync) in enumerate(log[n + 1:]):
+        assert create == {"cuCtxGetId": 1}
+        assert sync.get("cuStreamQuery") == 1
+        assert s == (first if i % 2 == 0 else log[n][0])
+    assert rt.stats()["driver_stream_creates"] == 2
 
 
 def test_a_parked_stream_is_reused_only_once_a_poll_finds_it_complete(rt):
@@ -199,7 +247,7 @@ def test_the_synchronisations_poll_adds_nothing_to_another_threads_capture(make_
     thread captures in global mode the driver refuses the call it refuses with stock, the
     program's own cuStreamSynchronize (reported, the capture invalidated), and not the poll's
     query before it (fake_capture.h refuses unsafe calls in global mode and counts them)."""
-    rt = make_runtime(disable=disable, env={"MGPU_CACHED_GRAPH": "0"})
+    rt = make_runtime(disable=disable, env={"MGPU_CACHED_GRAPH": "0", **STEADY})
     (f,) = module(rt, "k")
     begin = rt.fake.lib.cuStreamBeginCapture_v2
     begin.restype, begin.argtypes = ctypes.c_int, [vp, ctypes.c_int]

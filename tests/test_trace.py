@@ -91,10 +91,11 @@ def test_calls_are_valid_trace_events_with_their_arguments(make_runtime, tmp_pat
     create1, create2 = host(ev, "mgpuStreamCreate")
     assert "stream_creates" in create1["args"]["counters"] and create2["args"]["stream"] == hex(s2)
     # a stream handle is its driver stream, made or pooled at mgpuStreamCreate (pool.h): the
-    # first makes one; the second makes another, as the first is parked until a synchronisation
-    # proves it idle; launches bind nothing
+    # first makes one; the second takes it back once a poll finds it idle (the device's first
+    # creates poll the parked stream: MGPU_CACHED_POOL_SPARE_AFTER); launches bind nothing
     assert "driver_stream_creates" in create1["args"]["counters"]
-    assert "driver_stream_creates" in create2["args"]["counters"]
+    assert "driver_stream_creates" not in create2["args"]["counters"]
+    assert "stream_pool_hits" in create2["args"]["counters"]
     assert all("stream_binds" not in e["args"]["counters"] for e in launch)
     assert launch[3]["args"]["stream"] == hex(s2)
 

@@ -2,9 +2,12 @@
 """Launch throughput from 1 to 16 host threads: mgpu-cached against the driver itself, side by side
 in one run (issue 4). Builds launch_threads.c, runs each mode as its own process, modes interleaved,
 --reps times; prints the median launches/s per mode and thread count and each mode's ratio to the
-driver-level loop with the same threads. Needs a GPU and a C compiler.
+driver-level loop with the same threads: the median over reps of the ratio within a rep (each rep
+runs every mode once, back to back, so a drift of the machine between reps cancels). Needs a GPU
+and a C compiler.
 
     python3 benchmarks/conc/throughput.py [--launches 5000] [--reps 3] [--before LIB] [--diagnose]
+                                          [--only LABEL,LABEL...]
 
 --before LIB adds the two cached modes run with another build of the library preloaded
 (LD_PRELOAD=LIB), e.g. the build before a change, for a before/after comparison in the same run.
@@ -42,12 +45,20 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--before", help="another libmgpu_cached.so to compare (preloaded)")
     ap.add_argument("--diagnose", action="store_true", help="add the modes that locate a loss")
+    ap.add_argument("--only", default="", metavar="LABELS",
+                    help="comma-separated mode labels to run (the driver loop always runs)")
     a = ap.parse_args()
     modes = list(MODES)
     if a.before:
         modes += [("before", "mgpu", False), ("before llvm19-load", "mgpu-load", False)]
     if a.diagnose:
         modes += DIAGNOSE
+    if a.only:
+        keep = {x.strip() for x in a.only.split(",")} | {"driver"}
+        unknown = keep - {m[0] for m in modes}
+        if unknown:
+            ap.error(f"unknown mode labels: {sorted(unknown)}")
+        modes = [m for m in modes if m[0] in keep]
     with tempfile.TemporaryDirectory() as d:
         exe = Path(d) / "launch_threads"
         subprocess.run(["cc", "-std=c11", "-O2", "-pthread", "-o", str(exe),
@@ -69,18 +80,20 @@ def main() -> None:
                     _, t, v = line.rsplit(" ", 2)
                     res.setdefault((label, int(t)), []).append(float(v))
     print(f"empty-kernel launches per second (thousands), {a.launches} async launches per thread "
-          f"on its own stream, median of {a.reps}; in brackets: ratio to the driver loop")
+          f"on its own stream, median of {a.reps}; in brackets: ratio to the driver loop "
+          f"(median of the per-rep ratios)")
     # one table per row of modes (a wide run stays readable): at most 6 modes each
     for first in range(0, len(modes), 6):
         part = modes[first:first + 6]
         w = max(24, *(len(m[0]) + 1 for m in part))
         print(f"{'threads':>8} " + " ".join(f"{m[0]:>{w}}" for m in part))
         for t in THREADS:
-            drv = statistics.median(res[("driver", t)])
+            drv = res[("driver", t)]
             cells = []
             for label, _, _ in part:
-                v = statistics.median(res[(label, t)])
-                cells.append(f"{v / 1e3:>15.0f} ({v / drv:5.2f})")
+                v = res[(label, t)]
+                ratio = statistics.median(x / d for x, d in zip(v, drv))
+                cells.append(f"{statistics.median(v) / 1e3:>15.0f} ({ratio:5.2f})")
             print(f"{t:>8} " + " ".join(f"{c:>{w}}" for c in cells))
 
 

@@ -64,6 +64,10 @@
   X(stream_query, FLAG, "MGPU_CACHED_STREAM_QUERY", "0",                                           \
     "always ask the driver whether a driver stream is idle before pooling it, also after a "      \
     "synchronization that proves it idle")                                                          \
+  X(pool_spare_after, COUNT, "MGPU_CACHED_POOL_SPARE_AFTER", "32",                              \
+    "a create that finds no idle stream (event) makes a new one beside the one given back, "     \
+    "without polling it, only from the device's Nth create of the kind on (earlier ones poll: a " \
+    "new driver stream beside a live one costs the H100 120-270 us; 0: from the first)")          \
   X(graph, FLAG, "MGPU_CACHED_GRAPH", "1",                                                         \
     "launches on the library's streams go through one-node graph execs (0: cuLaunchKernel)")     \
   X(graph_execs, COUNT, "MGPU_CACHED_GRAPH_EXECS", "8",                                            \

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
+/* timecuda.c - a timing CUDA driver shim for first_call_stages (issue 21 item 5): exports every
+ * entry point of mgpu-cached's symbol table, forwards each call to the real driver
+ * (COUNTCUDA_REAL, default libcuda.so.1) and counts its calls and the time spent in it. Point
+ * MGPU_CACHED_CUDA_DRIVER at it; timecuda_dump(tag) prints the calls since the last dump, with
+ * µs spent in the driver, to stderr and starts over. Built on tests/drivers/countcuda.c. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda_api.h"
+#include "symbol_index.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static long g_counts[NSYM];
+static double g_us[NSYM];
+static void *g_real;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+static void open_real(void) {
+  const char *path = getenv("COUNTCUDA_REAL");
+  g_real = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!g_real) fprintf(stderr, "timecuda: %s\n", dlerror());
+}
+static void *real_sym(const char *name) {
+  pthread_once(&g_once, open_real);
+  return g_real ? dlsym(g_real, name) : NULL;
+}
+
+#define FWD(field, name, ret, params, args, req)                                                  \
+  EXPORT ret name params {                                                                        \
+    static ret(*fn) params;                                                                       \
+    if (!fn) fn = (ret(*) params)real_sym(#name);                                                 \
+    if (!fn) return (ret)999; /* CUDA_ERROR_UNKNOWN */                                            \
+    double t0 = now_us();                                                                         \
+    ret r = fn args;                                                                              \
+    g_us[IDX_##field] += now_us() - t0;                                                           \
+    g_counts[IDX_##field]++;                                                                      \
+    return r;                                                                                     \
+  }
+MC_CUDA_SYMBOLS(FWD)
+#undef FWD
+
+/* µs spent in the driver since the last dump. */
+EXPORT double timecuda_us(void) {
+  double all = 0;
+  for (int i = 0; i < NSYM; ++i) all += g_us[i];
+  return all;
+}
+
+/* Prints "TAG: driver=<µs in all calls> name=count/µs ..." and starts over. */
+EXPORT void timecuda_dump(const char *tag) {
+  double all = 0;
+  for (int i = 0; i < NSYM; ++i) all += g_us[i];
+  fprintf(stderr, "%s: driver=%.1f", tag, all);
+  for (int i = 0; i < NSYM; ++i)
+    if (g_counts[i]) fprintf(stderr, " %s=%ld/%.1f", k_fields[i], g_counts[i], g_us[i]);
+  fprintf(stderr, "\n");
+  memset(g_counts, 0, sizeof g_counts);
+  memset(g_us, 0, sizeof g_us);
+}
