@@ -48,7 +48,8 @@ int main(int argc, char **argv) {
   int dev = 0;
   void *ctx = NULL;
   if (init(0) || devget(&dev, 0) || retain(&ctx, dev) || setcur(ctx)) return 4;
-  static const size_t sizes[] = {256, 4096, 65536, 1u << 20};
+  static const size_t sizes[] = {256,       4096,      65536,     128u << 10, 512u << 10,
+                                 1u << 20, 2u << 20, 4u << 20, 8u << 20};
   printf("driver alloc + free pair, us (median of %d x 200 pairs)\n", R);
   printf("%-8s %9s %10s %11s %10s\n", "kind", "bytes", "alone", "small_live", "big_live");
   for (int managed = 0; managed < 2; ++managed)
