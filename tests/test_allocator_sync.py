@@ -1,5 +1,5 @@
 """Small device allocations on the NULL stream (MLIR's synchronous gpu.alloc / gpu.dealloc) are the
-stock driver calls, never cached (MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX, default 64 KiB; issue 21
+stock driver calls, never cached (MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX, default 1 MiB; issue 21
 item 3): their free waits for the device either way, and the driver's pair costs less than
 clearing a reused block. Against the recording fake driver, compared with the stock behaviour
 (MGPU_CACHED_DISABLE=1): the same driver calls in the same order; larger blocks, blocks allocated on
@@ -34,7 +34,7 @@ def pairs(rt, nbytes, n=3, host_shared=False, stream=None):
     return got, [c for c in rt.fake.log() if c in PAIR_CALLS]
 
 
-@pytest.mark.parametrize("nbytes", [256, 4 * KIB, 64 * KIB])
+@pytest.mark.parametrize("nbytes", [256, 4 * KIB, 64 * KIB, 1024 * KIB])
 def test_small_null_stream_pairs_make_the_stock_calls(make_runtime, nbytes):
     stock = make_runtime(disable=True)
     _, stock_calls = pairs(stock, nbytes)
@@ -50,7 +50,7 @@ def test_larger_blocks_stay_cached(make_runtime):
     """One byte above the limit: the cached pair (a NULL-stream free waits for the device and
     clears the block; the allocations after the first take cached blocks)."""
     rt = make_runtime()
-    _, calls = pairs(rt, 64 * KIB + 1)
+    _, calls = pairs(rt, 1024 * KIB + 1)
     assert "cuMemFree" not in calls and calls.count("cuCtxSynchronize") == 3
     assert calls.count("cuMemsetD32Async") == 3  # the clearing of each freed block
     st = rt.stats()
@@ -98,10 +98,10 @@ def test_memory_the_cache_keeps_never_makes_a_direct_allocation_fail(make_runtim
     """Near the device's capacity a direct allocation that runs out of memory gets the cache given
     back first and succeeds, as stock's does (stock keeps nothing)."""
     rt = setup_fake(make_runtime())
-    big = rt.mgpuMemAlloc(900 * KIB, None, False)  # cached: above the limit
+    big = rt.mgpuMemAlloc(1900 * KIB, None, False)  # cached: above the limit
     rt.mgpuMemFree(big, None)
     kept = rt.fake.fake_memory_used()
-    assert kept >= 900 * KIB and rt.stats()["alloc_bytes_cached"] == kept
+    assert kept >= 1900 * KIB and rt.stats()["alloc_bytes_cached"] == kept
     rt.fake.fake_set_memory_limit(kept + 32 * KIB)
     rt.fake.fake_reset()
     p = rt.mgpuMemAlloc(64 * KIB, None, False)

@@ -96,9 +96,10 @@
   X(allocator_zero, FLAG, "MGPU_CACHED_ALLOCATOR_ZERO", "1",                                       \
     "reused blocks are cleared before they are handed out, reading as zeros like a fresh "       \
     "allocation (0: not cleared)")                                                                  \
-  X(allocator_sync_direct_max, BYTES, "MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX", "64K",              \
+  X(allocator_sync_direct_max, BYTES, "MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX", "1M",               \
     "device allocations on the NULL stream of at most this many bytes are the stock cuMemAlloc, " \
-    "never cached: the driver's pair costs less than clearing a reused block (0: all cached)")    \
+    "never cached: up to 1 MiB the driver's pair beside other small blocks costs less than "      \
+    "clearing a reused block (0: all cached)")                                                      \
   X(allocator_ordered, FLAG, "MGPU_CACHED_ALLOCATOR_ORDERED", "0",                                 \
     "opt-in: a device allocation on a stream may take a block freed on that stream before the "  \
     "device-wide wait (stream-ordered; only for programs that follow MLIR's stream order)")       \

@@ -267,7 +267,7 @@ def test_exit_while_the_reclaimer_waits_for_a_kernel(gpu, tmp_path):
 
 
 def test_small_null_stream_blocks_are_the_stock_pair(make_gpu_runtime, gpu, capfd):
-    """Device blocks of at most 64 KiB allocated on the NULL stream are the stock cuMemAlloc /
+    """Device blocks of at most 1 MiB allocated on the NULL stream are the stock cuMemAlloc /
     cuMemFree (MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX) and results computed in them are right; the
     free enters no context, as stock's (here no context is current; then from a thread of its
     own) and the driver reports nothing; one byte more and the block is cached."""
@@ -275,7 +275,7 @@ def test_small_null_stream_blocks_are_the_stock_pair(make_gpu_runtime, gpu, capf
     rt = make_gpu_runtime()
     k = Kernels(rt)
     s = rt.mgpuStreamCreate()
-    n = 16 * 1024  # 64 KiB of floats
+    n = 256 * 1024  # 1 MiB of floats
     for i in range(4):
         x, y = rt.mgpuMemAlloc(n * 4, None, False), rt.mgpuMemAlloc(n * 4, None, False)
         rt.mgpuMemset32(x, 0x3F800000, n, s)  # 1.0f
