@@ -49,3 +49,39 @@ def test_counters_sum_over_threads_exits_and_fork(stats_threads_program, fake_dr
     assert parent["module_unloads"] == 1 + 4 * 8 * 20 and child["module_unloads"] == 8 * 20
     assert parent["stream_creates"] == 32 and child["stream_creates"] == 8
     assert parent["live_streams"] == 0 and parent["errors"] == 0 and child["errors"] == 0
+
+
+def test_the_library_takes_one_pthread_key(make_runtime):
+    """The per-thread records (statistics block, reclaimer reader, module cache) are handed back
+    at thread exit through one key (support/thread_exit.h): the library takes one of the
+    process's 1024, not one per record kind. glibc hands out the lowest free key, so a key made
+    before and one made after the library ran in a thread tell how many it took."""
+    import ctypes
+    import threading
+    from conftest import blob_buffer, ptx
+    libc = ctypes.CDLL(None)
+    key = ctypes.c_uint()
+
+    def next_key() -> int:
+        assert libc.pthread_key_create(ctypes.byref(key), None) == 0
+        k = key.value
+        assert libc.pthread_key_delete(key) == 0
+        return k
+
+    rt = make_runtime()
+    before = next_key()
+
+    def work():
+        m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)  # the thread's module cache
+        assert rt.mgpuModuleGetFunction(m, b"k")  # read under the reclaimer's epochs
+        s = rt.mgpuStreamCreate()
+        p = rt.mgpuMemAlloc(1 << 20, s, False)
+        rt.mgpuMemFree(p, s)
+        rt.mgpuStreamSynchronize(s)
+        rt.mgpuStreamDestroy(s)
+        rt.mgpuModuleUnload(m)
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert rt.stats()["stream_creates"] == 1  # the statistics read (every block summed)
+    assert next_key() - before == 1

@@ -102,6 +102,7 @@
 #include "support/rodata.h"
 #include "support/slot_table.h"
 #include "support/stats.h"
+#include "support/thread_exit.h"
 
 #define MC_BUCKETS 256
 
@@ -552,9 +553,6 @@ typedef struct tcache {
 } tcache;
 
 static _Thread_local tcache *tl_tc;        /* this thread's cache; NULL: none yet */
-static pthread_once_t g_tc_once = PTHREAD_ONCE_INIT;
-static pthread_key_t g_tc_key;             /* its destructor detaches a thread's entries */
-static int g_tc_key_ok;                    /* atomic: the key exists */
 
 /* Detach entry e from its record: its loads become references of the record (a record so
  * referenced leaves the list of unreferenced ones). Lock held; e is not revoked. */
@@ -608,7 +606,7 @@ static int take_thread_load_locked(module_rec *m) {
   return 0;
 }
 
-/* Thread exit (its key's destructor): every entry detached, its loads handed to the records. */
+/* Thread exit (thread_exit.h): every entry detached, its loads handed to the records. */
 static void tc_thread_exit(void *p) {
   tcache *tc = p;
   tl_tc = NULL;
@@ -620,16 +618,6 @@ static void tc_thread_exit(void *p) {
   free(tc);
 }
 
-static void tc_make_key(void) {
-  __atomic_store_n(&g_tc_key_ok, pthread_key_create(&g_tc_key, tc_thread_exit) == 0,
-                   __ATOMIC_RELEASE);
-}
-
-/* At dlclose (and exit): no thread exit may run tc_thread_exit in an unloaded library. */
-__attribute__((destructor)) static void tc_drop_key(void) {
-  if (__atomic_exchange_n(&g_tc_key_ok, 0, __ATOMIC_ACQ_REL)) pthread_key_delete(g_tc_key);
-}
-
 /* Put m (held by this thread's load, in the table) in this thread's cache, replacing its entry
  * for the same blob or the next victim. Nothing without a thread key or memory, or with
  * MGPU_CACHED_MODULE_CACHE=0 (nothing is kept unreferenced, so nothing per thread either).
@@ -638,11 +626,9 @@ static void tc_install_locked(module_rec *m) {
   if (!mc_config()->module_cache) return;
   tcache *tc = tl_tc;
   if (!tc) {
-    pthread_once(&g_tc_once, tc_make_key);
-    if (!__atomic_load_n(&g_tc_key_ok, __ATOMIC_ACQUIRE)) return;
     tc = calloc(1, sizeof *tc);
     if (!tc) return;
-    if (pthread_setspecific(g_tc_key, tc) != 0) {
+    if (mc_thread_exit_set(MC_EXIT_MODULES, tc_thread_exit, tc) != 0) {
       free(tc);
       return;
     }

@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "support/thread_exit.h"
+
 typedef struct reader {
   uint64_t active;      /* epoch announced by the thread in a section, 0 outside; atomic */
   int used;             /* owned by a live thread; atomic (claimed with a CAS) */
@@ -15,14 +17,11 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* guards g_retired, 
 static uint64_t g_epoch = 1;             /* atomic; only advanced under g_lock */
 static reader *g_readers;                /* registry, pushed lock-free, never shrinks */
 static mc_reclaim_node *g_retired;       /* objects waiting to be freed; g_lock */
-static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
-static pthread_key_t g_key;              /* its destructor gives a record back at thread exit */
-static int g_key_ok;                     /* the key exists; atomic */
 
 static _Thread_local reader *tl_reader;  /* this thread's record */
 
-/* At thread exit (pthread key destructor, run by the exiting thread): the record may serve another
- * thread from now on; a later section of this thread (another destructor) takes a record again. */
+/* At thread exit (thread_exit.h, run by the exiting thread): the record may serve another thread
+ * from now on; a later section of this thread (another hand-back) takes a record again. */
 static void release_reader(void *p) {
   reader *r = p;
   tl_reader = NULL;
@@ -30,21 +29,10 @@ static void release_reader(void *p) {
   __atomic_store_n(&r->used, 0, __ATOMIC_RELEASE);
 }
 
-static void make_key(void) {
-  __atomic_store_n(&g_key_ok, pthread_key_create(&g_key, release_reader) == 0, __ATOMIC_RELEASE);
-}
-
-/* At dlclose (and exit): no thread exit may call release_reader in an unloaded library. Records
- * are then simply not given back. */
-__attribute__((destructor)) static void drop_key(void) {
-  if (__atomic_exchange_n(&g_key_ok, 0, __ATOMIC_ACQ_REL)) pthread_key_delete(g_key);
-}
-
 /* This thread's record: a free one claimed, or a new one pushed. NULL if memory ran out. */
 static reader *my_reader(void) {
   reader *r = tl_reader;
   if (r) return r;
-  pthread_once(&g_key_once, make_key);
   for (r = __atomic_load_n(&g_readers, __ATOMIC_ACQUIRE); r; r = r->next) {
     int expected = 0;
     if (__atomic_compare_exchange_n(&r->used, &expected, 1, 0, __ATOMIC_ACQ_REL,
@@ -62,7 +50,7 @@ static reader *my_reader(void) {
     }
   }
   /* Without a key (none left) the record stays with this thread's slot for ever: still correct. */
-  if (__atomic_load_n(&g_key_ok, __ATOMIC_ACQUIRE)) pthread_setspecific(g_key, r);
+  (void)mc_thread_exit_set(MC_EXIT_RECLAIM, release_reader, r);
   tl_reader = r;
   return r;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "support/config.h"
+#include "support/thread_exit.h"
 #include "include/mgpu_cached.h"
 
 #define MC_EXPORT __attribute__((visibility("default")))
@@ -35,24 +36,18 @@ static const char *backend_name(void) { return g_backend_name ? g_backend_name()
 /* ---- per-thread counters (stats.h) ----
  * g_blocks: every block ever made (pushed with a compare-and-swap, never removed or freed).
  * A thread takes a free block over (owned 0 -> 1, compare-and-swap) or makes one at its first
- * count; g_exit_key's destructor frees it (owned = 0, release) at thread exit. The block's values
+ * count; its thread-exit hand-back (thread_exit.h) frees it (owned = 0, release) at thread exit. The block's values
  * stay: the next owner adds to them, every read sums them. A thread counting again after its
  * destructor ran (another destructor calling in) takes a block again, given back in the next
  * destructor round (a block is leaked only past glibc's last round, its counts still summed). */
 uint64_t mc_stats_shared[MC_STAT_COUNT];
 _Thread_local mc_stats_block *mc_stats_tl;
 static mc_stats_block *g_blocks;   /* atomic head of the list */
-static pthread_key_t g_exit_key;   /* made by the constructor below */
-static int g_exit_key_ok;          /* written once by the constructor */
 
 static void block_exit(void *p) {
   mc_stats_block *b = p;
   if (mc_stats_tl == b) mc_stats_tl = NULL;
   __atomic_store_n(&b->owned, 0, __ATOMIC_RELEASE); /* its counts happen before the next owner's */
-}
-
-__attribute__((constructor)) static void stats_init(void) {
-  g_exit_key_ok = pthread_key_create(&g_exit_key, block_exit) == 0;
 }
 
 mc_stats_block *mc_stats_block_slow(void) {
@@ -75,7 +70,7 @@ mc_stats_block *mc_stats_block_slow(void) {
                                           __ATOMIC_RELAXED));
   }
   /* Without the exit hook the block stays this thread's for good (still summed). */
-  if (g_exit_key_ok) (void)pthread_setspecific(g_exit_key, b);
+  (void)mc_thread_exit_set(MC_EXIT_STATS, block_exit, b);
   mc_stats_tl = b;
   return b;
 }
