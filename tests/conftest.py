@@ -275,6 +275,14 @@ def make_runtime(tmp_path, monkeypatch, fake_driver_build):
     return make
 
 
+# The graph path's thresholds before run N3 (a kernel's exec at its second launch, the process's
+# first exec at once): the tests of the graph path's mechanics (execs per stream, updates,
+# argument sets, failures, chains) take them, so that two launches reach the steady state;
+# test_graph_launch.py's test_the_exec_is_built_at_the_fourth_launch_after_100_in_the_process
+# pins the defaults (MGPU_CACHED_GRAPH_AFTER=4, MGPU_CACHED_GRAPH_FIRST_AFTER=100).
+GRAPH_EAGER = {"MGPU_CACHED_GRAPH_AFTER": "2", "MGPU_CACHED_GRAPH_FIRST_AFTER": "0"}
+
+
 @pytest.fixture
 def rt(make_runtime) -> Rt:
     return make_runtime()

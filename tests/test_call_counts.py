@@ -21,7 +21,7 @@ import threading
 
 import pytest
 
-from conftest import ROOT, blob_buffer, ptx, until
+from conftest import GRAPH_EAGER, ROOT, blob_buffer, ptx, until
 
 vp = ctypes.c_void_p
 FIELDS = re.findall(r"^\s*X\((\w+),", (ROOT / "csrc/platform/cuda_api.h").read_text(), re.M)
@@ -63,7 +63,7 @@ def llvm19_iteration(rt, buf, log):
 
 @pytest.mark.parametrize("graph", ["0", "1"])
 def test_llvm19_launch_sequence_driver_calls(make_runtime, graph):
-    rt = make_runtime(env={"MGPU_CACHED_GRAPH": graph, **STEADY})
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": graph, **STEADY, **GRAPH_EAGER})
     buf = blob_buffer(ptx("k"))
     log = []
     for _ in range(6):

@@ -9,7 +9,7 @@ import ctypes
 
 import pytest
 
-from conftest import blob_buffer, overwrite, ptx
+from conftest import GRAPH_EAGER, blob_buffer, overwrite, ptx
 from test_graph_launch import Args, launch
 from test_graph_launch import kernels as _kernels
 
@@ -23,7 +23,7 @@ def crt(make_runtime):
     def make(chain="1", sizes="8,4", **env):
         # chain replay defers launches: only tagged handles make that safe (launch.c)
         e = {"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": chain, "FAKECUDA_PARAM_SIZES": sizes,
-             "MGPU_CACHED_STREAM_HANDLES": "tagged"}
+             "MGPU_CACHED_STREAM_HANDLES": "tagged", **GRAPH_EAGER}
         e.update({k: str(v) for k, v in env.items()})
         return make_runtime(env=e)
     return make
@@ -265,7 +265,7 @@ def test_off_by_default_and_results_match_the_stream_path(crt, make_runtime, mon
     assert seqs["0"][0] == seqs["1"][0] and len(seqs["0"][0]) == 12
     assert seqs["0"][1] == 0 and seqs["1"][1] == 12
     monkeypatch.delenv("MGPU_CACHED_CHAIN")
-    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1"})  # MGPU_CACHED_CHAIN unset
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1", **GRAPH_EAGER})  # MGPU_CACHED_CHAIN unset
     f, = kernels(rt, "f")
     s = rt.mgpuStreamCreate()
     launch(rt, f, s, Args(3, 0))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import mgpu_cached
 
-from conftest import ptx
+from conftest import GRAPH_EAGER, ptx
 
 HERE = Path(__file__).resolve().parent
 vp = ctypes.c_void_p
@@ -140,7 +140,7 @@ def test_sticky_error_then_reset_works_again(tmp_path, fake_driver_build):
 # ---- G3: MLIR launches while another thread captures in global mode -----------------------------
 
 def test_graph_path_keeps_foreign_capture_valid(make_runtime):
-    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1"})
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1", **GRAPH_EAGER})
     f = rt.fake
     for name, res, args in [("cuStreamBeginCapture_v2", ctypes.c_int, [vp, ctypes.c_int]),
                             ("cuStreamEndCapture", ctypes.c_int, [vp, ctypes.POINTER(vp)]),
@@ -187,7 +187,7 @@ def test_graph_path_keeps_foreign_capture_valid(make_runtime):
 def test_launch_on_captured_mlir_stream_is_stock(make_runtime):
     """A stream the program captures through its driver handle gets cuLaunchKernel (captured),
     never a graph launch."""
-    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1"})
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1", **GRAPH_EAGER})
     f = rt.fake
     for name, res, args in [("cuStreamBeginCapture_v2", ctypes.c_int, [vp, ctypes.c_int]),
                             ("cuStreamEndCapture", ctypes.c_int, [vp, ctypes.POINTER(vp)]),

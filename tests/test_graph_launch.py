@@ -9,7 +9,7 @@ import ctypes
 
 import pytest
 
-from conftest import blob_buffer, compile_shared, DRIVERS, ptx
+from conftest import GRAPH_EAGER, blob_buffer, compile_shared, DRIVERS, ptx
 
 GRAPH_CALLS = ("cuGraphCreate", "cuGraphAddKernelNode", "cuGraphInstantiate", "cuGraphLaunch",
                "cuGraphExecKernelNodeSetParams", "cuGraphExecDestroy", "cuLaunchKernel")
@@ -18,7 +18,7 @@ GRAPH_CALLS = ("cuGraphCreate", "cuGraphAddKernelNode", "cuGraphInstantiate", "c
 @pytest.fixture
 def grt(make_runtime):
     def make(sizes="8,4", **env):
-        e = {"MGPU_CACHED_GRAPH": "1", "FAKECUDA_PARAM_SIZES": sizes}
+        e = {"MGPU_CACHED_GRAPH": "1", "FAKECUDA_PARAM_SIZES": sizes, **GRAPH_EAGER}
         e.update({k: str(v) for k, v in env.items()})
         return make_runtime(env=e)
     return make
@@ -349,7 +349,8 @@ def test_a_failure_falls_back_silently_and_disables_the_function(grt, capfd, cal
 
 def test_the_switch_and_stock_mode_make_no_graph_call(make_runtime):
     for env, disable in (({"MGPU_CACHED_GRAPH": "0"}, False), ({"MGPU_CACHED_GRAPH": "1"}, True)):
-        rt = make_runtime(env=dict(env, FAKECUDA_PARAM_SIZES="8,4"), disable=disable)
+        rt = make_runtime(env=dict(env, FAKECUDA_PARAM_SIZES="8,4", **GRAPH_EAGER),
+                          disable=disable)
         f, s = kernel_and_stream(rt)
         for _ in range(3):
             launch(rt, f, s, Args(1, 2))
@@ -359,7 +360,7 @@ def test_the_switch_and_stock_mode_make_no_graph_call(make_runtime):
 
 def test_default_is_on(make_runtime, monkeypatch):
     monkeypatch.delenv("MGPU_CACHED_GRAPH", raising=False)
-    rt = make_runtime()
+    rt = make_runtime(env=GRAPH_EAGER)
     f, s = kernel_and_stream(rt)
     launch(rt, f, s)
     assert rt.fake.count("cuGraphLaunch") == 1
@@ -378,7 +379,7 @@ def test_a_driver_without_graph_entry_points_takes_the_stream_path(make_runtime,
     drv = tmp_path / "libfakecuda_nograph_copy.so"
     shutil.copyfile(no_graph_driver, drv)
     fake = Fake(drv)  # the instance the library will dlopen (same path)
-    rt = make_runtime(driver=str(drv), env={"MGPU_CACHED_GRAPH": "1"})
+    rt = make_runtime(driver=str(drv), env={"MGPU_CACHED_GRAPH": "1", **GRAPH_EAGER})
     f, s = kernel_and_stream(rt)
     fake.fake_reset()
     launch(rt, f, s)
@@ -448,6 +449,48 @@ def test_missing_arguments_are_left_to_the_driver(grt, capfd):
     launch(rt, g, s, Args(3, 3))  # which keeps the graph path for its proper launches
     assert rt.fake.count("cuGraphInstantiate") == 2 and rt.fake.count("cuGraphLaunch") == 3
     assert stats(rt)["graph_disabled_functions"] == 0
+
+
+def test_the_exec_is_built_at_the_fourth_launch_after_100_in_the_process(make_runtime):
+    """The defaults (MGPU_CACHED_GRAPH_AFTER=4, MGPU_CACHED_GRAPH_FIRST_AFTER=100): no exec until
+    the process has made 100 launches (the driver's first instantiation is paid back only after
+    75-117 synchronous launches on the H100, run N3), then a kernel's exec at its 4th launch that
+    finds none (a later exec pays back after 3-4); the launches before take cuLaunchKernel."""
+    rt = make_runtime(env={"FAKECUDA_PARAM_SIZES": "8,4"})
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k", "g")), 0)
+    f, g = (rt.mgpuModuleGetFunction(m, n) for n in (b"k", b"g"))
+    s = rt.mgpuStreamCreate()
+    for _ in range(99):
+        launch(rt, f, s, Args(1, 2))
+    assert rt.fake.counts("cuLaunchKernel", "cuGraphInstantiate", "cuGraphLaunch") == {
+        "cuLaunchKernel": 99, "cuGraphInstantiate": 0, "cuGraphLaunch": 0}
+    launch(rt, f, s, Args(1, 2))  # the process's 100th: f is long past its 4th
+    launch(rt, f, s, Args(1, 2))
+    assert rt.fake.counts("cuLaunchKernel", "cuGraphInstantiate", "cuGraphLaunch") == {
+        "cuLaunchKernel": 99, "cuGraphInstantiate": 1, "cuGraphLaunch": 2}
+    for _ in range(3):
+        launch(rt, g, s, Args(3, 4))
+    assert rt.fake.counts("cuLaunchKernel", "cuGraphInstantiate") == {
+        "cuLaunchKernel": 102, "cuGraphInstantiate": 1}
+    launch(rt, g, s, Args(3, 4))  # g's 4th
+    assert rt.fake.counts("cuLaunchKernel", "cuGraphInstantiate", "cuGraphLaunch") == {
+        "cuLaunchKernel": 102, "cuGraphInstantiate": 2, "cuGraphLaunch": 3}
+    assert rt.stats()["graph_first_launches"] == 102
+
+
+@pytest.mark.parametrize("after,first_after,stream_launches", [("1", "0", 0), ("3", "0", 2),
+                                                               ("1", "5", 4)])
+def test_the_exec_thresholds_are_switches(make_runtime, after, first_after, stream_launches):
+    rt = make_runtime(env={"FAKECUDA_PARAM_SIZES": "8,4", "MGPU_CACHED_GRAPH_AFTER": after,
+                           "MGPU_CACHED_GRAPH_FIRST_AFTER": first_after})
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    s = rt.mgpuStreamCreate()
+    for _ in range(8):
+        launch(rt, f, s, Args(1, 2))
+    assert rt.fake.counts("cuLaunchKernel", "cuGraphInstantiate", "cuGraphLaunch") == {
+        "cuLaunchKernel": stream_launches, "cuGraphInstantiate": 1,
+        "cuGraphLaunch": 8 - stream_launches}
 
 
 def test_first_launch_takes_the_stream_path(grt):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import mgpu_cached
-from conftest import CC, DATA, ROOT, blob_buffer, elf, fatbin, ptx
+from conftest import GRAPH_EAGER, CC, DATA, ROOT, blob_buffer, elf, fatbin, ptx
 
 STATEFUL_PTX = ".global .align 4 .u32 counter;\n"
 MODSTATE = DATA / "modstate"
@@ -71,7 +71,7 @@ def test_stateful_module_launches_take_the_stream_path(make_runtime):
     """Each load of a stateful blob gives new function handles: a graph exec made for one would
     never be launched again, so their launches never build one (LLVM <= 20 code would otherwise
     pay a graph instantiation per launch)."""
-    rt = make_runtime(env={**ENV, "MGPU_CACHED_GRAPH": "1"})
+    rt = make_runtime(env={**ENV, "MGPU_CACHED_GRAPH": "1", **GRAPH_EAGER})
     values, _ = run_rounds(rt, blob_buffer(counter_ptx()), rounds=12)
     assert values == [0] * 12
     s = rt.stats()

@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from conftest import blob_buffer, overwrite, ptx
+from conftest import GRAPH_EAGER, blob_buffer, overwrite, ptx
 from test_graph_launch import Args, launch
 from test_module_lifetime import sanitized_churn
 
@@ -162,7 +162,7 @@ def test_threads_loading_side_by_side_keep_references_exact(make_runtime, capfd)
 def test_threads_launching_in_turn_do_not_write_the_shared_word_every_launch(make_runtime):
     """Two threads launching strictly in turn: every launch takes the stream path (graph launches among concurrent ones serialise in the driver), as before, but the
     shared word is written a few times, not at every launch."""
-    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1"})
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1", **GRAPH_EAGER})
     m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
     f = rt.mgpuModuleGetFunction(m, b"k")
     streams = [rt.mgpuStreamCreate(), rt.mgpuStreamCreate()]
@@ -189,7 +189,7 @@ def test_threads_launching_in_turn_do_not_write_the_shared_word_every_launch(mak
 
 
 def test_a_thread_launching_alone_writes_the_word_once(make_runtime):
-    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1"})
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1", **GRAPH_EAGER})
     m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
     f = rt.mgpuModuleGetFunction(m, b"k")
     s = rt.mgpuStreamCreate()
@@ -207,7 +207,7 @@ def test_llvm19_chain_makes_the_llvm22_chains_calls_and_takes_no_lock(make_runti
     calls in the same order (the only extra one per link is cuCtxGetId, mgpuModuleLoad's context
     check, issue 19 item 5), the same kernels run, and LLVM <= 20 code's load / look-up / unload
     around each link take no lock."""
-    env = {"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": "1", "FAKECUDA_PARAM_SIZES": "8,4",
+    env = {"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": "1", "FAKECUDA_PARAM_SIZES": "8,4", **GRAPH_EAGER,
            "MGPU_CACHED_STREAM_HANDLES": "tagged"}
     k = 10
     logs, ran, ids = {}, {}, {}

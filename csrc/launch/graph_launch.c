@@ -59,7 +59,7 @@
 
 #define STREAM_SLOTS 4096u   /* driver streams with execs (all devices) */
 #define DISABLED_SLOTS 1024u /* functions sent down the stream path */
-#define SEEN_SLOTS 4096u     /* functions launched once (see "First launches") */
+#define SEEN_SLOTS 4096u     /* functions launched without an exec (see "First launches") */
 #define MAX_EXECS MC_CFG_GRAPH_EXECS_MAX /* upper bound of MGPU_CACHED_GRAPH_EXECS (config.h) */
 #define ARG_SETS 2           /* execs per (function, stream) of the two-set rule (Argument sets) */
 #define RECENT_MISSES 32     /* updated launches remembered per stream (their values' hashes) */
@@ -100,6 +100,10 @@ static struct {
   g_stream *streams[STREAM_SLOTS];      /* atomic pointers */
   CUfunction disabled[DISABLED_SLOTS];  /* atomic values */
   CUfunction seen[SEEN_SLOTS];          /* atomic values, set with compare-and-swap */
+  uint32_t seen_n[SEEN_SLOTS];          /* atomic: launches of seen[i] that found no exec,
+                                           counted up to g_after - 1 */
+  unsigned launches;                    /* atomic: launches counted until an exec exists */
+  int built_any;                        /* atomic: an exec was built in this process */
   int disabled_full;                    /* atomic: the disabled set overflowed: path off */
 } g_graph = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -173,10 +177,17 @@ int mc_graph_launch_enter(void) {
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_enabled;     /* written once under g_once */
 static int g_max_execs;   /* written once under g_once */
+static uint32_t g_after;  /* MGPU_CACHED_GRAPH_AFTER, at least 1; written once under g_once */
+static unsigned g_first_after; /* MGPU_CACHED_GRAPH_FIRST_AFTER; written once under g_once */
 
 static void decide(void) {
   const mc_config_t *cfg = mc_config();
   g_max_execs = (int)cfg->graph_execs; /* 1 to MAX_EXECS: config.c clamps it (and says so) */
+  g_after = cfg->graph_after > 1 ? (uint32_t)(cfg->graph_after > 1000000 ? 1000000
+                                                                          : cfg->graph_after)
+                                 : 1;
+  g_first_after = (unsigned)(cfg->graph_first_after > 100000000 ? 100000000
+                                                                : cfg->graph_first_after);
   g_enabled = cfg->graph && mc_backend() == MC_BACKEND_CUDA && mc_cu.cuGraphCreate &&
               mc_cu.cuGraphDestroy && mc_cu.cuGraphAddKernelNode && mc_cu.cuGraphInstantiate &&
               mc_cu.cuGraphExecDestroy && mc_cu.cuGraphExecKernelNodeSetParams &&
@@ -211,26 +222,42 @@ static int is_disabled(CUfunction cf) {
   return 0;
 }
 
-/* First launches. A function's first launch in the process takes the stream path: building an
- * exec (cuGraphCreate, cuGraphAddKernelNode, cuGraphInstantiate; the process's first
- * instantiation costs the driver about 0.3 ms on the H100) pays off only over repeated launches,
- * and a program's first call (issue 21 item 5) would otherwise wait for it. The set is lock-free
- * (compare-and-swap into an empty slot); when half full, every function counts as seen. Returns
- * 1 when `cf` had not been launched before (and is now recorded). */
-static int first_launch(CUfunction cf) {
+/* First launches. An exec pays for itself only over repeated launches: on the H100 a later
+ * function's exec cost 6-9 us to build (up to 49) and saves ~2.2 us per synchronous launch
+ * (break-even at 3-4 launches), and the process's first one 174-278 us, the driver's first
+ * instantiation (break-even at 75-117 launches; benchmarks/graph_build_probe.c, run N3). So a
+ * launch that finds no exec takes the stream path while its function has made fewer than
+ * MGPU_CACHED_GRAPH_AFTER launches without one (default 4: the exec is built at the fourth), and
+ * while no exec exists in the process and the process has made fewer than
+ * MGPU_CACHED_GRAPH_FIRST_AFTER launches (default 100): a program that launches a kernel a few
+ * times, or launches little in all, never pays more for the graph path than it gets back. The
+ * counts are lock-free (a compare-and-swap into an empty slot of the set, then an atomic count
+ * that stops at the threshold, so a function past it costs reads only); when the set is half
+ * full, every function counts as past its threshold. Returns 1 when this launch is early. */
+static int early_launch(CUfunction cf) {
+  int early = 0;
+  if (!__atomic_load_n(&g_graph.built_any, __ATOMIC_ACQUIRE) &&
+      __atomic_add_fetch(&g_graph.launches, 1, __ATOMIC_RELAXED) < g_first_after)
+    early = 1;
+  if (g_after <= 1) return early;
   size_t h = hash_ptr(cf, SEEN_SLOTS);
   for (size_t i = 0; i < SEEN_SLOTS / 2; ++i) {
-    CUfunction *slot = &g_graph.seen[(h + i) & (SEEN_SLOTS - 1)];
+    size_t at = (h + i) & (SEEN_SLOTS - 1);
+    CUfunction *slot = &g_graph.seen[at];
     CUfunction v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (v == cf) return 0;
     if (!v) {
       CUfunction empty = NULL;
-      if (__atomic_compare_exchange_n(slot, &empty, cf, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return 1;
-      if (empty == cf) return 0; /* another thread recorded it just now */
+      if (!__atomic_compare_exchange_n(slot, &empty, cf, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        v = empty; /* another thread took the slot just now */
+      else
+        v = cf;
     }
+    if (v != cf) continue;
+    uint32_t *n = &g_graph.seen_n[at];
+    if (__atomic_load_n(n, __ATOMIC_RELAXED) >= g_after - 1) return early; /* past it */
+    return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED) < g_after ? 1 : early;
   }
-  return 0;
+  return early;
 }
 
 static void disable(CUfunction cf) {
@@ -478,6 +505,7 @@ static g_exec *exec_build(const void *key, CUfunction cf, const mc_graph_dims *d
     return NULL;
   }
   remember_values(x, d, params, 0);
+  __atomic_store_n(&g_graph.built_any, 1, __ATOMIC_RELEASE);
   MC_STAT_INC(graph_instantiates);
   return x;
 }
@@ -566,7 +594,7 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
     if (missing) *missing = 1;
     return 0;
   }
-  if (i < 0 && first_launch(cf)) { /* see "First launches" */
+  if (i < 0 && early_launch(cf)) { /* see "First launches" */
     end_busy(e);
     MC_STAT_INC(graph_first_launches);
     return 0;

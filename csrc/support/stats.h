@@ -91,7 +91,8 @@
   X(graph_disabled_functions, "functions sent back to the stream path after a graph failure") \
   X(graph_contended, "launches sent to the stream path: other threads launched just before") \
   X(graph_launcher_stores, "stores to the shared word of the threads launching lately")     \
-  X(graph_first_launches, "functions' first launches, sent to the stream path (no exec yet)") \
+  X(graph_first_launches, "launches sent to the stream path before their exec is due "         \
+                          "(MGPU_CACHED_GRAPH_AFTER, MGPU_CACHED_GRAPH_FIRST_AFTER)")            \
   X(chain_deferred, "launches deferred by chain replay (MGPU_CACHED_CHAIN=1)")                \
   X(chain_flushes, "deferred segments submitted (at an observation point)")                    \
   X(chain_replays, "segments submitted as one launch of a chain graph")                       \
