@@ -222,6 +222,8 @@ def test_reused_block_reads_as_fresh_memory(make_gpu_runtime, gpu, monkeypatch, 
 
 def test_cap_holds_and_release_frees(make_gpu_runtime, gpu, monkeypatch):
     monkeypatch.setenv("MGPU_CACHED_ALLOCATOR_CACHE_BYTES", "4M")
+    # 1 MiB device blocks on the NULL stream are stock's pair by default: cache every size
+    monkeypatch.setenv("MGPU_CACHED_ALLOCATOR_SYNC_DIRECT_MAX", "0")
     rt = make_gpu_runtime()
     ps = [rt.mgpuMemAlloc(MIB, None, False) for _ in range(8)]
     for p in ps:
