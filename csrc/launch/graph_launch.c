@@ -234,7 +234,7 @@ static int is_disabled(CUfunction cf) {
  * counts are lock-free (a compare-and-swap into an empty slot of the set, then an atomic count
  * that stops at the threshold, so a function past it costs reads only); when the set is half
  * full, every function counts as past its threshold. Returns 1 when this launch is early. */
-static int early_launch(CUfunction cf) {
+__attribute__((noinline, cold)) static int early_launch(CUfunction cf) {
   int early = 0;
   if (!__atomic_load_n(&g_graph.built_any, __ATOMIC_ACQUIRE) &&
       __atomic_add_fetch(&g_graph.launches, 1, __ATOMIC_RELAXED) < g_first_after)
