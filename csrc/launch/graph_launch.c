@@ -100,12 +100,19 @@ static struct {
   g_stream *streams[STREAM_SLOTS];      /* atomic pointers */
   CUfunction disabled[DISABLED_SLOTS];  /* atomic values */
   CUfunction seen[SEEN_SLOTS];          /* atomic values, set with compare-and-swap */
-  uint32_t seen_n[SEEN_SLOTS];          /* atomic: launches of seen[i] that found no exec,
-                                           counted up to g_after - 1 */
-  unsigned launches;                    /* atomic: launches counted until an exec exists */
-  int built_any;                        /* atomic: an exec was built in this process */
   int disabled_full;                    /* atomic: the disabled set overflowed: path off */
 } g_graph = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The early launches' counts (see "First launches"), apart from g_graph: only launches that find
+ * no exec touch them. */
+static struct {
+  uint32_t seen_n[SEEN_SLOTS]; /* atomic: launches of g_graph.seen[i] that found no exec, counted
+                                  up to g_early.after - 1 */
+  unsigned launches;           /* atomic: launches counted until an exec exists */
+  int built_any;               /* atomic: an exec was built in this process */
+  uint32_t after;              /* MGPU_CACHED_GRAPH_AFTER, at least 1; written once under g_once */
+  unsigned first_after;        /* MGPU_CACHED_GRAPH_FIRST_AFTER; written once under g_once */
+} g_early;
 
 /* Threads inside a graph update + launch (atomic). cuGraphLaunch serialises across threads in
  * the driver: measured on the H100 (benchmarks/results/h100-graph/run2/throughput.txt), graph
@@ -177,16 +184,14 @@ int mc_graph_launch_enter(void) {
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_enabled;     /* written once under g_once */
 static int g_max_execs;   /* written once under g_once */
-static uint32_t g_after;  /* MGPU_CACHED_GRAPH_AFTER, at least 1; written once under g_once */
-static unsigned g_first_after; /* MGPU_CACHED_GRAPH_FIRST_AFTER; written once under g_once */
 
 static void decide(void) {
   const mc_config_t *cfg = mc_config();
   g_max_execs = (int)cfg->graph_execs; /* 1 to MAX_EXECS: config.c clamps it (and says so) */
-  g_after = cfg->graph_after > 1 ? (uint32_t)(cfg->graph_after > 1000000 ? 1000000
+  g_early.after = cfg->graph_after > 1 ? (uint32_t)(cfg->graph_after > 1000000 ? 1000000
                                                                           : cfg->graph_after)
                                  : 1;
-  g_first_after = (unsigned)(cfg->graph_first_after > 100000000 ? 100000000
+  g_early.first_after = (unsigned)(cfg->graph_first_after > 100000000 ? 100000000
                                                                 : cfg->graph_first_after);
   g_enabled = cfg->graph && mc_backend() == MC_BACKEND_CUDA && mc_cu.cuGraphCreate &&
               mc_cu.cuGraphDestroy && mc_cu.cuGraphAddKernelNode && mc_cu.cuGraphInstantiate &&
@@ -236,10 +241,10 @@ static int is_disabled(CUfunction cf) {
  * full, every function counts as past its threshold. Returns 1 when this launch is early. */
 __attribute__((noinline, cold)) static int early_launch(CUfunction cf) {
   int early = 0;
-  if (!__atomic_load_n(&g_graph.built_any, __ATOMIC_ACQUIRE) &&
-      __atomic_add_fetch(&g_graph.launches, 1, __ATOMIC_RELAXED) < g_first_after)
+  if (!__atomic_load_n(&g_early.built_any, __ATOMIC_ACQUIRE) &&
+      __atomic_add_fetch(&g_early.launches, 1, __ATOMIC_RELAXED) < g_early.first_after)
     early = 1;
-  if (g_after <= 1) return early;
+  if (g_early.after <= 1) return early;
   size_t h = hash_ptr(cf, SEEN_SLOTS);
   for (size_t i = 0; i < SEEN_SLOTS / 2; ++i) {
     size_t at = (h + i) & (SEEN_SLOTS - 1);
@@ -253,9 +258,9 @@ __attribute__((noinline, cold)) static int early_launch(CUfunction cf) {
         v = cf;
     }
     if (v != cf) continue;
-    uint32_t *n = &g_graph.seen_n[at];
-    if (__atomic_load_n(n, __ATOMIC_RELAXED) >= g_after - 1) return early; /* past it */
-    return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED) < g_after ? 1 : early;
+    uint32_t *n = &g_early.seen_n[at];
+    if (__atomic_load_n(n, __ATOMIC_RELAXED) >= g_early.after - 1) return early; /* past it */
+    return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED) < g_early.after ? 1 : early;
   }
   return early;
 }
@@ -505,7 +510,7 @@ static g_exec *exec_build(const void *key, CUfunction cf, const mc_graph_dims *d
     return NULL;
   }
   remember_values(x, d, params, 0);
-  __atomic_store_n(&g_graph.built_any, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_early.built_any, 1, __ATOMIC_RELEASE);
   MC_STAT_INC(graph_instantiates);
   return x;
 }
