@@ -9,20 +9,14 @@
  * The driver is loaded at run time (no CUDA headers needed).
  *   cc -O2 -Ibenchmarks -o probe benchmarks/alloc_driver_probe.c -ldl; ./probe [ROUNDS] */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "harness/programs.h" /* now_us, cmp_double */
+#include "harness/dl_probe.h"
 
-typedef int (*fn_t)();
 static fn_t g_alloc, g_managed, g_free;
 
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return v[n / 2];
-}
 static int get(int managed, uint64_t *p, size_t n) {
   return managed ? g_managed(p, n, 1u) : g_alloc(p, n);
 }
@@ -35,16 +29,17 @@ static double pairs(int managed, size_t n) {
   }
   return (now_us() - t0) / 200.0;
 }
-#define SYM(v, n) if (!(v = (fn_t)dlsym(cu, n))) { fprintf(stderr, "no %s\n", n); return 3; }
 int main(int argc, char **argv) {
   int R = argc > 1 ? atoi(argv[1]) : 7;
   if (R < 1 || R > 101) R = 7;
   void *cu = dlopen("libcuda.so.1", RTLD_NOW);
   if (!cu) { fprintf(stderr, "no libcuda.so.1\n"); return 3; }
   fn_t init, devget, retain, setcur;
-  SYM(init, "cuInit"); SYM(devget, "cuDeviceGet"); SYM(retain, "cuDevicePrimaryCtxRetain");
-  SYM(setcur, "cuCtxSetCurrent"); SYM(g_alloc, "cuMemAlloc_v2"); SYM(g_managed, "cuMemAllocManaged");
-  SYM(g_free, "cuMemFree_v2");
+  PROBE_SYM(init, "cuInit"); PROBE_SYM(devget, "cuDeviceGet");
+  PROBE_SYM(retain, "cuDevicePrimaryCtxRetain");
+  PROBE_SYM(setcur, "cuCtxSetCurrent"); PROBE_SYM(g_alloc, "cuMemAlloc_v2");
+  PROBE_SYM(g_managed, "cuMemAllocManaged");
+  PROBE_SYM(g_free, "cuMemFree_v2");
   int dev = 0;
   void *ctx = NULL;
   if (init(0) || devget(&dev, 0) || retain(&ctx, dev) || setcur(ctx)) return 4;
@@ -64,7 +59,7 @@ int main(int argc, char **argv) {
           if (keep) g_free(keep);
         }
       printf("%-8s %9zu %10.2f %11.2f %10.2f\n", managed ? "managed" : "device", sizes[s],
-             median(t[0], R), median(t[1], R), median(t[2], R));
+             probe_median(t[0], R), probe_median(t[1], R), probe_median(t[2], R));
     }
   return 0;
 }

@@ -8,41 +8,26 @@
  * the same for cuLaunchKernel + sync.
  *   cc -O2 -Ibenchmarks -o probe benchmarks/mixed_stream_probe.c -ldl; ./probe BLOB K R */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "harness/programs.h" /* now_us, cmp_double */
+#include "harness/dl_probe.h"
 
-typedef int (*fn_t)();
-typedef struct {
-  void *func;
-  unsigned gx, gy, gz, bx, by, bz, smem;
-  void **params, **extra;
-} node_params;
-static int (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                     void *, void **, void **);
-static fn_t ssync, glaunch;
+static probe_driver g_d;
 
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return v[n / 2];
-}
 static double graph_round(void *exec, void *s) {
   double t0 = now_us();
   for (int i = 0; i < 200; ++i)
-    if (glaunch(exec, s) || ssync(s)) return -1;
+    if (g_d.glaunch(exec, s) || g_d.ssync(s)) return -1;
   return (now_us() - t0) / 200;
 }
 static double kernel_round(void *fn, void *s) {
   double t0 = now_us();
   for (int i = 0; i < 200; ++i)
-    if (launch(fn, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL) || ssync(s)) return -1;
+    if (g_d.launch(fn, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL) || g_d.ssync(s)) return -1;
   return (now_us() - t0) / 200;
 }
-#define SYM(v, n) if (!(v = (fn_t)dlsym(cu, n))) { fprintf(stderr, "no %s\n", n); return 3; }
-#define CK(x) do { int rc_ = (x); if (rc_) { fprintf(stderr, "%s: %d\n", #x, rc_); return 4; } } while (0)
 int main(int argc, char **argv) {
   if (argc < 4) return 2;
   int k = atoi(argv[2]), r = atoi(argv[3]);
@@ -52,34 +37,28 @@ int main(int argc, char **argv) {
   static char blob[8 << 20];
   if (fread(blob, 1, sizeof blob, f) == 0) return 2;
   fclose(f);
-  void *cu = dlopen("libcuda.so.1", RTLD_NOW);
-  if (!cu) return 3;
-  fn_t init, devget, retain, setcur, load, getfn, screate, gcreate, gadd, ginst;
-  SYM(init, "cuInit"); SYM(devget, "cuDeviceGet"); SYM(retain, "cuDevicePrimaryCtxRetain");
-  SYM(setcur, "cuCtxSetCurrent"); SYM(load, "cuModuleLoadData"); SYM(getfn, "cuModuleGetFunction");
-  SYM(screate, "cuStreamCreate"); SYM(ssync, "cuStreamSynchronize"); SYM(gcreate, "cuGraphCreate");
-  SYM(gadd, "cuGraphAddKernelNode_v2"); SYM(ginst, "cuGraphInstantiateWithFlags");
-  SYM(glaunch, "cuGraphLaunch");
-  launch = (int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                    void *, void **, void **))dlsym(cu, "cuLaunchKernel");
-  int dev = 0;
-  void *ctx = NULL, *mod = NULL, *fn = NULL, *s[2] = {NULL, NULL}, *exec[2];
-  CK(init(0)); CK(devget(&dev, 0)); CK(retain(&ctx, dev)); CK(setcur(ctx));
-  CK(load(&mod, blob)); CK(getfn(&fn, mod, "empty"));
+  if (probe_open(&g_d)) return 3;
+  void *mod = NULL, *fn = NULL, *s[2] = {NULL, NULL}, *exec[2];
+  PROBE_CK(g_d.load(&mod, blob));
+  PROBE_CK(g_d.getfn(&fn, mod, "empty"));
   for (int i = 0; i < 2; ++i) {
     void *g = NULL, *node = NULL;
-    node_params p = {fn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL};
-    CK(screate(&s[i], 1)); CK(gcreate(&g, 0)); CK(gadd(&node, g, NULL, (size_t)0, &p));
-    CK(ginst(&exec[i], g, (unsigned long long)0));
+    probe_node_params p = {fn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL};
+    PROBE_CK(g_d.screate(&s[i], 1));
+    PROBE_CK(g_d.gcreate(&g, 0));
+    PROBE_CK(g_d.gadd(&node, g, NULL, (size_t)0, &p));
+    PROBE_CK(g_d.ginst(&exec[i], g, (unsigned long long)0));
   }
-  for (int i = 0; i < k; ++i) CK(launch(fn, 1, 1, 1, 1, 1, 1, 0, s[1], NULL, NULL));
-  CK(ssync(s[1]));
+  for (int i = 0; i < k; ++i) PROBE_CK(g_d.launch(fn, 1, 1, 1, 1, 1, 1, 0, s[1], NULL, NULL));
+  PROBE_CK(g_d.ssync(s[1]));
   double g[2][200], kl[2][200];
   for (int i = 0; i < r; ++i) /* graph launches only first: the history stays as made */
     for (int j = 0; j < 2; ++j) g[j][i] = graph_round(exec[j], s[j]);
   for (int i = 0; i < r; ++i)
     for (int j = 0; j < 2; ++j) kl[j][i] = kernel_round(fn, s[j]);
-  printf("K=%d: graph launch+sync fresh %.3f mixed %.3f us; cuLaunchKernel+sync fresh %.3f mixed %.3f us\n",
-         k, median(g[0], r), median(g[1], r), median(kl[0], r), median(kl[1], r));
+  printf("K=%d: graph launch+sync fresh %.3f mixed %.3f us; "
+         "cuLaunchKernel+sync fresh %.3f mixed %.3f us\n",
+         k, probe_median(g[0], r), probe_median(g[1], r), probe_median(kl[0], r),
+         probe_median(kl[1], r));
   return 0;
 }

@@ -207,7 +207,8 @@ def test_llvm19_chain_makes_the_llvm22_chains_calls_and_takes_no_lock(make_runti
     calls in the same order (the only extra one per link is cuCtxGetId, mgpuModuleLoad's context
     check, issue 19 item 5), the same kernels run, and LLVM <= 20 code's load / look-up / unload
     around each link take no lock."""
-    env = {"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": "1", "FAKECUDA_PARAM_SIZES": "8,4", **GRAPH_EAGER,
+    env = {"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": "1", "FAKECUDA_PARAM_SIZES": "8,4",
+           **GRAPH_EAGER,
            "MGPU_CACHED_STREAM_HANDLES": "tagged"}
     k = 10
     logs, ran, ids = {}, {}, {}

@@ -3,7 +3,8 @@
  * entry point of mgpu-cached's symbol table, forwards each call to the real driver
  * (COUNTCUDA_REAL, default libcuda.so.1) and counts its calls and the time spent in it. Point
  * MGPU_CACHED_CUDA_DRIVER at it; timecuda_dump(tag) prints the calls since the last dump, with
- * µs spent in the driver, to stderr and starts over. Built on tests/drivers/countcuda.c. */
+ * µs spent in the driver, to stderr and starts over. Built like tests/drivers/countcuda.c
+ * (tests/drivers/real_driver.h). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,30 +13,20 @@
 #include <time.h>
 
 #include "cuda_api.h"
+#define NAME_FOR_ERRORS "timecuda"
+#include "real_driver.h"
 #include "symbol_index.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
 static long g_counts[NSYM];
 static double g_us[NSYM];
-static void *g_real;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static double now_us(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
-static void open_real(void) {
-  const char *path = getenv("COUNTCUDA_REAL");
-  g_real = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!g_real) fprintf(stderr, "timecuda: %s\n", dlerror());
-}
-static void *real_sym(const char *name) {
-  pthread_once(&g_once, open_real);
-  return g_real ? dlsym(g_real, name) : NULL;
-}
-
 #define FWD(field, name, ret, params, args, req)                                                  \
   EXPORT ret name params {                                                                        \
     static ret(*fn) params;                                                                       \

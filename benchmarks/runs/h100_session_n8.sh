@@ -11,12 +11,7 @@ set -u
 . benchmarks/runs/tree_checks.sh
 gpu_tests_on_off 90
 cat $O/pytest-gpu.log
-CFG="--config before-391bd88:LD_PRELOAD=$B --config start-ac0760c:LD_PRELOAD=$S"
-for d in .gpu/bisect/*; do
-  n=$(basename $d)
-  cc $CP -I$d/csrc $(find $d/csrc -name "*.c" | sort) -o $d/libmgpu_cached.so -ldl || exit 1
-  CFG="$CFG --config c-$n:LD_PRELOAD=$R/$d/libmgpu_cached.so"
-done
+CFG="--config before-391bd88:LD_PRELOAD=$B --config start-ac0760c:LD_PRELOAD=$S$(bisect_configs)"
 timeout 330 python3 benchmarks/run.py --out /tmp/suite --programs empty,stencil,large,async,async_prealloc \
   --llvm 19,22 --rounds 4 --reps 3 --scale 0.3 --skip stock-named,preload $CFG > /tmp/suite.log 2>&1
 echo "suite rc=$?" >> /tmp/suite.log

@@ -8,6 +8,9 @@
 #                                   large, async, async_prealloc; LLVM 19 and 22) beside stock, the
 #                                   tree before issue 19 (before-391bd88) and the starting tree
 #                                   (START_LABEL), both preloaded, into $O/suite.md and suite.json
+#   bisect_configs                  builds each carried .gpu/bisect/<commit>/csrc as the compared
+#                                   trees are built and prints run.py's --config c-<commit> options
+#                                   that preload them (runs N6, N8, N9)
 B=$R/.gpu/base/libmgpu_cached.so
 S=$R/.gpu/start/libmgpu_cached.so
 
@@ -23,4 +26,12 @@ readme_suite() {
   echo "suite rc=$?" >> /tmp/suite.log
   { cat /tmp/suite/results.md; tail -2 /tmp/suite.log; } > $O/suite.md 2>&1
   cp /tmp/suite/results.json $O/suite.json 2>/dev/null
+}
+
+bisect_configs() {
+  for d in .gpu/bisect/*; do
+    n=$(basename $d)
+    cc $CP -I$d/csrc $(find $d/csrc -name "*.c" | sort) -o $d/libmgpu_cached.so -ldl || return 1
+    printf ' --config c-%s:LD_PRELOAD=%s' "$n" "$R/$d/libmgpu_cached.so"
+  done
 }

@@ -10,24 +10,12 @@
 #include <string.h>
 
 #include "cuda_api.h"
+#include "real_driver.h"
 #include "symbol_index.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
 static long g_counts[NSYM];
-static void *g_real;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-static void open_real(void) {
-  const char *path = getenv("COUNTCUDA_REAL");
-  g_real = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!g_real) fprintf(stderr, "countcuda: %s\n", dlerror());
-}
-
-static void *real_sym(const char *name) {
-  pthread_once(&g_once, open_real);
-  return g_real ? dlsym(g_real, name) : NULL;
-}
 
 #define FWD(field, name, ret, params, args, req)                                                  \
   EXPORT ret name params {                                                                        \
