@@ -99,19 +99,19 @@ static struct {
   pthread_mutex_t lock;                 /* insertion into the two tables (rule above) */
   g_stream *streams[STREAM_SLOTS];      /* atomic pointers */
   CUfunction disabled[DISABLED_SLOTS];  /* atomic values */
-  CUfunction seen[SEEN_SLOTS];          /* atomic values, set with compare-and-swap */
+  int ndisabled;                        /* atomic: entries in disabled[]; stored under the lock.
+                                           While 0 no lookup touches the table (its pages stay
+                                           untouched: a first call's page faults) */
   int disabled_full;                    /* atomic: the disabled set overflowed: path off */
 } g_graph = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* The early launches' counts (see "First launches"), apart from g_graph: only launches that find
- * no exec touch them. */
+ * no exec touch them. A function and its count share a slot, so a lookup touches one page. */
 static struct {
-  uint32_t seen_n[SEEN_SLOTS]; /* atomic: launches of g_graph.seen[i] that found no exec, counted
-                                  up to g_early.after - 1 */
-  unsigned launches;           /* atomic: launches counted until an exec exists */
-  int built_any;               /* atomic: an exec was built in this process */
-  uint32_t after;              /* MGPU_CACHED_GRAPH_AFTER, at least 1; written once under g_once */
-  unsigned first_after;        /* MGPU_CACHED_GRAPH_FIRST_AFTER; written once under g_once */
+  struct {
+    CUfunction f; /* atomic, set with compare-and-swap */
+    uint32_t n;   /* atomic: f's launches that found no exec, counted up to g_after - 1 */
+  } seen[SEEN_SLOTS];
 } g_early;
 
 /* Threads inside a graph update + launch (atomic). cuGraphLaunch serialises across threads in
@@ -121,6 +121,13 @@ static struct {
  * takes the stream path instead: both give the same results, and the contended one then costs what
  * it cost before the graph path existed. */
 static int g_inflight;
+
+/* The process gate of "First launches": beside the launch path's own statics, whose page every
+ * launch touches anyway (no page of its own to fault in at a first call). */
+static unsigned g_early_launches; /* atomic: launches counted until an exec exists */
+static int g_built_any;           /* atomic: an exec was built in this process */
+static uint32_t g_after;          /* MGPU_CACHED_GRAPH_AFTER, at least 1; written once (g_once) */
+static unsigned g_first_after;    /* MGPU_CACHED_GRAPH_FIRST_AFTER; written once (g_once) */
 
 /* Who launched lately (atomic; 0: no launch yet): one bit per thread (a thread's bit: the
  * order of its first launch, modulo 64), set by each thread that launches while its bit is not
@@ -188,10 +195,10 @@ static int g_max_execs;   /* written once under g_once */
 static void decide(void) {
   const mc_config_t *cfg = mc_config();
   g_max_execs = (int)cfg->graph_execs; /* 1 to MAX_EXECS: config.c clamps it (and says so) */
-  g_early.after = cfg->graph_after > 1 ? (uint32_t)(cfg->graph_after > 1000000 ? 1000000
+  g_after = cfg->graph_after > 1 ? (uint32_t)(cfg->graph_after > 1000000 ? 1000000
                                                                           : cfg->graph_after)
                                  : 1;
-  g_early.first_after = (unsigned)(cfg->graph_first_after > 100000000 ? 100000000
+  g_first_after = (unsigned)(cfg->graph_first_after > 100000000 ? 100000000
                                                                 : cfg->graph_first_after);
   g_enabled = cfg->graph && mc_backend() == MC_BACKEND_CUDA && mc_cu.cuGraphCreate &&
               mc_cu.cuGraphDestroy && mc_cu.cuGraphAddKernelNode && mc_cu.cuGraphInstantiate &&
@@ -217,6 +224,7 @@ static size_t hash_ptr(const void *p, size_t n) {
 
 static int is_disabled(CUfunction cf) {
   if (__atomic_load_n(&g_graph.disabled_full, __ATOMIC_ACQUIRE)) return 1;
+  if (!__atomic_load_n(&g_graph.ndisabled, __ATOMIC_ACQUIRE)) return 0;
   size_t h = hash_ptr(cf, DISABLED_SLOTS);
   for (size_t i = 0; i < DISABLED_SLOTS; ++i) {
     CUfunction v = __atomic_load_n(&g_graph.disabled[(h + i) & (DISABLED_SLOTS - 1)],
@@ -241,14 +249,14 @@ static int is_disabled(CUfunction cf) {
  * full, every function counts as past its threshold. Returns 1 when this launch is early. */
 __attribute__((noinline, cold)) static int early_launch(CUfunction cf) {
   int early = 0;
-  if (!__atomic_load_n(&g_early.built_any, __ATOMIC_ACQUIRE) &&
-      __atomic_add_fetch(&g_early.launches, 1, __ATOMIC_RELAXED) < g_early.first_after)
+  if (!__atomic_load_n(&g_built_any, __ATOMIC_ACQUIRE) &&
+      __atomic_add_fetch(&g_early_launches, 1, __ATOMIC_RELAXED) < g_first_after)
     early = 1;
-  if (g_early.after <= 1) return early;
+  if (g_after <= 1) return early;
   size_t h = hash_ptr(cf, SEEN_SLOTS);
   for (size_t i = 0; i < SEEN_SLOTS / 2; ++i) {
     size_t at = (h + i) & (SEEN_SLOTS - 1);
-    CUfunction *slot = &g_graph.seen[at];
+    CUfunction *slot = &g_early.seen[at].f;
     CUfunction v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (!v) {
       CUfunction empty = NULL;
@@ -258,9 +266,9 @@ __attribute__((noinline, cold)) static int early_launch(CUfunction cf) {
         v = cf;
     }
     if (v != cf) continue;
-    uint32_t *n = &g_early.seen_n[at];
-    if (__atomic_load_n(n, __ATOMIC_RELAXED) >= g_early.after - 1) return early; /* past it */
-    return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED) < g_early.after ? 1 : early;
+    uint32_t *n = &g_early.seen[at].n;
+    if (__atomic_load_n(n, __ATOMIC_RELAXED) >= g_after - 1) return early; /* past it */
+    return __atomic_add_fetch(n, 1, __ATOMIC_RELAXED) < g_after ? 1 : early;
   }
   return early;
 }
@@ -276,6 +284,7 @@ static void disable(CUfunction cf) {
     if (v == cf) break;
     if (!v) {
       __atomic_store_n(slot, cf, __ATOMIC_RELEASE);
+      __atomic_store_n(&g_graph.ndisabled, g_graph.ndisabled + 1, __ATOMIC_RELEASE);
       break;
     }
   }
@@ -510,7 +519,7 @@ static g_exec *exec_build(const void *key, CUfunction cf, const mc_graph_dims *d
     return NULL;
   }
   remember_values(x, d, params, 0);
-  __atomic_store_n(&g_early.built_any, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_built_any, 1, __ATOMIC_RELEASE);
   MC_STAT_INC(graph_instantiates);
   return x;
 }
@@ -741,6 +750,7 @@ void mc_graph_fork_child(void) {
    * child's new driver stream may take a parent stream's value. */
   memset(g_graph.streams, 0, sizeof g_graph.streams);
   memset(g_graph.disabled, 0, sizeof g_graph.disabled);
+  g_graph.ndisabled = 0;
   g_graph.disabled_full = 0;
   g_inflight = 0; /* threads of the parent inside a launch do not exist in the child */
   g_launchers = 0;
