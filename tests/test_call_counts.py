@@ -9,9 +9,8 @@ anyway); mgpuStreamCreate / mgpuEventCreate take it without a driver call but th
 (one cuCtxGetId, context.h). The counts cover every entry point of the symbol table
 (csrc/platform/cuda_api.h), those the fake's call log leaves out included.
 
-That steady state is the one from a device's MGPU_CACHED_POOL_SPARE_AFTER-th create of a kind on
-(default 32; before it a create polls the object given back instead of making a second one beside
-it): the tests that pin it set the knob to 0 (STEADY), and
+That steady state is the one after a device's first MGPU_CACHED_POOL_SPARE_AFTER creates of a kind
+(default 32; those poll the object given back instead of making a second one beside it): the tests that pin it set the knob to 0 (STEADY), and
 test_the_first_creates_poll_the_parked_stream_then_a_spare_takes_turns pins the default's two
 phases."""
 
@@ -156,7 +155,7 @@ def test_event_sequence_driver_calls(make_runtime):
 def test_the_first_creates_poll_the_parked_stream_then_a_spare_takes_turns(make_runtime,
                                                                           spare_after):
     """The default: a create / launch / synchronise / destroy loop gets the stream it gave back at
-    each of the device's first SPARE_AFTER creates, polled at the create (one cuStreamQuery in
+    each of the device's first SPARE_AFTER creates (the first makes it), polled at the create (one cuStreamQuery in
     relaxed mode), so a program that makes a few streams makes one driver stream, as stock's
     driver recycles the destroyed one (a second driver stream beside a live one cost the H100
     120-270 us, run N2). From then on a create makes one spare without polling, and the two take
@@ -180,7 +179,7 @@ def test_the_first_creates_poll_the_parked_stream_then_a_spare_takes_turns(make_
         assert s == first
         assert create == {"cuCtxGetId": 1, "cuStreamQuery": 1, EXCHANGE: 2}
         assert "cuStreamQuery" not in sync  # nothing parked while the stream is out
-    # the SPARE_AFTER-th create (the first with no poll) makes the spare; from then on two
+    # the create after the first SPARE_AFTER (the first with no poll) makes the spare; from then two
     # driver streams take turns, each proven idle by the synchronisation's poll
     assert log[n][1].get("cuStreamCreate") == 1 and log[n][0] != first
     for i, (s, create, sync) in enumerate(log[n + 1:]):

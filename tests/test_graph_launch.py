@@ -478,6 +478,37 @@ def test_the_exec_is_built_at_the_fourth_launch_after_100_in_the_process(make_ru
     assert rt.stats()["graph_first_launches"] == 102
 
 
+def test_a_fork_child_waits_for_its_own_first_exec(make_runtime):
+    """The process gate is the process's: a child forked after the parent built its exec makes
+    its own first launches through cuLaunchKernel again (its driver instantiates afresh), and a
+    function of the child starts its count again."""
+    import os
+    rt = make_runtime(env={"FAKECUDA_PARAM_SIZES": "8,4", "MGPU_CACHED_GRAPH_FIRST_AFTER": "5"})
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    s = rt.mgpuStreamCreate()
+    for _ in range(8):
+        launch(rt, f, s, Args(1, 2))
+    assert rt.fake.counts("cuLaunchKernel", "cuGraphInstantiate") == {
+        "cuLaunchKernel": 4, "cuGraphInstantiate": 1}
+    pid = os.fork()
+    if pid == 0:  # the child: only os._exit, whatever happens
+        code = 1
+        try:
+            rt.fake.fake_reset()
+            m2 = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)  # the parent's handles are stale
+            f2 = rt.mgpuModuleGetFunction(m2, b"k")
+            s2 = rt.mgpuStreamCreate()
+            for _ in range(6):
+                launch(rt, f2, s2, Args(3, 4))
+            got = rt.fake.counts("cuLaunchKernel", "cuGraphInstantiate")
+            code = 0 if got == {"cuLaunchKernel": 4, "cuGraphInstantiate": 1} else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 @pytest.mark.parametrize("after,first_after,stream_launches", [("1", "0", 0), ("3", "0", 2),
                                                                ("1", "5", 4)])
 def test_the_exec_thresholds_are_switches(make_runtime, after, first_after, stream_launches):

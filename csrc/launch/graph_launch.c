@@ -34,8 +34,8 @@
  *
  * Locking rule. g_graph.lock (a mutex) guards only the insertion of stream entries and of
  * disabled functions; both tables are read without it (atomic slots, entries published with
- * release stores); the set of functions launched once (`seen`) takes no lock at all (slots set
- * with compare-and-swap). Each stream entry has a try-lock (`busy`) over its exec list and the
+ * release stores); the early launches' counts (`g_early.seen`, "First launches") take no lock at
+ * all (slots set with compare-and-swap, counts with atomic adds). Each stream entry has a try-lock (`busy`) over its exec list and the
  * execs in it; held across cuGraphExecKernelNodeSetParams and cuGraphLaunch (non-blocking
  * driver calls) and never across graph creation or cuGraphInstantiate, which run with no lock
  * held. A launch that finds the entry busy (another thread launching on the same driver stream
@@ -249,7 +249,9 @@ static int is_disabled(CUfunction cf) {
  * full, every function counts as past its threshold. Returns 1 when this launch is early. */
 __attribute__((noinline, cold)) static int early_launch(CUfunction cf) {
   int early = 0;
+  /* the process gate: counted only up to the threshold (no atomic add per launch after it) */
   if (!__atomic_load_n(&g_built_any, __ATOMIC_ACQUIRE) &&
+      __atomic_load_n(&g_early_launches, __ATOMIC_RELAXED) < g_first_after &&
       __atomic_add_fetch(&g_early_launches, 1, __ATOMIC_RELAXED) < g_first_after)
     early = 1;
   if (g_after <= 1) return early;
@@ -754,5 +756,10 @@ void mc_graph_fork_child(void) {
   g_graph.disabled_full = 0;
   g_inflight = 0; /* threads of the parent inside a launch do not exist in the child */
   g_launchers = 0;
+  /* the child's driver instantiates afresh: its first exec waits for its own 100 launches, and
+   * a function of the child whose value a parent's had starts its count again */
+  g_built_any = 0;
+  g_early_launches = 0;
+  memset(&g_early, 0, sizeof g_early);
   pthread_mutex_init(&g_graph.lock, NULL);
 }

@@ -80,9 +80,9 @@
 #define SYNC_POLLS 2      /* driver handles: draining objects a synchronisation polls first */
 #define SPARE_DRAIN 1     /* driver handles: while at most this many objects of a kind drain on a
                              device, a take that finds none idle makes a new one without polling */
-                          /* ... from the device's MGPU_CACHED_POOL_SPARE_AFTER-th take of the
-                             kind on (config.h): the takes before poll (a new driver stream beside
-                             a live one cost the H100 120-270 us in run N2, a query ~1 us) */
+                          /* ... after the device's first MGPU_CACHED_POOL_SPARE_AFTER takes of
+                             the kind (config.h): those poll (a new driver stream beside a live
+                             one cost the H100 120-270 us in run N2, a query ~1 us) */
 
 /* One cache line per record: threads using different handles never contend on a line. */
 typedef struct __attribute__((aligned(64))) obj_rec {
@@ -451,11 +451,11 @@ static void *take_pooled_locked(mc_obj_kind kind, int device, obj_rec *self) {
    * sequence: a create / launch / synchronise / destroy loop then alternates between two objects,
    * and the query of the one given back runs while the next synchronisation waits for the device
    * anyway. The objects of a kind on a device stay at most those live at once + SPARE_DRAIN + 1.
-   * Only from the device's MGPU_CACHED_POOL_SPARE_AFTER-th take of the kind on: a program that
+   * Only after the device's first MGPU_CACHED_POOL_SPARE_AFTER takes of the kind: a program that
    * makes a few streams (a first call, a kernel run twice) gets the one given back, polled, as
    * stock's cuStreamCreate after cuStreamDestroy gets the driver's recycled one, instead of
-   * paying for a driver stream beside it that only a loop pays back (by the 32nd take a
-   * create / destroy pair has saved stock's ~8 us 31 times over, more than the new stream costs). */
+   * paying for a driver stream beside it that only a loop pays back (by the 33rd take a
+   * create / destroy pair has saved stock's ~8 us 32 times over, more than the new stream costs). */
   int early = p->takes[kind - 1] < (size_t)mc_config()->pool_spare_after;
   if (early) p->takes[kind - 1]++;
   size_t checks =

@@ -66,8 +66,8 @@
     "synchronization that proves it idle")                                                          \
   X(pool_spare_after, COUNT, "MGPU_CACHED_POOL_SPARE_AFTER", "32",                              \
     "a create that finds no idle stream (event) makes a new one beside the one given back, "     \
-    "without polling it, only from the device's Nth create of the kind on (earlier ones poll: a " \
-    "new driver stream beside a live one costs the H100 120-270 us; 0: from the first)")          \
+    "without polling it, only after the device's first N creates of the kind (those poll: a new " \
+    "driver stream beside a live one costs the H100 120-270 us; 0 or 1: from the second)")        \
   X(graph, FLAG, "MGPU_CACHED_GRAPH", "1",                                                         \
     "launches on the library's streams go through one-node graph execs (0: cuLaunchKernel)")     \
   X(graph_execs, COUNT, "MGPU_CACHED_GRAPH_EXECS", "8",                                            \
@@ -120,7 +120,8 @@
   X(verbose, FLAG, "MGPU_CACHED_VERBOSE", "0", "print cache events (loads, replaced blobs)")        \
   X(graph_after, COUNT, "MGPU_CACHED_GRAPH_AFTER", "4",                                            \
     "a kernel's exec is built at its Nth launch that finds none (its earlier launches take "      \
-    "cuLaunchKernel: a later exec's build paid back after 3-4 launches on the H100)")             \
+    "cuLaunchKernel: a later exec's build paid back after 3-4 launches on the H100; chain "       \
+    "replay's prepared execs excepted)")                                                            \
   X(graph_first_after, COUNT, "MGPU_CACHED_GRAPH_FIRST_AFTER", "100",                              \
     "the process's first exec is built only once the process has made this many launches (the " \
     "driver's first instantiation, ~0.2 ms on the H100, is paid back after 75-117 launches)")    \

@@ -43,5 +43,7 @@ int mc_thread_exit_set(mc_exit_slot slot, void (*fn)(void *), void *p) {
   if (!__atomic_load_n(&g_key_ok, __ATOMIC_ACQUIRE)) return -1;
   tl_exits.fn[slot] = fn;
   tl_exits.p[slot] = p;
-  return pthread_setspecific(g_key, &tl_exits) == 0 ? 0 : -1;
+  if (pthread_setspecific(g_key, &tl_exits) == 0) return 0;
+  tl_exits.p[slot] = NULL; /* not in place: the caller keeps (or frees) its record */
+  return -1;
 }
