@@ -12,10 +12,7 @@ timeout 100 python3 -m pytest -q -rf --tb=short tests/gpu/ > $O/pytest-gpu.log 2
 tail -3 $O/pytest-gpu.log
 timeout 100 sh benchmarks/first_call_stages/run.sh 12 > $O/first_call_stages.txt 2>&1; head -14 $O/first_call_stages.txt
 CFG="--config start-ac0760c:LD_PRELOAD=$S$(bisect_configs)"
-timeout 330 python3 benchmarks/run.py --out /tmp/ab --programs empty,stencil,large --llvm 19,22 --rounds 8 \
-  --reps 3 --scale 0.3 --skip stock,stock-named,preload $CFG > /tmp/ab.log 2>&1
-echo "rc=$?" >> /tmp/ab.log; { sed -n 1,14p /tmp/ab/results.md; tail -2 /tmp/ab.log; } > $O/steady_ab.md 2>&1
-cp /tmp/ab/results.json $O/steady_ab.json 2>/dev/null; cut -c1-400 $O/steady_ab.md
+side_by_side steady_ab 330 empty,stencil,large $CFG
 mkdir -p /tmp/sb && cp $S /tmp/sb/libmgpu_cached.so
 timeout 100 python3 benchmarks/first_call.py --out /tmp/fc --rounds 10 --n 200 --reps 3 --before /tmp/sb > $O/first_call.log 2>&1
 cat /tmp/fc/first_call.md > $O/first_call.md 2>/dev/null; cat $O/first_call.md

@@ -9,7 +9,4 @@ set -u
 . benchmarks/neighbour/setup_h100.sh
 . benchmarks/runs/tree_checks.sh
 CFG="$(bisect_configs)"
-timeout 400 python3 benchmarks/run.py --out /tmp/ab --programs empty,stencil,large --llvm 19,22 --rounds 8 \
-  --reps 3 --scale 0.3 --skip stock,stock-named,preload $CFG > /tmp/ab.log 2>&1
-echo "rc=$?" >> /tmp/ab.log; { sed -n 1,14p /tmp/ab/results.md; tail -2 /tmp/ab.log; } > $O/layout_ab.md 2>&1
-cp /tmp/ab/results.json $O/layout_ab.json 2>/dev/null; cut -c1-420 $O/layout_ab.md
+side_by_side layout_ab 400 empty,stencil,large $CFG

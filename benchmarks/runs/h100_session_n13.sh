@@ -7,13 +7,6 @@
 # The synchronous rows, 8 rounds. Carry `.gpu`, `.whl`. Logs under $OUT.
 set -u
 . benchmarks/neighbour/setup_h100.sh
-CFG=""
-for d in .gpu/bisect/*; do
-  n=$(basename $d); X=""; [ -f $d/ALIGN ] && X="-falign-functions=64"
-  cc $CP $X -I$d/csrc $(find $d/csrc -name "*.c" | sort) -o $d/libmgpu_cached.so -ldl || exit 1
-  CFG="$CFG --config c-$n:LD_PRELOAD=$R/$d/libmgpu_cached.so"
-done
-timeout 450 python3 benchmarks/run.py --out /tmp/ab --programs empty,stencil,large --llvm 19,22 --rounds 8 \
-  --reps 3 --scale 0.3 --skip stock,stock-named,preload $CFG > /tmp/ab.log 2>&1
-echo "rc=$?" >> /tmp/ab.log; { sed -n 1,14p /tmp/ab/results.md; tail -2 /tmp/ab.log; } > $O/variants_ab.md 2>&1
-cp /tmp/ab/results.json $O/variants_ab.json 2>/dev/null; cut -c1-460 $O/variants_ab.md
+. benchmarks/runs/tree_checks.sh
+CFG="$(bisect_configs)"
+side_by_side variants_ab 450 empty,stencil,large $CFG

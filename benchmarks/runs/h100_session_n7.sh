@@ -13,8 +13,4 @@ set -u
 cc -O2 -Ibenchmarks -o /tmp/msp benchmarks/mixed_stream_probe.c -ldl
 for k in 0 1 32 100 1000; do for r in 1 2 3; do timeout 60 /tmp/msp tests/data/kernels.fatbin $k 30; done; done > $O/mixed_stream_probe.txt 2>&1
 cat $O/mixed_stream_probe.txt
-timeout 300 python3 benchmarks/run.py --out /tmp/ab --programs empty,large --llvm 19,22 --rounds 8 \
-  --reps 3 --scale 0.3 --skip stock,stock-named,preload --config start-ac0760c:LD_PRELOAD=$S \
-  --config eager:MGPU_CACHED_GRAPH_AFTER=2,MGPU_CACHED_GRAPH_FIRST_AFTER=0 > /tmp/ab.log 2>&1
-echo "rc=$?" >> /tmp/ab.log; { sed -n 1,12p /tmp/ab/results.md; tail -2 /tmp/ab.log; } > $O/thresholds_ab.md 2>&1
-cp /tmp/ab/results.json $O/thresholds_ab.json 2>/dev/null; cut -c1-300 $O/thresholds_ab.md
+side_by_side thresholds_ab 300 empty,large --config start-ac0760c:LD_PRELOAD=$S --config eager:MGPU_CACHED_GRAPH_AFTER=2,MGPU_CACHED_GRAPH_FIRST_AFTER=0

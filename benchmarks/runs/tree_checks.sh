@@ -8,9 +8,13 @@
 #                                   large, async, async_prealloc; LLVM 19 and 22) beside stock, the
 #                                   tree before issue 19 (before-391bd88) and the starting tree
 #                                   (START_LABEL), both preloaded, into $O/suite.md and suite.json
-#   bisect_configs                  builds each carried .gpu/bisect/<commit>/csrc as the compared
-#                                   trees are built and prints run.py's --config c-<commit> options
-#                                   that preload them (runs N6, N8, N9)
+#   bisect_configs                  builds each carried .gpu/bisect/<name>/csrc as the compared
+#                                   trees are built (with -falign-functions=64 where the folder
+#                                   holds a file ALIGN) and prints run.py's --config c-<name>
+#                                   options that preload them (runs N6, N8, N9, N11-N13)
+#   side_by_side NAME LIMIT_S PROGRAMS CONFIG...   the synchronous rows (benchmarks/run.py, LLVM 19
+#                                   and 22, 8 rounds, no stock columns) of PROGRAMS with the
+#                                   CONFIG options, into $O/NAME.md and NAME.json (runs N6-N13)
 B=$R/.gpu/base/libmgpu_cached.so
 S=$R/.gpu/start/libmgpu_cached.so
 
@@ -30,8 +34,16 @@ readme_suite() {
 
 bisect_configs() {
   for d in .gpu/bisect/*; do
-    n=$(basename $d)
-    cc $CP -I$d/csrc $(find $d/csrc -name "*.c" | sort) -o $d/libmgpu_cached.so -ldl || return 1
+    n=$(basename $d); X=""; [ -f $d/ALIGN ] && X="-falign-functions=64"
+    cc $CP $X -I$d/csrc $(find $d/csrc -name "*.c" | sort) -o $d/libmgpu_cached.so -ldl || return 1
     printf ' --config c-%s:LD_PRELOAD=%s' "$n" "$R/$d/libmgpu_cached.so"
   done
+}
+
+side_by_side() {
+  name=$1; limit=$2; progs=$3; shift 3
+  timeout "$limit" python3 benchmarks/run.py --out /tmp/ab --programs "$progs" --llvm 19,22 \
+    --rounds 8 --reps 3 --scale 0.3 --skip stock,stock-named,preload "$@" > /tmp/ab.log 2>&1
+  echo "rc=$?" >> /tmp/ab.log; { sed -n 1,14p /tmp/ab/results.md; tail -2 /tmp/ab.log; } > $O/$name.md 2>&1
+  cp /tmp/ab/results.json $O/$name.json 2>/dev/null; cut -c1-460 $O/$name.md
 }

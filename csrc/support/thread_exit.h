@@ -13,9 +13,10 @@
 typedef enum { MC_EXIT_MODULES, MC_EXIT_RECLAIM, MC_EXIT_STATS, MC_EXIT_COUNT } mc_exit_slot;
 
 /* At this thread's exit, run fn(p) once (p non-NULL): the last registration of `slot` wins. A
- * hand-back that registers again (another record made while the thread exits) runs in the next
- * destructor round, as glibc repeats them. Returns 0 when the hook is in place, -1 when the
- * process has no key left (the record then stays with the thread). */
+ * record registered while the thread exits (by a hand-back) is handed back in the same pass when
+ * its slot comes later, else in the next destructor round, as glibc repeats them. Returns 0 when
+ * the hook is in place, -1 when it is not (no key left, or it could not be set): the record then
+ * stays with the thread and the caller keeps it. */
 int mc_thread_exit_set(mc_exit_slot slot, void (*fn)(void *), void *p);
 
 #endif
