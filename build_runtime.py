@@ -62,6 +62,12 @@ MANYLINUX_ENV = "MGPU_CACHED_MANYLINUX"
 STRIP_LDFLAGS = ["-s"]  # at link: gcc, clang and zig cc alike (zig has no objcopy/strip)
 
 
+def library_sources(csrc: Path = CSRC) -> List[Path]:
+    """The library's C files: those of csrc/'s layer folders. csrc/'s top level holds only the flat
+    view (all.c and the pool.c link, for builds that compile csrc/*.c), the same code again."""
+    return sorted(csrc.glob("*/*.c"))
+
+
 def version() -> str:
     """The project version (pyproject.toml is the one place it is written)."""
     for line in (ROOT / "pyproject.toml").read_text().splitlines():
@@ -208,7 +214,7 @@ def build(out_dir: os.PathLike | str, extra_cflags: Sequence[str] = (),
     ver = version()
     cflags = CFLAGS + [f'-DMGPU_CACHED_VERSION="{ver}"', f"-I{CSRC}"] + list(extra_cflags) + \
         shlex.split(os.environ.get("CFLAGS", ""))
-    sources = sorted(CSRC.rglob("*.c"))
+    sources = library_sources()
     objects = [temp / (s.stem + ".o") for s in sources]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         list(pool.map(lambda so: _run(cc + cflags + ["-c", str(so[0]), "-o", str(so[1])]),

@@ -60,10 +60,16 @@ def layer_of(rel: str) -> Optional[str]:
     return rel.split("/", 1)[0] if "/" in rel else None
 
 
+# csrc/'s top level: the flat view for builds that compile csrc/*.c (review 2's run.sh), the layer
+# folders' code again: all.c includes every layer .c but streams/pool.c, which pool.c links to.
+FLAT_VIEW = {"all.c": None, "pool.c": "streams/pool.c"}
+
+
 def sources(csrc: Path, suffixes: Sequence[str] = (".c", ".h")) -> List[str]:
-    """The C files of csrc/, as paths relative to it."""
+    """The C files of csrc/'s layers, as paths relative to it (the flat view left out)."""
     return sorted(p.relative_to(csrc).as_posix() for p in csrc.rglob("*")
-                  if p.is_file() and p.suffix in suffixes)
+                  if p.is_file() and p.suffix in suffixes
+                  and p.relative_to(csrc).as_posix() not in FLAT_VIEW)
 
 
 def find_cycles(graph: Graph) -> List[Tuple[List[str], List[str]]]:
@@ -346,6 +352,60 @@ def toolchain() -> str:
     except RuntimeError:
         pytest.skip("no C compiler")
     return nm
+
+
+def flat_view_problems(csrc: Path = CSRC) -> List[str]:
+    """What makes csrc/*.c differ from the layer folders' files: all.c must include each layer .c
+    once (but the one a top-level link stands for), each link must point at its layer file, and
+    nothing else may sit at the top level."""
+    problems = []
+    top = sorted(p.name for p in csrc.glob("*.c"))
+    if top != sorted(FLAT_VIEW):
+        problems.append(f"csrc/*.c is {top}, expected {sorted(FLAT_VIEW)}")
+    linked = {target for target in FLAT_VIEW.values() if target}
+    for name, target in FLAT_VIEW.items():  # a link in the repository, a copy in an sdist
+        if target and (csrc / name).read_bytes() != (csrc / target).read_bytes():
+            problems.append(f"csrc/{name} is not {target}")
+    included = [m.group(1) for m in map(INCLUDE_RE.match, (csrc / "all.c").read_text().splitlines())
+                if m]
+    want = sorted(set(sources(csrc, (".c",))) - linked)
+    if sorted(included) != want:
+        missing = sorted(set(want) - set(included))
+        extra = sorted(set(included) - set(want))
+        twice = sorted({i for i in included if included.count(i) > 1})
+        problems.append(f"csrc/all.c: missing {missing}, not a layer .c {extra}, twice {twice}")
+    return problems
+
+
+def test_flat_view_is_the_layers():
+    assert flat_view_problems() == []
+
+
+def test_flat_view_check_catches_a_missing_file(tmp_path):
+    copy = tmp_path / "csrc"
+    shutil.copytree(CSRC, copy, symlinks=True)
+    (copy / "trace" / "trace_new.c").write_text("int mc_trace_new(void) { return 0; }\n")
+    assert flat_view_problems(copy) == [
+        "csrc/all.c: missing ['trace/trace_new.c'], not a layer .c [], twice []"]
+
+
+def test_flat_view_builds_the_same_library(toolchain, tmp_path):
+    """`cc -Icsrc csrc/*.c -shared` (review 2's run.sh) links without a warning, into a library
+    that exports what the package's library exports."""
+    import mgpu_cached
+    br = _build_runtime()
+    lib = tmp_path / "libflat.so"
+    r = subprocess.run(br.compiler() + br.CFLAGS + ['-DMGPU_CACHED_VERSION="0"', f"-I{CSRC}",
+                       *map(str, sorted(CSRC.glob("*.c"))), *br.LDFLAGS, "-o", str(lib),
+                       *br.LIBS], capture_output=True, text=True)
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+    def exported(path) -> Set[str]:
+        out = subprocess.run([toolchain, "-D", "--defined-only", "-P", str(path)], check=True,
+                             capture_output=True, text=True).stdout
+        return {line.split()[0] for line in out.splitlines() if line.strip()}
+    flat, package = exported(lib), exported(mgpu_cached.library_path())
+    assert len(package) > 50 and flat == package, (sorted(flat - package), sorted(package - flat))
 
 
 def test_symbols_point_down(toolchain, tmp_path):

@@ -8,7 +8,7 @@ set -u
 . benchmarks/neighbour/setup_h100.sh
 D=/tmp/libdbg; mkdir -p $D
 cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -shared -pthread -Wl,-z,nodelete -Icsrc \
-   $(find csrc -name '*.c') -o $D/libmgpu_cached.so -ldl 2>/dev/null || exit 1
+   $(find csrc -mindepth 2 -name '*.c') -o $D/libmgpu_cached.so -ldl 2>/dev/null || exit 1
 cc -shared -fPIC -o /tmp/segv.so benchmarks/neighbour/segv_trace.c -ldl
 cc -std=c11 -O1 -g -rdynamic -pthread -o /tmp/rr tests/difftest/runner.c -Icsrc/include -L$D \
    -lmgpu_cached -Wl,-rpath,$D -ldl || exit 1

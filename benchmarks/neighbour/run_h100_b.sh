@@ -6,7 +6,7 @@
 # decompressors present, and the benchmark suite with the tree before the issue side by side.
 set -u
 . benchmarks/neighbour/setup_h100.sh
-cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -shared -pthread -Wl,-z,nodelete -Icsrc $(find csrc -name "*.c") -o /tmp/libmcg.so -ldl 2>/dev/null || exit 1
+cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -shared -pthread -Wl,-z,nodelete -Icsrc $(find csrc -mindepth 2 -name "*.c") -o /tmp/libmcg.so -ldl 2>/dev/null || exit 1
 cc -shared -fPIC -o /tmp/segv.so benchmarks/neighbour/segv_trace.c -ldl
 sed 's/if (!strncmp(\*e, "MGPU_CACHED_", 12)) {/if (!strncmp(*e, "MGPU_CACHED_", 12) \&\& !getenv("GX_KEEP")) {/' .gpu/review2/gpu_exp.c > /tmp/gxk.c
 cc -O1 -std=c11 -D_GNU_SOURCE -o /tmp/gxk /tmp/gxk.c -ldl -pthread || exit 1

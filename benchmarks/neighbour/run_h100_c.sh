@@ -5,7 +5,7 @@
 # the SIGSEGV tracer preloaded), and the differential tester's fault classes (reset, sticky).
 set -u
 . benchmarks/neighbour/setup_h100.sh
-cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -shared -pthread -Wl,-z,nodelete -Icsrc $(find csrc -name "*.c") -o /tmp/libmcg.so -ldl 2>/dev/null || exit 1
+cc -O1 -g -std=c11 -D_GNU_SOURCE -fPIC -shared -pthread -Wl,-z,nodelete -Icsrc $(find csrc -mindepth 2 -name "*.c") -o /tmp/libmcg.so -ldl 2>/dev/null || exit 1
 cc -shared -fPIC -o /tmp/segv.so benchmarks/neighbour/segv_trace.c -ldl
 cc -O1 -std=c11 -D_GNU_SOURCE -o /tmp/gx .gpu/review2/gpu_exp.c -ldl -pthread || exit 1
 { timeout 170 python3 -m pytest -q -rfE --tb=line tests/gpu/ 2>&1 | tail -25; echo "== MGPU_CACHED_GRAPH=0"; MGPU_CACHED_GRAPH=0 timeout 170 python3 -m pytest -q -rfE --tb=line tests/gpu/ 2>&1 | tail -25; } > $O/pytest-gpu.log

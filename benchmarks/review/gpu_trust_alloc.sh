@@ -9,7 +9,7 @@ OUT=${OUT:-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --target /tmp/site ../../.whl/*.whl && export PYTHONPATH=/tmp/site
 python3 -m pip install -q --no-deps --no-build-isolation . > "$OUT/install.log" 2>&1
 (nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; python3 --version) > "$OUT/device.txt" 2>&1
-gcc -std=c11 -D_GNU_SOURCE -O2 -fPIC -fvisibility=hidden -pthread -Icsrc $(find csrc -name "*.c") -shared -ldl -o libmgpu_cached.so
+gcc -std=c11 -D_GNU_SOURCE -O2 -fPIC -fvisibility=hidden -pthread -Icsrc $(find csrc -mindepth 2 -name "*.c") -shared -ldl -o libmgpu_cached.so
 cc -O1 -o g benchmarks/review/gpu_h100.c -I. libmgpu_cached.so -Wl,-rpath,"$PWD"
 {
   for x in 0 1 3 4; do for d in 0 1; do

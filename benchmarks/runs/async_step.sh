@@ -71,7 +71,7 @@ attribution_build() {
   for v in "$@"; do
     # shellcheck disable=SC2046
     cc -O2 -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -shared -pthread -Wl,-z,nodelete \
-      -I/tmp/av/$v/csrc $(find /tmp/av/$v/csrc -name "*.c") -o /tmp/av/$v.so -ldl || return 1
+      -I/tmp/av/$v/csrc $(find /tmp/av/$v/csrc -mindepth 2 -name "*.c") -o /tmp/av/$v.so -ldl || return 1
   done
 }
 

@@ -8,7 +8,7 @@
 set -u
 . benchmarks/neighbour/setup_h100.sh
 S=$R/.gpu/start/libmgpu_cached.so; P=/tmp/pred/libmgpu_cached.so
-mkdir -p /tmp/pred && cc $CF -I.gpu/pred-src/csrc $(find .gpu/pred-src/csrc -name "*.c") -o $P -ldl || exit 1
+mkdir -p /tmp/pred && cc $CF -I.gpu/pred-src/csrc $(find .gpu/pred-src/csrc -mindepth 2 -name "*.c") -o $P -ldl || exit 1
 timeout 100 python3 -m pytest -q -rs tests/gpu/ > $O/pytest-gpu.log 2>&1
 timeout 170 python3 benchmarks/run.py --out /tmp/suite --programs async,async_prealloc \
   --llvm 19,22 --rounds 5 --reps 3 --scale 0.3 --skip stock,stock-named,preload \

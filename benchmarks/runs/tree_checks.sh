@@ -35,7 +35,7 @@ readme_suite() {
 bisect_configs() {
   for d in .gpu/bisect/*; do
     n=$(basename $d); X=""; [ -f $d/ALIGN ] && X="-falign-functions=64"
-    cc $CP $X -I$d/csrc $(find $d/csrc -name "*.c" | sort) -o $d/libmgpu_cached.so -ldl || return 1
+    cc $CP $X -I$d/csrc $(find $d/csrc -mindepth 2 -name "*.c" | sort) -o $d/libmgpu_cached.so -ldl || return 1
     printf ' --config c-%s:LD_PRELOAD=%s' "$n" "$R/$d/libmgpu_cached.so"
   done
 }

@@ -12,7 +12,7 @@ set -u
 . benchmarks/neighbour/setup_h100.sh
 . benchmarks/runs/tree_checks.sh
 python3 benchmarks/neighbour/attribution_variants.py csrc /tmp/av > /dev/null || exit 1
-mkdir -p /tmp/av/nq && cc $CP -I/tmp/av/noquery/csrc $(find /tmp/av/noquery/csrc -name "*.c" | sort) -o /tmp/av/nq/libmgpu_cached.so -ldl || exit 1
+mkdir -p /tmp/av/nq && cc $CP -I/tmp/av/noquery/csrc $(find /tmp/av/noquery/csrc -mindepth 2 -name "*.c" | sort) -o /tmp/av/nq/libmgpu_cached.so -ldl || exit 1
 gpu_tests_on_off 70
 readme_suite 200 0.25 start-9d5fc19
 timeout 130 python3 benchmarks/run.py --out /tmp/attr --programs async --llvm 19,22 --rounds 5 --reps 3 \

@@ -17,11 +17,11 @@ static const char *driver_result_name(int result) {
   return name;
 }
 
-static int backend_is_hip(void) { return mc_backend() == MC_BACKEND_HIP; }
+static int backend_now_hip(void) { return mc_backend() == MC_BACKEND_HIP; }
 
 static const mc_report_hooks k_report_hooks = {
     .driver_result_name = driver_result_name,
-    .backend_is_hip = backend_is_hip,
+    .backend_is_hip = backend_now_hip,
     .hip_call_name = mc_hip_call_name,
     .note_result = mc_ctx_note_result,
     .driver_error = mc_driver_error,

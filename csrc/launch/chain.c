@@ -146,7 +146,7 @@ static uint64_t seg_sig(const seg_launch *l, int n) {
   return h;
 }
 
-static void exec_free(chain_exec *x) {
+static void chain_exec_free(chain_exec *x) {
   if (!x) return;
   if (x->exec) mc_cu.cuGraphExecDestroy(x->exec);
   if (x->graph) mc_cu.cuGraphDestroy(x->graph);
@@ -320,7 +320,7 @@ static void build(build_req *b) {
   mc_ctx_leave(&scope);
   free(b);
   if (!ok) {
-    exec_free(x);
+    chain_exec_free(x);
     return;
   }
   MC_STAT_INC(chain_instantiates);
@@ -338,14 +338,14 @@ static void build(build_req *b) {
   x->last_use = ++g_chain.tick;
   g_chain.cache[slot] = x;
   pthread_mutex_unlock(&g_chain.lock);
-  exec_free(victim);
+  chain_exec_free(victim);
 }
 
 static void finish(build_req *req, prep_req *prep, chain_exec *victim) {
   if (!req && !prep && !victim) return;
   mc_relaxed relaxed; /* the library's own graph calls: relaxed mode (graph_launch.h) */
   mc_graph_relaxed_enter(&relaxed);
-  exec_free(victim);
+  chain_exec_free(victim);
   if (req) build(req);
   if (prep) {
     mc_ctx_scope scope;
@@ -389,7 +389,7 @@ mc_status mc_chain_flush(void) { return flush_unless(NULL, 1); }
 
 mc_status mc_chain_flush_other(CUstream handle) { return flush_unless(handle, 0); }
 
-static void flush_at_exit(void) { (void)mc_chain_flush(); }
+static void chain_flush_at_exit(void) { (void)mc_chain_flush(); }
 
 /* The module cache's unload hook (module_cache.h): pending launches may use the kernels of the
  * modules about to be unloaded (a load that replaced or evicted a cached module flushes nothing
@@ -439,7 +439,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
       use->rec = NULL;
       __atomic_store_n(&g_chain.handle, handle, __ATOMIC_RELEASE);
       if (!g_chain.exit_registered) { /* after cuInit's own exit handler: runs before it */
-        g_chain.exit_registered = atexit(flush_at_exit) == 0;
+        g_chain.exit_registered = atexit(chain_flush_at_exit) == 0;
         mc_module_set_unload_hook(flush_before_unload);
       }
     }

@@ -126,8 +126,8 @@ static int g_inflight;
  * launch touches anyway (no page of its own to fault in at a first call). */
 static unsigned g_early_launches; /* atomic: launches counted until an exec exists */
 static int g_built_any;           /* atomic: an exec was built in this process */
-static uint32_t g_after;          /* MGPU_CACHED_GRAPH_AFTER, at least 1; written once (g_once) */
-static unsigned g_first_after;    /* MGPU_CACHED_GRAPH_FIRST_AFTER; written once (g_once) */
+static uint32_t g_after;          /* MGPU_CACHED_GRAPH_AFTER, at least 1; written once (g_graph_once) */
+static unsigned g_first_after;    /* MGPU_CACHED_GRAPH_FIRST_AFTER; written once (g_graph_once) */
 
 /* Who launched lately (atomic; 0: no launch yet): one bit per thread (a thread's bit: the
  * order of its first launch, modulo 64), set by each thread that launches while its bit is not
@@ -188,9 +188,9 @@ int mc_graph_launch_enter(void) {
   return 0;
 }
 
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static int g_enabled;     /* written once under g_once */
-static int g_max_execs;   /* written once under g_once */
+static pthread_once_t g_graph_once = PTHREAD_ONCE_INIT;
+static int g_graph_enabled;     /* written once under g_graph_once */
+static int g_max_execs;   /* written once under g_graph_once */
 
 static void decide(void) {
   const mc_config_t *cfg = mc_config();
@@ -200,7 +200,7 @@ static void decide(void) {
                                  : 1;
   g_first_after = (unsigned)(cfg->graph_first_after > 100000000 ? 100000000
                                                                 : cfg->graph_first_after);
-  g_enabled = cfg->graph && mc_backend() == MC_BACKEND_CUDA && mc_cu.cuGraphCreate &&
+  g_graph_enabled = cfg->graph && mc_backend() == MC_BACKEND_CUDA && mc_cu.cuGraphCreate &&
               mc_cu.cuGraphDestroy && mc_cu.cuGraphAddKernelNode && mc_cu.cuGraphInstantiate &&
               mc_cu.cuGraphExecDestroy && mc_cu.cuGraphExecKernelNodeSetParams &&
               mc_cu.cuGraphLaunch;
@@ -208,8 +208,8 @@ static void decide(void) {
 
 int mc_graph_enabled(void) {
   if (!mc_driver_loaded()) return 0;
-  pthread_once(&g_once, decide);
-  return g_enabled;
+  pthread_once(&g_graph_once, decide);
+  return g_graph_enabled;
 }
 
 static size_t hash_ptr(const void *p, size_t n) {
@@ -343,7 +343,7 @@ static void end_busy(g_stream *e) { __atomic_store_n(&e->busy, 0, __ATOMIC_RELEA
 
 /* ---- execs ---- */
 
-static void exec_free(g_exec *x) {
+static void graph_exec_free(g_exec *x) {
   if (!x) return;
   if (x->exec) mc_cu.cuGraphExecDestroy(x->exec);
   if (x->graph) mc_cu.cuGraphDestroy(x->graph);
@@ -504,20 +504,20 @@ static g_exec *exec_build(const void *key, CUfunction cf, const mc_graph_dims *d
   param_info(x);
   if (x->sizes_known && x->nparams && !params) {
     *bad_input = 1;
-    exec_free(x);
+    graph_exec_free(x);
     return NULL;
   }
   CUDA_KERNEL_NODE_PARAMS p;
   mc_graph_node_params(&p, cf, d, params);
   if (mc_cu.cuGraphCreate(&x->graph, 0) != 0) {
     x->graph = NULL;
-    exec_free(x);
+    graph_exec_free(x);
     return NULL;
   }
   if (mc_cu.cuGraphAddKernelNode(&x->node, x->graph, NULL, 0, &p) != 0 ||
       mc_cu.cuGraphInstantiate(&x->exec, x->graph, 0) != 0) {
     x->exec = NULL;
-    exec_free(x);
+    graph_exec_free(x);
     return NULL;
   }
   remember_values(x, d, params, 0);
@@ -594,7 +594,7 @@ static void graph_prepare(const void *key, CUfunction cf, CUstream stream, const
   take_busy(e);
   if (find_exec(e, key, cf) < 0) victim = insert_exec(e, x);
   end_busy(e);
-  exec_free(victim);
+  graph_exec_free(victim);
 }
 
 static int graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
@@ -651,13 +651,13 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
   g_exec *x = e->execs[i];
   if (x->nparams && !params) { /* bad input: the driver reports it on the stream path */
     end_busy(e);
-    exec_free(victim);
+    graph_exec_free(victim);
     return 0;
   }
   if (__atomic_fetch_add(&g_inflight, 1, __ATOMIC_ACQ_REL) != 0) { /* see g_inflight */
     __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
     end_busy(e);
-    exec_free(victim);
+    graph_exec_free(victim);
     MC_STAT_INC(graph_contended);
     return 0;
   }
@@ -676,15 +676,15 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
   __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
   x->last_use = ++e->tick;
   end_busy(e);
-  exec_free(victim);
+  graph_exec_free(victim);
   MC_STAT_INC(graph_launches);
   return 1;
 fail_inflight: /* nothing was enqueued: drop the exec, send the function down the stream path */
   __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
   remove_exec(e, i);
   end_busy(e);
-  exec_free(x);
-  exec_free(victim);
+  graph_exec_free(x);
+  graph_exec_free(victim);
   disable(cf);
   return 0;
 }

@@ -24,7 +24,7 @@
  * was never cacheable: its slots are retired (its handles and its kernels' handles read as stale
  * from then on), it leaves every list. Then, outside the lock, each of its per-device driver
  * modules is unloaded in its device's context (one of a context reset since is forgotten, never
- * touched: g_epoch), its blob copy freed (only holders read it) and the record handed to deferred
+ * touched: g_module_epoch), its blob copy freed (only holders read it) and the record handed to deferred
  * reclamation (reclaim.h), because mgpuModuleGetFunction scans a record's kernel names without a
  * lock: the record is freed once no such scan can still be reading it.
  *
@@ -146,7 +146,7 @@ typedef struct module_rec {
   CUmodule *mods;             /* [ndev] the driver module loaded in each device's primary context,
                                  NULL until its first need there; stored under the lock (release),
                                  read by holders of the record; unloaded at retirement */
-  uint32_t *mod_epoch;        /* [ndev] g_epoch[d] when mods[d] was loaded (a module of an older
+  uint32_t *mod_epoch;        /* [ndev] g_module_epoch[d] when mods[d] was loaded (a module of an older
                                  epoch belongs to a reset context: never used again, never
                                  unloaded); under the lock */
   uint64_t loading;           /* bit d: a thread is loading mods[d] (others wait on
@@ -201,9 +201,9 @@ static pthread_mutex_t g_smem_lock = PTHREAD_MUTEX_INITIALIZER; /* raises of sme
 /* Per device, the number of primary-context resets seen (mc_module_cache_forget_device): a driver
  * module loaded under an older value lives in a dead context. Written under g_cache.lock, read
  * with atomic loads. */
-static uint32_t g_epoch[MC_MAX_DEVICES];
+static uint32_t g_module_epoch[MC_MAX_DEVICES];
 
-static uint32_t epoch_of(int device) { return __atomic_load_n(&g_epoch[device], __ATOMIC_ACQUIRE); }
+static uint32_t epoch_of(int device) { return __atomic_load_n(&g_module_epoch[device], __ATOMIC_ACQUIRE); }
 
 /* Every acquisition of g_cache.lock is counted (statistic module_lock_takes, per thread: no shared
  * write), so the tests can prove that repeated hits, look-ups and unloads take no lock. */
@@ -1464,7 +1464,7 @@ void mc_module_cache_forget_device(int device) {
   /* The device's driver modules of every record (held ones included) belong to the dead context:
    * never used (a later need there loads the module again) or unloaded from now on. */
   if (device >= 0 && device < MC_MAX_DEVICES)
-    __atomic_store_n(&g_epoch[device], g_epoch[device] + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_module_epoch[device], g_module_epoch[device] + 1, __ATOMIC_RELEASE);
   for (size_t b = 0; b < MC_BUCKETS; ++b) {
     while (g_cache.buckets[b]) {
       module_rec *m = g_cache.buckets[b];

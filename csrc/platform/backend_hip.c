@@ -75,7 +75,7 @@ int mc_hip_device_count(void) {
 /* ---- devices and "contexts" ---- */
 
 static _Thread_local int tl_saved[MC_HIP_CTX_DEPTH]; /* devices saved by push, per thread */
-static _Thread_local int tl_depth;
+static _Thread_local int tl_hip_depth;
 
 #define CTX_OF(dev) ((CUcontext)(uintptr_t)((dev) + 1))
 #define DEV_OF(ctx) ((int)(uintptr_t)(ctx)-1)
@@ -114,20 +114,20 @@ static CUresult a_cuCtxGetCurrent(CUcontext *pctx) {
   return 0;
 }
 static CUresult a_cuCtxPushCurrent(CUcontext ctx) {
-  if (!ctx || tl_depth >= MC_HIP_CTX_DEPTH) return MC_HIP_hipErrorInvalidContext;
+  if (!ctx || tl_hip_depth >= MC_HIP_CTX_DEPTH) return MC_HIP_hipErrorInvalidContext;
   int cur = 0;
   hipError_t r = mc_hip.hipGetDevice(&cur);
   if (!r) r = mc_hip.hipSetDevice(DEV_OF(ctx));
   if (r) return r;
-  tl_saved[tl_depth++] = cur;
+  tl_saved[tl_hip_depth++] = cur;
   return 0;
 }
 static CUresult a_cuCtxPopCurrent(CUcontext *pctx) {
-  if (!tl_depth) return MC_HIP_hipErrorInvalidContext;
+  if (!tl_hip_depth) return MC_HIP_hipErrorInvalidContext;
   int cur = 0;
   mc_hip.hipGetDevice(&cur);
   if (pctx) *pctx = CTX_OF(cur);
-  return mc_hip.hipSetDevice(tl_saved[--tl_depth]);
+  return mc_hip.hipSetDevice(tl_saved[--tl_hip_depth]);
 }
 
 /* ---- modules (the stock-shaped CUDA entry points; the HIP stock path calls HIP directly) ---- */
@@ -307,7 +307,7 @@ void mc_hip_install_adapters(mc_cuda_fns *cu, mc_cuda_extra_fns *extra) {
 
 /* ---- names for reports ---- */
 
-static const char *const k_call_names[][2] = {
+static const char *const k_hip_call_names[][2] = {
     {"cuInit", "hipInit"},
     {"cuDeviceGetCount", "hipGetDeviceCount"},
     {"cuDeviceGetAttribute", "hipDeviceGetAttribute"},
@@ -351,9 +351,9 @@ static const char *const k_call_names[][2] = {
 const char *mc_hip_call_name(const char *call, char *buf, size_t size) {
   if (!call || strncmp(call, "cu", 2) != 0) return call;
   size_t n = strcspn(call, "(");
-  for (size_t i = 0; i < sizeof k_call_names / sizeof *k_call_names; ++i) {
-    if (strlen(k_call_names[i][0]) != n || strncmp(call, k_call_names[i][0], n) != 0) continue;
-    const char *hip = k_call_names[i][1];
+  for (size_t i = 0; i < sizeof k_hip_call_names / sizeof *k_hip_call_names; ++i) {
+    if (strlen(k_hip_call_names[i][0]) != n || strncmp(call, k_hip_call_names[i][0], n) != 0) continue;
+    const char *hip = k_hip_call_names[i][1];
     if (strcmp(hip, "hipMallocManaged") == 0 && !mc_config()->hip_managed) hip = "hipMalloc";
     snprintf(buf, size, "%s%s", hip, call + n);
     return buf;

@@ -11,12 +11,12 @@
 #include "platform/backend.h"
 #include "support/config.h"
 
-mc_cuda_fns mc_cu;                          /* written once under g_once */
-mc_cuda_extra_fns mc_cu_extra;              /* written once under g_once */
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static int g_loaded;                        /* 1 after a successful load, written under g_once */
-static int g_backend;                       /* mc_backend_id, written under g_once */
-static char g_error[1024];                  /* why the load failed, written under g_once */
+mc_cuda_fns mc_cu;                          /* written once under g_driver_once */
+mc_cuda_extra_fns mc_cu_extra;              /* written once under g_driver_once */
+static pthread_once_t g_driver_once = PTHREAD_ONCE_INIT;
+static int g_loaded;                        /* 1 after a successful load, written under g_driver_once */
+static int g_backend;                       /* mc_backend_id, written under g_driver_once */
+static char g_error[1024];                  /* why the load failed, written under g_driver_once */
 
 /* dlopen the CUDA driver and resolve both tables. 0, or -1 with the reason in err. */
 static int open_cuda(const char *path, void **handle, char *err, size_t size) {
@@ -98,7 +98,7 @@ static void load_driver(void) {
 }
 
 mc_status mc_driver_load(void) {
-  pthread_once(&g_once, load_driver);
+  pthread_once(&g_driver_once, load_driver);
   return __atomic_load_n(&g_loaded, __ATOMIC_ACQUIRE) ? MC_OK : MC_FAIL("dlopen", MC_E_NO_DRIVER);
 }
 

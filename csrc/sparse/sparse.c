@@ -2,7 +2,7 @@
 /* sparse.c - cuSPARSE operations for the sparse mgpu* entry points (see sparse.h; cuSPARSELt is
  * in sparselt.c).
  *
- * Locking: g_sp_lock guards the cuSPARSE handle table (g_slots, g_nslots) and the stock-mode
+ * Locking: g_sp_lock guards the cuSPARSE handle table (g_sparse_slots, g_nslots) and the stock-mode
  * handle; it is never held across a library or driver call. A slot marked busy belongs to the
  * one thread using it until it is released.
  */
@@ -29,7 +29,7 @@ typedef struct sp_slot {
 } sp_slot;
 
 static pthread_mutex_t g_sp_lock = PTHREAD_MUTEX_INITIALIZER;
-static sp_slot g_slots[MAX_SLOTS]; /* under g_sp_lock */
+static sp_slot g_sparse_slots[MAX_SLOTS]; /* under g_sp_lock */
 static int g_nslots;               /* under g_sp_lock */
 static cusparseHandle_t g_stock_env; /* stock mode: the process-wide handle (as upstream) */
 
@@ -38,7 +38,7 @@ static cusparseHandle_t g_stock_env; /* stock mode: the process-wide handle (as 
 typedef struct sp_call {
   cusparseHandle_t h;
   CUstream stream;  /* driver stream the work goes to */
-  int slot;         /* index in g_slots, or -1 (stock, or an extra handle to destroy after) */
+  int slot;         /* index in g_sparse_slots, or -1 (stock, or an extra handle to destroy after) */
   mc_ctx_scope scope;
   mc_stream_use use;
 } sp_call;
@@ -63,14 +63,14 @@ static mc_status begin_call(CUstream stream, const char *call, sp_call *c) {
   int dev = c->use.device, rebind = -1;
   pthread_mutex_lock(&g_sp_lock);
   for (int i = 0; i < g_nslots && c->slot < 0; ++i)
-    if (!g_slots[i].busy && g_slots[i].device == dev && g_slots[i].stream == c->stream) c->slot = i;
+    if (!g_sparse_slots[i].busy && g_sparse_slots[i].device == dev && g_sparse_slots[i].stream == c->stream) c->slot = i;
   if (c->slot < 0 && g_nslots >= MAX_SLOTS) /* table full: re-aim an idle handle of the device */
     for (int i = 0; i < g_nslots && rebind < 0; ++i)
-      if (!g_slots[i].busy && g_slots[i].device == dev) rebind = i;
+      if (!g_sparse_slots[i].busy && g_sparse_slots[i].device == dev) rebind = i;
   if (c->slot < 0 && rebind >= 0) c->slot = rebind;
   if (c->slot >= 0) {
-    g_slots[c->slot].busy = 1;
-    c->h = g_slots[c->slot].h;
+    g_sparse_slots[c->slot].busy = 1;
+    c->h = g_sparse_slots[c->slot].h;
   }
   pthread_mutex_unlock(&g_sp_lock);
   cusparseStatus_t s = 0;
@@ -90,15 +90,15 @@ static mc_status begin_call(CUstream stream, const char *call, sp_call *c) {
     pthread_mutex_lock(&g_sp_lock);
     if (g_nslots < MAX_SLOTS) {
       c->slot = g_nslots++;
-      g_slots[c->slot] = (sp_slot){c->h, dev, c->stream, 1};
+      g_sparse_slots[c->slot] = (sp_slot){c->h, dev, c->stream, 1};
     }
     pthread_mutex_unlock(&g_sp_lock);
     mc_debug("cuSPARSE handle made for device %d, stream %p", dev, (void *)c->stream);
   } else if (rebind >= 0) {
     s = mc_sp.cusparseSetStream(c->h, c->stream);
     pthread_mutex_lock(&g_sp_lock);
-    g_slots[c->slot].stream = s == 0 ? c->stream : (CUstream)(intptr_t)-1; /* -1: matches none */
-    if (s != 0) g_slots[c->slot].busy = 0;
+    g_sparse_slots[c->slot].stream = s == 0 ? c->stream : (CUstream)(intptr_t)-1; /* -1: matches none */
+    if (s != 0) g_sparse_slots[c->slot].busy = 0;
     pthread_mutex_unlock(&g_sp_lock);
     if (s != 0) {
       mc_ctx_leave(&c->scope);
@@ -113,7 +113,7 @@ static void end_call(sp_call *c) {
   if (mc_disabled()) return;
   if (c->slot >= 0) {
     pthread_mutex_lock(&g_sp_lock);
-    g_slots[c->slot].busy = 0;
+    g_sparse_slots[c->slot].busy = 0;
     pthread_mutex_unlock(&g_sp_lock);
   } else if (c->h) {
     mc_sp.cusparseDestroy(c->h);
@@ -456,7 +456,7 @@ void mc_sparse_fork_parent(void) { pthread_mutex_unlock(&g_sp_lock); }
 void mc_sparse_fork_child(void) {
   /* The parent's handles belong to its contexts: forget them (no library call). */
   g_nslots = 0;
-  memset(g_slots, 0, sizeof g_slots);
+  memset(g_sparse_slots, 0, sizeof g_sparse_slots);
   g_stock_env = NULL;
   pthread_mutex_unlock(&g_sp_lock);
 }

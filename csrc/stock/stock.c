@@ -34,7 +34,7 @@
   } while (0)
 
 static pthread_once_t g_ctx_once = PTHREAD_ONCE_INIT;
-static CUcontext g_ctx; /* the frozen primary context, written once under g_ctx_once */
+static CUcontext g_stock_ctx; /* the frozen primary context, written once under g_ctx_once */
 
 /* Every entry point first makes sure the driver is there; without it there is nothing to call. */
 static int have_driver(void) {
@@ -55,12 +55,12 @@ static void init_context(void) {
   REPORT(mc_cu.cuInit(/*flags=*/0));
   CUcontext ctx = NULL;
   REPORT(mc_cu.cuDevicePrimaryCtxRetain(&ctx, default_cu_device()));
-  g_ctx = ctx;
+  g_stock_ctx = ctx;
 }
 
 static void scope_push(void) {
   pthread_once(&g_ctx_once, init_context);
-  REPORT(mc_cu.cuCtxPushCurrent(g_ctx));
+  REPORT(mc_cu.cuCtxPushCurrent(g_stock_ctx));
 }
 
 static void scope_pop(void) { REPORT(mc_cu.cuCtxPopCurrent(NULL)); }

@@ -12,9 +12,6 @@
 #define FATBIN_MAGIC 0xBA55ED50u
 #define PROBE_PAGES 64 /* pages probed by one system call */
 
-static uint16_t rd16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
@@ -124,9 +121,9 @@ static size_t text_length(const unsigned char *p, const known_span *k) {
  * section header table, the program header table and every section's contents. */
 static size_t elf64_length(const unsigned char *p, int *corrupt, const known_span *k) {
   if (p[4] != 2 /* ELFCLASS64 */ || p[5] != 1 /* little endian */) return 0;
-  uint64_t phoff = rd64(p + 0x20), shoff = rd64(p + 0x28);
-  uint16_t ehsize = rd16(p + 0x34), phentsize = rd16(p + 0x36), phnum = rd16(p + 0x38);
-  uint16_t shentsize = rd16(p + 0x3A), shnum = rd16(p + 0x3C);
+  uint64_t phoff = mc_rd64(p + 0x20), shoff = mc_rd64(p + 0x28);
+  uint16_t ehsize = mc_rd16(p + 0x34), phentsize = mc_rd16(p + 0x36), phnum = mc_rd16(p + 0x38);
+  uint16_t shentsize = mc_rd16(p + 0x3A), shnum = mc_rd16(p + 0x3C);
   if (ehsize < 64 || phoff > MC_BLOB_MAX_LEN || shoff > MC_BLOB_MAX_LEN) return 0;
   if ((shnum && shentsize < 64) || (phnum && phentsize < 56)) return 0;
   size_t end = ehsize;
@@ -138,15 +135,15 @@ static size_t elf64_length(const unsigned char *p, int *corrupt, const known_spa
   }
   for (uint16_t i = 0; i < shnum; ++i) {
     const unsigned char *sh = p + shoff + (size_t)i * shentsize;
-    uint32_t type = rd32(sh + 4);
-    uint64_t off = rd64(sh + 0x18), size = rd64(sh + 0x20);
+    uint32_t type = mc_rd32(sh + 4);
+    uint64_t off = mc_rd64(sh + 0x18), size = mc_rd64(sh + 0x20);
     if (type == 8 /* SHT_NOBITS */) continue;
     if (off > MC_BLOB_MAX_LEN || size > MC_BLOB_MAX_LEN) return 0;
     end = max_sz(end, (size_t)(off + size));
   }
   for (uint16_t i = 0; i < phnum; ++i) {
     const unsigned char *ph = p + phoff + (size_t)i * phentsize;
-    uint64_t off = rd64(ph + 8), filesz = rd64(ph + 0x20);
+    uint64_t off = mc_rd64(ph + 8), filesz = mc_rd64(ph + 0x20);
     if (off > MC_BLOB_MAX_LEN || filesz > MC_BLOB_MAX_LEN) return 0;
     end = max_sz(end, (size_t)(off + filesz));
   }
@@ -156,8 +153,8 @@ static size_t elf64_length(const unsigned char *p, int *corrupt, const known_spa
 /* Fatbin container header (16 bytes readable): u32 magic, u16 version, u16 header size, u64
  * payload size. */
 static size_t fatbin_length(const unsigned char *p) {
-  uint16_t header = rd16(p + 6);
-  uint64_t payload = rd64(p + 8);
+  uint16_t header = mc_rd16(p + 6);
+  uint64_t payload = mc_rd64(p + 8);
   if (header < 16 || payload > MC_BLOB_MAX_LEN) return 0;
   return (size_t)header + (size_t)payload;
 }
@@ -180,7 +177,7 @@ static mc_blob_kind identify(const void *data, size_t *len, const known_span *k)
     if (n < 64) return MC_BLOB_CORRUPT; /* its header runs off the readable memory */
     kind = MC_BLOB_CUBIN;
     *len = elf64_length(p, &corrupt, k);
-  } else if (n >= 4 && rd32(p) == FATBIN_MAGIC) {
+  } else if (n >= 4 && mc_rd32(p) == FATBIN_MAGIC) {
     if (n < 16) return MC_BLOB_CORRUPT;
     kind = MC_BLOB_FATBIN;
     *len = fatbin_length(p);
@@ -248,11 +245,11 @@ const char *mc_blob_kind_name(mc_blob_kind kind) {
 static size_t bundle_length(const unsigned char *p) {
   size_t pos = 32, end = 32;
   if (!range_readable(p, pos)) return 0;
-  uint64_t n = rd64(p + 24);
+  uint64_t n = mc_rd64(p + 24);
   if (n == 0 || n > BUNDLE_MAX_ENTRIES) return 0;
   for (uint64_t i = 0; i < n; ++i) {
     if (!range_readable(p + pos, 24)) return 0;
-    uint64_t off = rd64(p + pos), size = rd64(p + pos + 8), idlen = rd64(p + pos + 16);
+    uint64_t off = mc_rd64(p + pos), size = mc_rd64(p + pos + 8), idlen = mc_rd64(p + pos + 16);
     if (off > MC_BLOB_MAX_LEN || size > MC_BLOB_MAX_LEN || idlen > BUNDLE_MAX_ID) return 0;
     pos += 24 + (size_t)idlen;
     end = max_sz(max_sz(end, pos), (size_t)(off + size));
@@ -264,9 +261,9 @@ static size_t bundle_length(const unsigned char *p) {
  * u64 in version 3; version 1 has none), the uncompressed size and an 8-byte hash. */
 static size_t compressed_bundle_length(const unsigned char *p) {
   if (!range_readable(p, 16)) return 0;
-  uint16_t version = rd16(p + 4);
+  uint16_t version = mc_rd16(p + 4);
   size_t header = version == 2 ? 24 : version == 3 ? 32 : 0;
-  uint64_t total = version == 2 ? rd32(p + 8) : version == 3 ? rd64(p + 8) : 0;
+  uint64_t total = version == 2 ? mc_rd32(p + 8) : version == 3 ? mc_rd64(p + 8) : 0;
   if (!header || total < header || total > MC_BLOB_MAX_LEN) return 0;
   return (size_t)total;
 }

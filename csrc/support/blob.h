@@ -10,6 +10,8 @@
 #define MGPU_CACHED_BLOB_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 typedef enum {
   MC_BLOB_UNKNOWN = 0, /* not recognised: not cached, handed to the driver as is */
@@ -19,6 +21,12 @@ typedef enum {
   MC_BLOB_CORRUPT,     /* unreadable, or readable memory ends inside its magic, its header, its
                           tables, its length or (text) before its NUL */
 } mc_blob_kind;
+
+/* Little-endian fields of a blob's headers, read without alignment (the parsers of blob.c and
+ * blob_state.c; the bytes must be known readable). */
+static inline uint16_t mc_rd16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t mc_rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t mc_rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 /* Largest blob length we accept from a header (larger values mean a corrupt header). */
 #define MC_BLOB_MAX_LEN ((size_t)1 << 31)

@@ -30,9 +30,6 @@
 #define FATBIN_FLAG_ZSTD 0x8000u
 #define FATBIN_ENTRY_MIN 64 /* the entry header fields read below */
 
-static uint16_t rd16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 /* [off, off + size) inside [0, n) */
 static int inside(uint64_t off, uint64_t size, size_t n) { return off <= n && size <= n - off; }
@@ -63,47 +60,47 @@ static const unsigned char *section(const elf_view *e, uint32_t i) {
 
 /* Whether a symbol table section holds a data symbol that counts as state. */
 static int symbols_stateful(const elf_view *e, const unsigned char *sh, int machine) {
-  uint64_t off = rd64(sh + 0x18), size = rd64(sh + 0x20), entsize = rd64(sh + 0x38);
-  uint32_t link = rd32(sh + 0x28);
+  uint64_t off = mc_rd64(sh + 0x18), size = mc_rd64(sh + 0x20), entsize = mc_rd64(sh + 0x38);
+  uint32_t link = mc_rd32(sh + 0x28);
   if (entsize < 24 || !inside(off, size, e->n) || link >= e->shnum) return STATEFUL;
   const unsigned char *strsh = section(e, link);
-  uint64_t stroff = rd64(strsh + 0x18), strsize = rd64(strsh + 0x20);
+  uint64_t stroff = mc_rd64(strsh + 0x18), strsize = mc_rd64(strsh + 0x20);
   if (!inside(stroff, strsize, e->n)) return STATEFUL;
   for (uint64_t s = off; s + entsize <= off + size; s += entsize) {
     const unsigned char *sym = e->p + s;
     unsigned type = sym[4] & 0xf;
-    uint16_t shndx = rd16(sym + 6);
+    uint16_t shndx = mc_rd16(sym + 6);
     if (type != 1 /* OBJECT */ && type != 5 /* COMMON */ && type != 6 /* TLS */) continue;
     if (shndx == 0 /* undefined: defined elsewhere, not here */) continue;
     if (machine == EM_CUDA) return STATEFUL;
     /* AMDGPU: a kernel descriptor `K.kd` in a read-only section is the kernel, not data. */
-    const char *name = elf_str(e->p, stroff, strsize, rd32(sym));
+    const char *name = elf_str(e->p, stroff, strsize, mc_rd32(sym));
     size_t len = name ? strlen(name) : 0;
     if (type != 1 || !name || len < 4 || strcmp(name + len - 3, ".kd") != 0 || shndx >= e->shnum)
       return STATEFUL;
-    if (rd64(section(e, shndx) + 8) & SHF_WRITE) return STATEFUL;
+    if (mc_rd64(section(e, shndx) + 8) & SHF_WRITE) return STATEFUL;
   }
   return STATELESS;
 }
 
 static int elf_stateful(const unsigned char *p, size_t n) {
   if (n < 64 || memcmp(p, "\x7f" "ELF", 4) != 0 || p[4] != 2 || p[5] != 1) return STATEFUL;
-  int machine = rd16(p + 0x12);
+  int machine = mc_rd16(p + 0x12);
   if (machine != EM_CUDA && machine != EM_AMDGPU) return STATEFUL;
-  elf_view e = {p, n, rd64(p + 0x28), rd16(p + 0x3A), rd16(p + 0x3C)};
-  uint16_t shstrndx = rd16(p + 0x3E);
+  elf_view e = {p, n, mc_rd64(p + 0x28), mc_rd16(p + 0x3A), mc_rd16(p + 0x3C)};
+  uint16_t shstrndx = mc_rd16(p + 0x3E);
   if (e.shnum == 0 || e.shentsize < 64 || shstrndx == 0 || shstrndx >= e.shnum ||
       !inside(e.shoff, (uint64_t)e.shnum * e.shentsize, n))
     return STATEFUL; /* no sections, or no names for them: cannot tell */
   const unsigned char *strsh = section(&e, shstrndx);
-  uint64_t stroff = rd64(strsh + 0x18), strsize = rd64(strsh + 0x20);
+  uint64_t stroff = mc_rd64(strsh + 0x18), strsize = mc_rd64(strsh + 0x20);
   if (!inside(stroff, strsize, n)) return STATEFUL;
   for (uint32_t i = 1; i < e.shnum; ++i) {
     const unsigned char *sh = section(&e, i);
-    const char *name = elf_str(p, stroff, strsize, rd32(sh));
+    const char *name = elf_str(p, stroff, strsize, mc_rd32(sh));
     if (!name) return STATEFUL;
-    uint32_t type = rd32(sh + 4);
-    uint64_t flags = rd64(sh + 8);
+    uint32_t type = mc_rd32(sh + 4);
+    uint64_t flags = mc_rd64(sh + 8);
     if (starts(name, ".nv.global")) return STATEFUL;
     if (flags & SHF_WRITE) {
       int loader_or_scratch =
@@ -275,9 +272,9 @@ static unsigned char *decompress(uint64_t flags, const unsigned char *src, size_
 
 static int fatbin_entry_stateful(const unsigned char *e, const unsigned char *payload,
                                  size_t size) {
-  uint16_t kind = rd16(e);
-  uint32_t csize = rd32(e + 16);
-  uint64_t flags = rd64(e + 40), dsize = rd64(e + 56);
+  uint16_t kind = mc_rd16(e);
+  uint32_t csize = mc_rd32(e + 16);
+  uint64_t flags = mc_rd64(e + 40), dsize = mc_rd64(e + 56);
   if (kind != FATBIN_KIND_PTX && kind != FATBIN_KIND_ELF) return STATEFUL;
   const unsigned char *data = payload;
   unsigned char *owned = NULL;
@@ -299,7 +296,7 @@ static int fatbin_entry_stateful(const unsigned char *e, const unsigned char *pa
 
 /* Is e (a fatbin entry header) an ELF entry built for exactly compute capability sm? */
 static int entry_is_sass_for(const unsigned char *e, int sm) {
-  return sm > 0 && rd16(e) == FATBIN_KIND_ELF && rd32(e + 28) == (uint32_t)sm;
+  return sm > 0 && mc_rd16(e) == FATBIN_KIND_ELF && mc_rd32(e + 28) == (uint32_t)sm;
 }
 
 /* The entries of a fatbin whose headers add up, in order: f(e, payload, size, arg) for each (with
@@ -308,15 +305,15 @@ static int entry_is_sass_for(const unsigned char *e, int sm) {
 typedef int (*entry_fn)(const unsigned char *e, const unsigned char *payload, size_t size,
                         void *arg);
 static int fatbin_each(const unsigned char *p, size_t n, int sm, entry_fn f, void *arg) {
-  if (n < 16 || rd32(p) != FATBIN_MAGIC) return -1;
-  uint64_t header = rd16(p + 6), total = rd64(p + 8);
+  if (n < 16 || mc_rd32(p) != FATBIN_MAGIC) return -1;
+  uint64_t header = mc_rd16(p + 6), total = mc_rd64(p + 8);
   if (header < 16 || !inside(header, total, n)) return -1;
   uint64_t pos = header, end = header + total;
   int entries = 0;
   while (pos < end) {
     if (end - pos < FATBIN_ENTRY_MIN) return -1;
     const unsigned char *e = p + pos;
-    uint64_t ehs = rd32(e + 4), size = rd64(e + 8);
+    uint64_t ehs = mc_rd32(e + 4), size = mc_rd64(e + 8);
     if (ehs < FATBIN_ENTRY_MIN || ehs > end - pos || size > end - pos - ehs) return -1;
     int r = sm > 0 && !entry_is_sass_for(e, sm) ? 0 : f(e, e + ehs, (size_t)size, arg);
     if (r) return r;
@@ -332,11 +329,11 @@ static int fatbin_each(const unsigned char *p, size_t n, int sm, entry_fn f, voi
  * e_flags, or bits 0-7 in the older ABI)? Anything else leaves every entry to be read. */
 static int find_sass(const unsigned char *e, const unsigned char *payload, size_t size, void *arg) {
   int sm = *(const int *)arg; /* fatbin_each passed only entries whose header says sm */
-  if ((rd64(e + 40) & (FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD)) || rd32(e + 16) != 0) return 0;
-  if (size < 64 || rd32(payload) != 0x464C457Fu /* "\x7fELF" */ || payload[4] != 2 /* 64-bit */ ||
-      payload[5] != 1 /* little-endian */ || rd16(payload + 16) != 2 /* ET_EXEC */)
+  if ((mc_rd64(e + 40) & (FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD)) || mc_rd32(e + 16) != 0) return 0;
+  if (size < 64 || mc_rd32(payload) != 0x464C457Fu /* "\x7fELF" */ || payload[4] != 2 /* 64-bit */ ||
+      payload[5] != 1 /* little-endian */ || mc_rd16(payload + 16) != 2 /* ET_EXEC */)
     return 0;
-  uint32_t flags = rd32(payload + 48);
+  uint32_t flags = mc_rd32(payload + 48);
   return ((flags >> 8) & 0xff) == (uint32_t)sm || (flags & 0xff) == (uint32_t)sm;
 }
 
@@ -386,7 +383,7 @@ int mc_blob_stateful_on(const void *data, size_t len, mc_blob_kind kind, int sm)
 static int or_flags(const unsigned char *e, const unsigned char *payload, size_t size,
                     void *arg) {
   (void)payload, (void)size;
-  *(uint64_t *)arg |= rd64(e + 40);
+  *(uint64_t *)arg |= mc_rd64(e + 40);
   return 0;
 }
 
@@ -402,7 +399,7 @@ static uint64_t fatbin_compressions(const unsigned char *p, size_t n, int sm) {
 static int costly_entry(const unsigned char *e, const unsigned char *payload, size_t size,
                         void *arg) {
   (void)payload, (void)size, (void)arg;
-  return rd16(e) != FATBIN_KIND_ELF || (rd64(e + 40) & (FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD));
+  return mc_rd16(e) != FATBIN_KIND_ELF || (mc_rd64(e + 40) & (FATBIN_FLAG_LZ4 | FATBIN_FLAG_ZSTD));
 }
 
 /* Whether the scan reads only section headers (an ELF image, or a fatbin whose entries read are

@@ -60,11 +60,11 @@ static const char *const k_other_names[] = {
 
 extern char **environ; /* read here only (tests/test_config.py) */
 
-static mc_config_t g_config;                 /* written once under g_once, read-only afterwards */
-static unsigned char g_explicit[MC_CFG_COUNT]; /* set to a valid value; written under g_once */
-static char g_text[MC_CFG_COUNT][48];        /* value in use as text (not PATH); under g_once */
+static mc_config_t g_config;                 /* written once under g_config_once, read-only afterwards */
+static unsigned char g_explicit[MC_CFG_COUNT]; /* set to a valid value; written under g_config_once */
+static char g_text[MC_CFG_COUNT][48];        /* value in use as text (not PATH); under g_config_once */
 static char g_default[MC_CFG_COUNT][48];     /* default as text (CHOICE: the first); constant */
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_config_once = PTHREAD_ONCE_INIT;
 static int g_disabled_cached = -1;           /* copy of g_config.disabled for the hot path */
 
 /* ---- parsers: 0 and the value, or -1 (malformed) or -2 (out of range) ---- */
@@ -295,7 +295,7 @@ static void read_environment(void) {
 }
 
 const mc_config_t *mc_config(void) {
-  pthread_once(&g_once, read_environment);
+  pthread_once(&g_config_once, read_environment);
   return &g_config;
 }
 

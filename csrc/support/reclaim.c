@@ -13,10 +13,10 @@ typedef struct reader {
   struct reader *next;  /* registry list; written before the record is pushed, immutable */
 } __attribute__((aligned(64))) reader;
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* guards g_retired, epoch advances */
-static uint64_t g_epoch = 1;             /* atomic; only advanced under g_lock */
+static pthread_mutex_t g_reclaim_lock = PTHREAD_MUTEX_INITIALIZER; /* guards g_retired, epoch advances */
+static uint64_t g_reclaim_epoch = 1;             /* atomic; only advanced under g_reclaim_lock */
 static reader *g_readers;                /* registry, pushed lock-free, never shrinks */
-static mc_reclaim_node *g_retired;       /* objects waiting to be freed; g_lock */
+static mc_reclaim_node *g_retired;       /* objects waiting to be freed; g_reclaim_lock */
 
 static _Thread_local reader *tl_reader;  /* this thread's record */
 
@@ -63,7 +63,7 @@ void mc_reclaim_enter(void) {
     __atomic_store_n(&g_no_reader, 1, __ATOMIC_SEQ_CST);
     return;
   }
-  __atomic_exchange_n(&r->active, __atomic_load_n(&g_epoch, __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
+  __atomic_exchange_n(&r->active, __atomic_load_n(&g_reclaim_epoch, __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
 }
 
 void mc_reclaim_exit(void) {
@@ -71,24 +71,24 @@ void mc_reclaim_exit(void) {
   if (r) __atomic_store_n(&r->active, 0, __ATOMIC_RELEASE);
 }
 
-/* Move the epoch on if every reader in a section announced the current one. g_lock held. */
+/* Move the epoch on if every reader in a section announced the current one. g_reclaim_lock held. */
 static void try_advance(void) {
-  uint64_t e = __atomic_load_n(&g_epoch, __ATOMIC_SEQ_CST);
+  uint64_t e = __atomic_load_n(&g_reclaim_epoch, __ATOMIC_SEQ_CST);
   for (reader *r = __atomic_load_n(&g_readers, __ATOMIC_ACQUIRE); r; r = r->next) {
     uint64_t a = __atomic_load_n(&r->active, __ATOMIC_SEQ_CST);
     if (a && a != e) return;
   }
-  __atomic_store_n(&g_epoch, e + 1, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&g_reclaim_epoch, e + 1, __ATOMIC_SEQ_CST);
 }
 
 void mc_reclaim_retire(mc_reclaim_node *node) {
-  pthread_mutex_lock(&g_lock);
-  node->epoch = __atomic_load_n(&g_epoch, __ATOMIC_SEQ_CST);
+  pthread_mutex_lock(&g_reclaim_lock);
+  node->epoch = __atomic_load_n(&g_reclaim_epoch, __ATOMIC_SEQ_CST);
   node->next = g_retired;
   g_retired = node;
   try_advance();
   try_advance(); /* a quiet process frees at once: two steps when no reader is in a section */
-  uint64_t e = __atomic_load_n(&g_epoch, __ATOMIC_SEQ_CST);
+  uint64_t e = __atomic_load_n(&g_reclaim_epoch, __ATOMIC_SEQ_CST);
   mc_reclaim_node *done = NULL, **pp = &g_retired;
   if (__atomic_load_n(&g_no_reader, __ATOMIC_SEQ_CST)) pp = NULL; /* never safe again: leak */
   while (pp && *pp) {
@@ -101,7 +101,7 @@ void mc_reclaim_retire(mc_reclaim_node *node) {
       pp = &n->next;
     }
   }
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&g_reclaim_lock);
   while (done) {
     mc_reclaim_node *n = done;
     done = n->next;
@@ -109,12 +109,12 @@ void mc_reclaim_retire(mc_reclaim_node *node) {
   }
 }
 
-void mc_reclaim_fork_prepare(void) { pthread_mutex_lock(&g_lock); }
+void mc_reclaim_fork_prepare(void) { pthread_mutex_lock(&g_reclaim_lock); }
 
-void mc_reclaim_fork_parent(void) { pthread_mutex_unlock(&g_lock); }
+void mc_reclaim_fork_parent(void) { pthread_mutex_unlock(&g_reclaim_lock); }
 
 void mc_reclaim_fork_child(void) {
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&g_reclaim_lock);
   g_retired = NULL; /* the parent's retired objects are forgotten (never freed in the child) */
   for (reader *r = g_readers; r; r = r->next) {
     if (r == tl_reader) continue; /* the forking thread keeps its record */

@@ -16,8 +16,8 @@
  * Thread records are reused after their thread exits (a pthread key destructor); they are never
  * freed.
  *
- * Locking: g_lock (reclaim.c) guards the list of retired objects and the epoch advance; the
- * record list is pushed lock-free. Readers take no lock. No other lock is taken while g_lock is
+ * Locking: g_reclaim_lock (reclaim.c) guards the list of retired objects and the epoch advance; the
+ * record list is pushed lock-free. Readers take no lock. No other lock is taken while g_reclaim_lock is
  * held, and callers do not hold theirs when they call mc_reclaim_retire.
  */
 #ifndef MGPU_CACHED_RECLAIM_H

@@ -97,7 +97,7 @@ void mc_stat_set(mc_stat_id id, uint64_t value) {
   mc_stat_add(id, (int64_t)(value - mc_stat_get(id)));
 }
 
-static const char *const g_names[] = {
+static const char *const g_stat_names[] = {
 #define MC_STATS_NAME(name, desc) #name,
     MC_STATS(MC_STATS_NAME)
 #undef MC_STATS_NAME
@@ -112,7 +112,7 @@ MC_EXPORT const char *mgpu_cached_version(void) { return MGPU_CACHED_VERSION; }
 MC_EXPORT int mgpu_cached_enabled(void) { return !mc_disabled(); }
 MC_EXPORT int mgpu_cached_stats_count(void) { return MC_STAT_COUNT; }
 MC_EXPORT const char *mgpu_cached_stats_name(int i) {
-  return (i >= 0 && i < MC_STAT_COUNT) ? g_names[i] : NULL;
+  return (i >= 0 && i < MC_STAT_COUNT) ? g_stat_names[i] : NULL;
 }
 MC_EXPORT const char *mgpu_cached_stats_description(int i) {
   return (i >= 0 && i < MC_STAT_COUNT) ? g_descriptions[i] : NULL;
@@ -145,7 +145,7 @@ static void write_json(FILE *f) {
           "\"since_fork\": %s, \"stats\": {", MGPU_CACHED_VERSION, mc_disabled() ? "false" : "true",
           backend_name(), (long)getpid(), forked ? "true" : "false");
   for (int i = 0; i < MC_STAT_COUNT; ++i) /* a gauge may have gone down since the fork */
-    fprintf(f, "%s\"%s\": %lld", i ? ", " : "", g_names[i],
+    fprintf(f, "%s\"%s\": %lld", i ? ", " : "", g_stat_names[i],
             (long long)(now[i] - g_fork_base[i]));
   fprintf(f, "}}\n");
 }
@@ -156,7 +156,7 @@ static void print_table(FILE *f) {
   fprintf(f, "mgpu-cached statistics (%s, backend %s):\n", mc_disabled() ? "disabled" : "enabled",
           backend_name());
   for (int i = 0; i < MC_STAT_COUNT; ++i)
-    fprintf(f, "  %-22s %llu\n", g_names[i],
+    fprintf(f, "  %-22s %llu\n", g_stat_names[i],
             (unsigned long long)now[i]);
 }
 

@@ -12,7 +12,7 @@ typedef struct exits {
   void *p[MC_EXIT_COUNT];            /* their records; NULL: none */
 } exits;
 
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_thread_exit_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key; /* its value: this thread's tl_exits, while any record is registered */
 static int g_key_ok;        /* atomic: the key exists */
 static _Thread_local exits tl_exits;
@@ -39,7 +39,7 @@ __attribute__((destructor)) static void drop_key(void) {
 
 int mc_thread_exit_set(mc_exit_slot slot, void (*fn)(void *), void *p) {
   if ((unsigned)slot >= MC_EXIT_COUNT || !p) return -1;
-  pthread_once(&g_once, make_key);
+  pthread_once(&g_thread_exit_once, make_key);
   if (!__atomic_load_n(&g_key_ok, __ATOMIC_ACQUIRE)) return -1;
   tl_exits.fn[slot] = fn;
   tl_exits.p[slot] = p;

@@ -6,7 +6,7 @@
  * Memory: records live in chunks of MC_TRACE_CHUNK; a thread claims a whole chunk with one atomic
  * add on g_nchunks and fills it alone, publishing each record with a release store of the chunk's
  * count, so keeping a record takes no lock. At most g_max_chunks chunks are ever claimed; records
- * beyond are counted in g_dropped (the first records of a run are kept).
+ * beyond are counted in g_trace_dropped (the first records of a run are kept).
  *
  * Locking rule: g_write_lock serialises the writer (which reads chunks while threads may still
  * add records: it reads only published records). g_name_lock guards inserts into the name table;
@@ -63,7 +63,7 @@ static pid_t g_init_pid;         /* process that read the environment (fork: chi
 static chunk **g_chunks;         /* g_max_chunks slots; a slot is written once by its claimer */
 static uint32_t g_max_chunks;    /* constructor */
 static uint32_t g_nchunks;       /* atomic: chunks claimed (may pass g_max_chunks once) */
-static uint64_t g_dropped;       /* atomic: records not kept (bound reached or no memory) */
+static uint64_t g_trace_dropped;       /* atomic: records not kept (bound reached or no memory) */
 static uint32_t g_generation;    /* atomic: bumped in a forked child: thread chunks are stale */
 static uint32_t g_seq;           /* atomic: launch/copy numbers */
 static int g_used;               /* atomic: a traced call happened in this process */
@@ -74,7 +74,7 @@ static uint64_t g_written_count = UINT64_MAX; /* records in the last write (unde
 static uint64_t g_written_dropped;            /* dropped count of the last write (same) */
 
 static pthread_mutex_t g_name_lock = PTHREAD_MUTEX_INITIALIZER;
-static const char *g_names[MC_TRACE_NAMES]; /* id -> name (strdup'd, never freed) */
+static const char *g_trace_names[MC_TRACE_NAMES]; /* id -> name (strdup'd, never freed) */
 static uint32_t g_nnames = 1;               /* under g_name_lock; id 0 = none */
 static uint32_t g_name_slots[MC_TRACE_NAME_SLOTS]; /* atomic: name ids by hash, 0 = empty */
 static uint64_t g_fn_slots[MC_TRACE_FN_SLOTS];     /* atomic: function << 16 | name id */
@@ -86,7 +86,7 @@ static _Thread_local uint32_t tl_tid;
 static _Thread_local chunk *tl_chunk;
 static _Thread_local uint32_t tl_chunk_gen;
 
-static void flush_at_exit(void);
+static void trace_flush_at_exit(void);
 static void write_trace(int may_call_driver);
 
 /* ---- configuration (constructor) and fork ---- */
@@ -99,7 +99,7 @@ void mc_trace_fork_child(void) {
    * may be in any state); the child claims chunks from the start again */
   for (uint32_t i = 0; i < g_max_chunks; ++i) g_chunks[i] = NULL;
   __atomic_store_n(&g_nchunks, 0, __ATOMIC_RELAXED);
-  __atomic_store_n(&g_dropped, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_trace_dropped, 0, __ATOMIC_RELAXED);
   __atomic_fetch_add(&g_generation, 1, __ATOMIC_RELAXED);
   __atomic_store_n(&g_used, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&g_rearm, 0, __ATOMIC_RELAXED);
@@ -154,7 +154,7 @@ int mc_trace_take(void) {
   return 1;
 }
 
-void mc_trace_register_exit(void) { atexit(flush_at_exit); }
+void mc_trace_register_exit(void) { atexit(trace_flush_at_exit); }
 
 void mc_trace_begin(mc_trace_span *sp, mc_trace_call_id call) {
   if (!__atomic_load_n(&g_used, __ATOMIC_RELAXED)) {
@@ -219,7 +219,7 @@ int mc_trace_keep(const mc_trace_rec *rec) {
                        : g_max_chunks;
     c = idx < g_max_chunks ? malloc(sizeof *c) : NULL;
     if (!c) {
-      __atomic_fetch_add(&g_dropped, 1, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&g_trace_dropped, 1, __ATOMIC_RELAXED);
       return -1;
     }
     c->n = 0;
@@ -245,7 +245,7 @@ static uint32_t hash_str(const char *s) {
 }
 
 const char *mc_trace_name(uint32_t id) {
-  return id && id < MC_TRACE_NAMES ? __atomic_load_n(&g_names[id], __ATOMIC_ACQUIRE) : NULL;
+  return id && id < MC_TRACE_NAMES ? __atomic_load_n(&g_trace_names[id], __ATOMIC_ACQUIRE) : NULL;
 }
 
 uint32_t mc_trace_name_id(const char *name) {
@@ -262,7 +262,7 @@ uint32_t mc_trace_name_id(const char *name) {
         char *copy = strdup(name);
         if (!copy) break;
         id = g_nnames++;
-        __atomic_store_n(&g_names[id], copy, __ATOMIC_RELEASE);
+        __atomic_store_n(&g_trace_names[id], copy, __ATOMIC_RELEASE);
         __atomic_store_n(slot, id, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&g_name_lock);
         return id;
@@ -499,7 +499,7 @@ static void write_trace(int may_call_driver) {
     chunk *c = __atomic_load_n(&g_chunks[i], __ATOMIC_ACQUIRE);
     if (c) total += __atomic_load_n(&c->n, __ATOMIC_ACQUIRE);
   }
-  uint64_t dropped = __atomic_load_n(&g_dropped, __ATOMIC_RELAXED);
+  uint64_t dropped = __atomic_load_n(&g_trace_dropped, __ATOMIC_RELAXED);
   uint64_t gpu_dropped = mc_trace_gpu && g_gpu ? g_gpu->dropped() + g_gpu->pending() : 0;
   if (total == g_written_count && dropped + gpu_dropped == g_written_dropped) {
     pthread_mutex_unlock(&g_write_lock);
@@ -586,7 +586,7 @@ static void write_trace(int may_call_driver) {
 /* At exit: only the first at-exit write reads GPU spans back. It is the one registered last
  * before exit began, after the driver was initialised (trace_gpu.c), so it runs before the
  * driver's own exit handler; later ones may run after it. */
-static void flush_at_exit(void) {
+static void trace_flush_at_exit(void) {
   static int writes; /* at-exit writes so far (exit runs handlers on one thread) */
   write_trace(writes++ == 0);
 }

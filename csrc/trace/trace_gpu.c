@@ -18,7 +18,7 @@
  * cuEventElapsedTime is not in the main symbol table: it is resolved here from the loaded driver
  * (cuEventElapsedTime_v2 or cuEventElapsedTime; hipEventElapsedTime on the HIP backend).
  *
- * Locking rule: g_lock guards the free lists, the pending list, the pair count and the reference
+ * Locking rule: g_trace_gpu_lock guards the free lists, the pending list, the pair count and the reference
  * table with the references' user counts. No driver call is made under it.
  */
 #include "trace/trace.h"
@@ -51,8 +51,8 @@ static void mc_trace_gpu_forget(void);
 typedef struct ref {
   CUevent ev;
   uint64_t host_ns; /* host time of the event's GPU time */
-  uint32_t users;   /* pending pairs using it (g_lock) */
-  int retired;      /* replaced by a newer one (g_lock) */
+  uint32_t users;   /* pending pairs using it (g_trace_gpu_lock) */
+  int retired;      /* replaced by a newer one (g_trace_gpu_lock) */
 } ref;
 
 typedef struct pair {
@@ -63,17 +63,17 @@ typedef struct pair {
   struct pair *next;
 } pair;
 
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static pair *g_free[MAX_DEV];       /* g_lock */
-static pair *g_head, *g_tail;       /* g_lock: pending, oldest first */
-static uint32_t g_npairs;           /* g_lock */
-static ref *g_ref[MAX_DEV];         /* g_lock: current reference per device */
-static CUstream g_ref_stream[MAX_DEV]; /* g_lock: the references' own streams */
-static uint64_t g_dropped;          /* atomic */
-static uint32_t g_npending;         /* pending list length: written under g_lock, read atomically */
+static pthread_mutex_t g_trace_gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+static pair *g_free[MAX_DEV];       /* g_trace_gpu_lock */
+static pair *g_head, *g_tail;       /* g_trace_gpu_lock: pending, oldest first */
+static uint32_t g_npairs;           /* g_trace_gpu_lock */
+static ref *g_ref[MAX_DEV];         /* g_trace_gpu_lock: current reference per device */
+static CUstream g_ref_stream[MAX_DEV]; /* g_trace_gpu_lock: the references' own streams */
+static uint64_t g_gpu_dropped;          /* atomic */
+static uint32_t g_npending;         /* pending list length: written under g_trace_gpu_lock, read atomically */
 static int g_exit_armed;            /* atomic */
-static elapsed_fn g_elapsed;        /* written once under g_once (atomic: read outside it) */
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static elapsed_fn g_elapsed;        /* written once under g_trace_gpu_once (atomic: read outside it) */
+static pthread_once_t g_trace_gpu_once = PTHREAD_ONCE_INIT;
 
 static _Thread_local pair *tl_pair; /* between begin and end of this thread's enqueue */
 
@@ -91,11 +91,11 @@ static void resolve(void) {
   /* the handle stays open: the driver is never unloaded */
 }
 
-static void drop(void) { __atomic_fetch_add(&g_dropped, 1, __ATOMIC_RELAXED); }
+static void drop(void) { __atomic_fetch_add(&g_gpu_dropped, 1, __ATOMIC_RELAXED); }
 
-static uint64_t mc_trace_gpu_dropped(void) { return __atomic_load_n(&g_dropped, __ATOMIC_RELAXED); }
+static uint64_t mc_trace_gpu_dropped(void) { return __atomic_load_n(&g_gpu_dropped, __ATOMIC_RELAXED); }
 
-/* Release one user of a reference (g_lock held); returns an event to destroy outside the lock. */
+/* Release one user of a reference (g_trace_gpu_lock held); returns an event to destroy outside the lock. */
 static CUevent unref(ref *r) {
   if (!r || --r->users || !r->retired) return NULL;
   CUevent ev = r->ev;
@@ -105,18 +105,18 @@ static CUevent unref(ref *r) {
 
 /* Take a new reference for `device` (its context current). NULL on failure. */
 static ref *new_ref(int device) {
-  pthread_mutex_lock(&g_lock);
+  pthread_mutex_lock(&g_trace_gpu_lock);
   CUstream s = g_ref_stream[device];
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&g_trace_gpu_lock);
   if (!s) {
     if (mc_cu.cuStreamCreate(&s, MC_CU_STREAM_NON_BLOCKING)) return NULL;
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_trace_gpu_lock);
     if (g_ref_stream[device]) { /* another thread made one: keep it (this one leaks, rarely) */
       s = g_ref_stream[device];
     } else {
       g_ref_stream[device] = s;
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_trace_gpu_lock);
   }
   ref *r = calloc(1, sizeof *r);
   if (!r) return NULL;
@@ -146,18 +146,18 @@ static ref *new_ref(int device) {
 
 /* The current reference of `device` with one user added, refreshed when older than REF_NS. */
 static ref *use_ref(int device) {
-  pthread_mutex_lock(&g_lock);
+  pthread_mutex_lock(&g_trace_gpu_lock);
   ref *r = g_ref[device];
   uint64_t now = mc_trace_now();
   if (r && now - r->host_ns < REF_NS) {
     r->users++;
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_trace_gpu_lock);
     return r;
   }
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&g_trace_gpu_lock);
   ref *fresh = new_ref(device);
   CUevent old_ev = NULL;
-  pthread_mutex_lock(&g_lock);
+  pthread_mutex_lock(&g_trace_gpu_lock);
   if (fresh) {
     ref *old = g_ref[device];
     g_ref[device] = fresh;
@@ -171,7 +171,7 @@ static ref *use_ref(int device) {
   }
   r = g_ref[device];
   if (r) r->users++;
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&g_trace_gpu_lock);
   if (old_ev) mc_cu.cuEventDestroy(old_ev);
   if (!__atomic_exchange_n(&g_exit_armed, 1, __ATOMIC_ACQ_REL))
     mc_trace_register_exit(); /* after the driver's own exit handler: ours runs first */
@@ -179,17 +179,17 @@ static ref *use_ref(int device) {
 }
 
 static pair *take_pair(int device) {
-  pthread_mutex_lock(&g_lock);
+  pthread_mutex_lock(&g_trace_gpu_lock);
   pair *p = g_free[device];
   if (p) {
     g_free[device] = p->next;
   } else if (g_npairs < MAX_PAIRS) {
     g_npairs++;
   } else {
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_trace_gpu_lock);
     return NULL;
   }
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&g_trace_gpu_lock);
   if (p) return p;
   p = calloc(1, sizeof *p);
   if (p && mc_cu.cuEventCreate(&p->e0, 0) == 0) {
@@ -200,13 +200,13 @@ static pair *take_pair(int device) {
     mc_cu.cuEventDestroy(p->e0);
   }
   free(p);
-  pthread_mutex_lock(&g_lock);
+  pthread_mutex_lock(&g_trace_gpu_lock);
   g_npairs--;
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&g_trace_gpu_lock);
   return NULL;
 }
 
-/* Back to its free list, its reference released (g_lock held); an event to destroy or NULL. */
+/* Back to its free list, its reference released (g_trace_gpu_lock held); an event to destroy or NULL. */
 static CUevent give_back(pair *p) {
   CUevent ev = unref(p->ref);
   p->ref = NULL;
@@ -215,37 +215,37 @@ static CUevent give_back(pair *p) {
   return ev;
 }
 
-/* A pair back to its free list (takes g_lock; destroys a retired reference outside it). */
+/* A pair back to its free list (takes g_trace_gpu_lock; destroys a retired reference outside it). */
 static void recycle(pair *p) {
-  pthread_mutex_lock(&g_lock);
+  pthread_mutex_lock(&g_trace_gpu_lock);
   CUevent ev = give_back(p);
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&g_trace_gpu_lock);
   if (ev) mc_cu.cuEventDestroy(ev);
 }
 
-/* A pair at the back of the pending list (takes g_lock). */
+/* A pair at the back of the pending list (takes g_trace_gpu_lock). */
 static void push_pending(pair *p) {
   p->next = NULL;
-  pthread_mutex_lock(&g_lock);
+  pthread_mutex_lock(&g_trace_gpu_lock);
   if (g_tail) g_tail->next = p;
   else g_head = p;
   g_tail = p;
   __atomic_store_n(&g_npending, g_npending + 1, __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&g_trace_gpu_lock);
 }
 
 /* Check up to `max` pending pairs: finished ones become GPU spans, others go to the back.
  * Returns how many are still pending. */
 static size_t poll(size_t max) {
   for (size_t i = 0; i < max; ++i) {
-    pthread_mutex_lock(&g_lock);
+    pthread_mutex_lock(&g_trace_gpu_lock);
     pair *p = g_head;
     if (p) {
       g_head = p->next;
       if (!g_head) g_tail = NULL;
       __atomic_store_n(&g_npending, g_npending - 1, __ATOMIC_RELAXED);
     }
-    pthread_mutex_unlock(&g_lock);
+    pthread_mutex_unlock(&g_trace_gpu_lock);
     if (!p) break;
     CUresult q = mc_cu.cuEventQuery(p->e1);
     if (q == NOT_READY) {
@@ -270,7 +270,7 @@ void mc_trace_gpu_begin(CUstream driver_stream, int device) {
   mc_trace_span *sp = mc_trace_current();
   if (!mc_trace_gpu || !sp || !(sp->rec.flags & MC_TRACE_F_GPU) || tl_pair) return;
   sp->rec.flags &= (uint16_t)~MC_TRACE_F_GPU; /* one GPU span per call */
-  pthread_once(&g_once, resolve);
+  pthread_once(&g_trace_gpu_once, resolve);
   if (!g_elapsed || device < 0 || device >= MAX_DEV || !mc_driver_loaded()) return drop();
   mc_ctx_scope scope; /* events are made in the device's context */
   if (MC_FAILED(mc_ctx_enter(device, &scope))) return drop();
@@ -299,9 +299,9 @@ void mc_trace_gpu_begin(CUstream driver_stream, int device) {
   drop();
   if (p) return recycle(p);
   if (!r) return;
-  pthread_mutex_lock(&g_lock);
+  pthread_mutex_lock(&g_trace_gpu_lock);
   CUevent ev = unref(r);
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&g_trace_gpu_lock);
   if (ev) mc_cu.cuEventDestroy(ev);
 }
 
@@ -333,14 +333,14 @@ static uint64_t mc_trace_gpu_pending(void) {
 }
 
 static void mc_trace_gpu_forget(void) {
-  pthread_mutex_init(&g_lock, NULL);
+  pthread_mutex_init(&g_trace_gpu_lock, NULL);
   memset(g_free, 0, sizeof g_free);
   g_head = g_tail = NULL;
   g_npairs = 0;
   g_npending = 0;
   memset(g_ref, 0, sizeof g_ref);
   memset(g_ref_stream, 0, sizeof g_ref_stream);
-  __atomic_store_n(&g_dropped, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_gpu_dropped, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&g_exit_armed, 0, __ATOMIC_RELAXED);
   tl_pair = NULL;
 }

@@ -7,7 +7,7 @@
  * table and fills the function slots of the modules it asks for; only RangePushA and RangePop of
  * the core module are ever called. Without the variable, or if the tool declines, nothing happens.
  *
- * Thread safety: the slots are written by the tool during initialisation, under g_once; they are
+ * Thread safety: the slots are written by the tool during initialisation, under g_nvtx_once; they are
  * read afterwards without a lock.
  */
 #include "trace/trace.h"
@@ -26,7 +26,7 @@ enum { CB_CORE = 1, CB_CUDA = 2, CB_OPENCL = 3, CB_CUDART = 4, CB_CORE2 = 5, CB_
 enum { CORE_RangePushA = 9, CORE_RangePop = 11 };
 enum { ETID_CALLBACKS = 1, ETID_VERSIONINFO = 3, NVTX_VERSION_3 = 3 };
 static const unsigned k_sizes[7] = {0, 16, 9, 15, 7, 16, 7}; /* NVTX_CBID_<module>_SIZE */
-#define MAX_SLOTS 16
+#define NVTX_SLOTS 16
 
 typedef struct {
   size_t struct_size;
@@ -38,11 +38,11 @@ typedef struct {
   void (*SetInjectionNvtxVersion)(uint32_t version);
 } export_version;
 
-static nvtx_fn g_slots[7][MAX_SLOTS];        /* the tool's functions, per module and id */
-static nvtx_fn *g_tables[7][MAX_SLOTS + 1];  /* pointers to the slots (+ a NULL at the end) */
-static int g_enabled;                         /* atomic: 1 once the tool accepted */
+static nvtx_fn g_nvtx_slots[7][NVTX_SLOTS];        /* the tool's functions, per module and id */
+static nvtx_fn *g_tables[7][NVTX_SLOTS + 1];  /* pointers to the slots (+ a NULL at the end) */
+static int g_nvtx_enabled;                         /* atomic: 1 once the tool accepted */
 static int g_wanted;                          /* NVTX_INJECTION64_PATH was set (constructor) */
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_nvtx_once = PTHREAD_ONCE_INIT;
 
 static int get_module_table(int module, nvtx_table *out_table, unsigned *out_size) {
   if (module < CB_CORE || module > CB_SYNC) return 0;
@@ -65,7 +65,7 @@ static void load(void) {
   const char *path = mc_config()->nvtx_injection;
   if (!path || !*path) return;
   for (int m = CB_CORE; m <= CB_SYNC; ++m)
-    for (unsigned i = 1; i < k_sizes[m]; ++i) g_tables[m][i] = &g_slots[m][i];
+    for (unsigned i = 1; i < k_sizes[m]; ++i) g_tables[m][i] = &g_nvtx_slots[m][i];
   void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) return;
   typedef int (*init_fn)(const void *(*get)(uint32_t));
@@ -74,7 +74,7 @@ static void load(void) {
     dlclose(lib);
     return;
   }
-  __atomic_store_n(&g_enabled, 1, __ATOMIC_RELEASE); /* the library stays loaded */
+  __atomic_store_n(&g_nvtx_enabled, 1, __ATOMIC_RELEASE); /* the library stays loaded */
 }
 
 int mc_trace_nvtx_init(void) {
@@ -84,16 +84,16 @@ int mc_trace_nvtx_init(void) {
 
 int mc_trace_nvtx_enabled(void) {
   if (!g_wanted) return 0;
-  pthread_once(&g_once, load);
-  return __atomic_load_n(&g_enabled, __ATOMIC_ACQUIRE);
+  pthread_once(&g_nvtx_once, load);
+  return __atomic_load_n(&g_nvtx_enabled, __ATOMIC_ACQUIRE);
 }
 
 void mc_trace_nvtx_push(const char *name) {
-  nvtx_fn f = g_slots[CB_CORE][CORE_RangePushA];
+  nvtx_fn f = g_nvtx_slots[CB_CORE][CORE_RangePushA];
   if (f) ((int (*)(const char *))f)(name);
 }
 
 void mc_trace_nvtx_pop(void) {
-  nvtx_fn f = g_slots[CB_CORE][CORE_RangePop];
+  nvtx_fn f = g_nvtx_slots[CB_CORE][CORE_RangePop];
   if (f) ((int (*)(void))f)();
 }
