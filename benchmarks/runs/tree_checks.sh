@@ -10,7 +10,8 @@
 #                                   (START_LABEL), both preloaded, into $O/suite.md and suite.json
 #   bisect_configs                  builds each carried .gpu/bisect/<name>/csrc as the compared
 #                                   trees are built (with -falign-functions=64 where the folder
-#                                   holds a file ALIGN) and prints run.py's --config c-<name>
+#                                   holds a file ALIGN, -flto where LTO; csrc/'s flat view, all.c
+#                                   and pool.c, where UNITY) and prints run.py's --config c-<name>
 #                                   options that preload them (runs N6, N8, N9, N11-N13)
 #   side_by_side NAME LIMIT_S PROGRAMS CONFIG...   the synchronous rows (benchmarks/run.py, LLVM 19
 #                                   and 22, 8 rounds, no stock columns) of PROGRAMS with the
@@ -34,8 +35,9 @@ readme_suite() {
 
 bisect_configs() {
   for d in .gpu/bisect/*; do
-    n=$(basename $d); X=""; [ -f $d/ALIGN ] && X="-falign-functions=64"
-    cc $CP $X -I$d/csrc $(find $d/csrc -mindepth 2 -name "*.c" | sort) -o $d/libmgpu_cached.so -ldl || return 1
+    n=$(basename $d); X=""; [ -f $d/ALIGN ] && X="-falign-functions=64"; [ -f $d/LTO ] && X="$X -flto"
+    srcs=$(find $d/csrc -mindepth 2 -name "*.c" | sort); [ -f $d/UNITY ] && srcs=$(ls $d/csrc/*.c)
+    cc $CP $X -I$d/csrc $srcs -o $d/libmgpu_cached.so -ldl || return 1
     printf ' --config c-%s:LD_PRELOAD=%s' "$n" "$R/$d/libmgpu_cached.so"
   done
 }
