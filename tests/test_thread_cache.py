@@ -188,6 +188,34 @@ def test_threads_launching_in_turn_do_not_write_the_shared_word_every_launch(mak
     assert s["graph_launcher_stores"] < n // 4  # was one per launch: 2 * n
 
 
+def test_threads_launching_side_by_side_claim_the_word_at_most_every_4096_launches(make_runtime):
+    """Two threads in turn for 10,000 launches each: each claims at its 1st, 2nd, 4th ... 4096th
+    launch since its last claim, and the other sets its bit again once after each claim: 57 stores
+    here (with claims every 256 launches at most: 185; every launch reads the word, and each store
+    makes the other threads miss on its cache line)."""
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1", **GRAPH_EAGER})
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    streams = [rt.mgpuStreamCreate(), rt.mgpuStreamCreate()]
+    n = 10000
+    turn = [threading.Semaphore(1), threading.Semaphore(0)]
+
+    def worker(w):
+        for _ in range(n):
+            turn[w].acquire()
+            rt.launch(f, stream=streams[w])
+            turn[1 - w].release()
+
+    ts = [threading.Thread(target=worker, args=(w,)) for w in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    s = rt.stats()
+    assert rt.fake.launches() == 2 * n and s["graph_launches"] == 0
+    assert s["graph_launcher_stores"] <= 80
+
+
 def test_a_thread_launching_alone_writes_the_word_once(make_runtime):
     rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1", **GRAPH_EAGER})
     m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
