@@ -65,6 +65,14 @@ def fill(p, nbytes, byte=0x55):
     ctypes.memset(p, byte, nbytes)
 
 
+def used(rt, p, value=0x55555555):
+    """The program's work on the block: a memset of its first word through the library. A
+    host_shared block no work of the library could have touched is freed with the stock cuMemFree
+    (NULL stream); a used one is kept."""
+    rt.mgpuMemset32(p, value, 1, None)
+    return p
+
+
 def settle(rt):
     """Wait until every block freed on a stream has been cleared and made ready."""
     until(lambda: rt.stats()["alloc_bytes_pending"] == 0, "the reclaimer")
@@ -138,7 +146,7 @@ def test_device_and_host_shared_blocks_are_kept_apart(art):
     assert h != d
     assert art.fake.counts("cuMemAlloc", "cuMemAllocManaged") == {"cuMemAlloc": 1,
                                                                   "cuMemAllocManaged": 1}
-    art.mgpuMemFree(h, None)
+    art.mgpuMemFree(used(art, h), None)
     assert art.mgpuMemAlloc(4 * KIB, None, True) == h
     assert art.mgpuMemAlloc(4 * KIB, None, False) == d
 
@@ -261,7 +269,7 @@ def test_reused_block_reads_as_fresh_memory(make_runtime, host_shared, free_on, 
     p = rt.mgpuMemAlloc(64 * KIB, None, host_shared)
     assert words(p, 16 * KIB) == [0] * (16 * KIB)
     fill(p, 64 * KIB)
-    rt.mgpuMemFree(p, None if free_on == "NULL" else s)
+    rt.mgpuMemFree(used(rt, p), None if free_on == "NULL" else s)
     settle(rt)
     q = rt.mgpuMemAlloc(64 * KIB, None, host_shared)
     assert q == p
@@ -277,7 +285,7 @@ def test_allocation_never_waits_for_the_programs_kernels(art):
     s1, s2 = art.mgpuStreamCreate(), art.mgpuStreamCreate()
     warm = [art.mgpuMemAlloc(n, None, hs) for n in (KIB, 8 * KIB) for hs in (False, True)]
     for p in warm:
-        art.mgpuMemFree(p, None)  # ready blocks: hits below
+        art.mgpuMemFree(used(art, p), None)  # ready blocks: hits below
     with device_stuck(art):
         art.launch(k, stream=s1)  # spins on a host flag, say
         waits = art.fake.fake_thread_waits()
@@ -356,7 +364,7 @@ def test_out_of_memory_releases_the_cache_and_retries(make_runtime, capfd):
     k = busy_kernel(art)
     s = art.mgpuStreamCreate()
     a, b = art.mgpuMemAlloc(2 * KIB, s, False), art.mgpuMemAlloc(2 * KIB, None, True)
-    art.mgpuMemFree(b, None)
+    art.mgpuMemFree(used(art, b), None)
     art.launch(k, stream=s)
     art.mgpuMemFree(a, s)  # still in use when memory runs out
     waits = art.fake.fake_thread_waits()
@@ -503,7 +511,7 @@ def test_each_device_has_its_own_reclaimer_and_wait(make_runtime):
 def test_release_gives_every_cached_block_back(art):
     ps = [art.mgpuMemAlloc(n, None, hs) for n in (100, 5000, 70000) for hs in (False, True)]
     for p in ps:
-        art.mgpuMemFree(p, None)
+        art.mgpuMemFree(used(art, p), None)
     assert art.info.allocator_release() == 6
     assert art.fake.fake_memory_used() == 0 and art.stats()["alloc_bytes_cached"] == 0
     assert art.info.allocator_release() == 0
@@ -604,17 +612,25 @@ def test_unloading_the_library_while_the_reclaimer_runs(tmp_path, fake_driver_bu
 PAIR_SIZES = [256, 4 * KIB, 64 * KIB, 1 << 20, 16 << 20, 64 << 20]
 
 
+@pytest.mark.parametrize("touched", [True, False], ids=["used", "untouched"])
 @pytest.mark.parametrize("host_shared", [False, True], ids=["device", "host_shared"])
 @pytest.mark.parametrize("size", PAIR_SIZES)
-def test_null_stream_pair_driver_calls(make_runtime, size, host_shared):
+def test_null_stream_pair_driver_calls(make_runtime, size, host_shared, touched):
     """Driver calls per alloc + free(NULL) pair after warm-up, cached against stock behaviour.
     Cached: the free's device-wide wait (where the stock cuMemFree waits) and the clearing memset,
     not waited for (no cuStreamSynchronize); no driver allocation or free. The fake completes
     memsets at once, so each allocation asks the clearing stream once (cuStreamQuery); on a GPU
     the next free's device-wide wait proves the memset and two blocks take turns. cuMemGetInfo
     (the headroom, at most once per millisecond) is not counted: it depends on time. Stock:
-    cuMemAlloc(Managed) + cuMemFree."""
+    cuMemAlloc(Managed) + cuMemFree. A host_shared block no work of the library touched between
+    the two (no memset of the program's here) is freed as stock frees it: the stock pair."""
     n = 20
+
+    def pair():
+        p = rt.mgpuMemAlloc(size, None, host_shared)
+        if touched:
+            rt.mgpuMemset32(p, 7, 1, None)
+        rt.mgpuMemFree(p, None)
     counted = ("cuCtxSynchronize", "cuMemsetD32Async", "cuStreamSynchronize", "cuStreamQuery",
                "cuMemAlloc", "cuMemAllocManaged", "cuMemFree", "cuMemAllocFromPoolAsync",
                "cuMemFreeAsync", "cuEventRecord", "cuEventQuery", "cuEventSynchronize")
@@ -622,16 +638,23 @@ def test_null_stream_pair_driver_calls(make_runtime, size, host_shared):
     for mode, disable in (("cached", False), ("stock", True)):
         rt = setup_fake(make_runtime(disable=disable))
         for _ in range(3):
-            rt.mgpuMemFree(rt.mgpuMemAlloc(size, None, host_shared), None)
+            pair()
         rt.fake.fake_reset()
         for _ in range(n):
-            rt.mgpuMemFree(rt.mgpuMemAlloc(size, None, host_shared), None)
+            pair()
         c = rt.fake.counts(*counted)
         per_pair[mode] = {k: v / n for k, v in c.items() if v}
-    assert per_pair["cached"] == {"cuCtxSynchronize": 1, "cuMemsetD32Async": 1,
-                                  "cuStreamQuery": 1}
+        if not disable:
+            assert rt.stats()["alloc_untouched_frees"] == (0 if touched or not host_shared
+                                                           else n + 3)
     alloc = "cuMemAllocManaged" if host_shared else "cuMemAlloc"
-    assert per_pair["stock"] == {alloc: 1, "cuMemFree": 1}
+    memsets = {"cuMemsetD32Async": 1} if touched else {}
+    assert per_pair["stock"] == {alloc: 1, "cuMemFree": 1, **memsets}
+    if host_shared and not touched:
+        assert per_pair["cached"] == per_pair["stock"]
+    else:
+        assert per_pair["cached"] == {"cuCtxSynchronize": 1, "cuStreamQuery": 1,
+                                      "cuMemsetD32Async": 2 if touched else 1}
 
 
 def test_null_stream_pair_with_a_busy_clearing_stream_never_hands_out_an_uncleared_block(

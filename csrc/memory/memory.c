@@ -5,6 +5,7 @@
 
 #include "memory/allocator.h"
 #include "support/config.h"
+#include "support/stats.h"
 #include "platform/context.h"
 #include "platform/driver.h"
 #include "memory/memref.h"
@@ -129,6 +130,7 @@ mc_status mc_mem_free(void *ptr, CUstream stream) {
 }
 
 mc_status mc_memcpy(void *dst, void *src, size_t bytes, CUstream stream) {
+  MC_STAT_INC(device_ops); /* a host_shared block it may touch is not freed as untouched */
   ON_STREAM("cuMemcpyAsync", stream,
             mc_cu.cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes,
                                 drv_));
@@ -136,12 +138,14 @@ mc_status mc_memcpy(void *dst, void *src, size_t bytes, CUstream stream) {
 }
 
 mc_status mc_memset32(void *dst, uint32_t value, size_t count, CUstream stream) {
+  MC_STAT_INC(device_ops); /* a host_shared block it may touch is not freed as untouched */
   ON_STREAM("cuMemsetD32Async", stream,
             mc_cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count, drv_));
   return MC_OK;
 }
 
 mc_status mc_memset16(void *dst, uint16_t value, size_t count, CUstream stream) {
+  MC_STAT_INC(device_ops); /* a host_shared block it may touch is not freed as untouched */
   ON_STREAM("cuMemsetD16Async", stream,
             mc_cu.cuMemsetD16Async((CUdeviceptr)(uintptr_t)dst, value, count, drv_));
   return MC_OK;

@@ -71,6 +71,10 @@
   X(alloc_headroom_checks, "cuMemGetInfo checks of the device's free memory (headroom)")    \
   X(alloc_headroom_releases, "headroom checks that found too little room: cache given back") \
   X(alloc_lean_frees, "frees near capacity given back at once after the caller's device wait, as stock") \
+  X(alloc_untouched_frees, "NULL-stream frees of host_shared blocks no work of the library "    \
+                           "could have touched since their allocation: the stock cuMemFree")   \
+  X(device_ops, "mgpuMemcpy / mgpuMemset calls and sparse operations (device work that may "   \
+                "touch memory; kernels: launches)")                                             \
   /* stream reuse without a query: */                                                         \
   X(stream_query_skips, "driver streams pooled without cuStreamQuery (provably idle after a sync)") \
   /* concurrency (issue 4) */                                                                 \
