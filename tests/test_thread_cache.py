@@ -159,14 +159,13 @@ def test_threads_loading_side_by_side_keep_references_exact(make_runtime, capfd)
 
 # ---- graph_launch.c: the word of launching threads ----------------------------------------------
 
-def test_threads_launching_in_turn_do_not_write_the_shared_word_every_launch(make_runtime):
-    """Two threads launching strictly in turn: every launch takes the stream path (graph launches among concurrent ones serialise in the driver), as before, but the
-    shared word is written a few times, not at every launch."""
+def launch_in_turn(make_runtime, n: int):
+    """Two threads, each on its own stream, launching strictly in turn, n launches each; the
+    runtime (graph path on, eager thresholds)."""
     rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1", **GRAPH_EAGER})
     m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
     f = rt.mgpuModuleGetFunction(m, b"k")
     streams = [rt.mgpuStreamCreate(), rt.mgpuStreamCreate()]
-    n = 200
     turn = [threading.Semaphore(1), threading.Semaphore(0)]
 
     def worker(w):
@@ -180,6 +179,14 @@ def test_threads_launching_in_turn_do_not_write_the_shared_word_every_launch(mak
         t.start()
     for t in ts:
         t.join()
+    return rt
+
+
+def test_threads_launching_in_turn_do_not_write_the_shared_word_every_launch(make_runtime):
+    """Two threads launching strictly in turn: every launch takes the stream path (graph launches among concurrent ones serialise in the driver), as before, but the
+    shared word is written a few times, not at every launch."""
+    n = 200
+    rt = launch_in_turn(make_runtime, n)
     s = rt.stats()
     assert rt.fake.launches() == 2 * n and s["errors"] == 0
     # the process's first launch: the function's first too, so the stream path (graph_launch.c)
@@ -193,24 +200,8 @@ def test_threads_launching_side_by_side_claim_the_word_at_most_every_4096_launch
     launch since its last claim, and the other sets its bit again once after each claim: 57 stores
     here (with claims every 256 launches at most: 185; every launch reads the word, and each store
     makes the other threads miss on its cache line)."""
-    rt = make_runtime(env={"MGPU_CACHED_GRAPH": "1", **GRAPH_EAGER})
-    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
-    f = rt.mgpuModuleGetFunction(m, b"k")
-    streams = [rt.mgpuStreamCreate(), rt.mgpuStreamCreate()]
     n = 10000
-    turn = [threading.Semaphore(1), threading.Semaphore(0)]
-
-    def worker(w):
-        for _ in range(n):
-            turn[w].acquire()
-            rt.launch(f, stream=streams[w])
-            turn[1 - w].release()
-
-    ts = [threading.Thread(target=worker, args=(w,)) for w in range(2)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    rt = launch_in_turn(make_runtime, n)
     s = rt.stats()
     assert rt.fake.launches() == 2 * n and s["graph_launches"] == 0
     assert s["graph_launcher_stores"] <= 80
