@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Module cache: one driver load per blob, verified hits, functions resolved once per device."""
 
+import ctypes
+
 import pytest
 
 from conftest import blob_buffer, elf, fatbin, overwrite, ptx
@@ -49,8 +51,33 @@ def test_per_launch_driver_calls(rt):
         rt.mgpuModuleGetFunction(m, b"k")
         rt.launch(f, stream=s)
     launch = "cuGraphLaunch" if rt.stats()["graph_launches"] else "cuLaunchKernel"  # issue 12
-    assert rt.fake.log() == ["cuCtxGetCurrent", "cuCtxPushCurrent", launch,
-                             "cuCtxPopCurrent"] * 10
+    # no context was current at this thread's earlier calls: it pushes without asking, as stock
+    assert rt.fake.log() == ["cuCtxPushCurrent", launch, "cuCtxPopCurrent"] * 10
+
+
+def test_a_thread_without_a_current_context_looks_once_per_256_enters(rt):
+    """The look (cuCtxGetCurrent) comes back every 256 pushes, and once the program has made the
+    context current itself the pushes stop at the next look."""
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    s = rt.mgpuStreamCreate()
+    rt.launch(f, stream=s)
+    rt.fake.fake_reset()
+    for _ in range(1024):
+        rt.launch(f, stream=s)
+    c = rt.fake.counts("cuCtxGetCurrent", "cuCtxPushCurrent", "cuCtxPopCurrent")
+    assert c["cuCtxPushCurrent"] == c["cuCtxPopCurrent"] == 1024
+    assert 3 <= c["cuCtxGetCurrent"] <= 4  # one look per 257 enters (the look pushes too)
+    ctx = ctypes.c_void_p()
+    assert rt.fake.lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), 0) == 0
+    assert rt.fake.lib.cuCtxSetCurrent(ctx) == 0
+    for _ in range(257):
+        rt.launch(f, stream=s)
+    rt.fake.fake_reset()
+    for _ in range(10):
+        rt.launch(f, stream=s)
+    assert rt.fake.counts("cuCtxGetCurrent", "cuCtxPushCurrent") == {"cuCtxGetCurrent": 10,
+                                                                     "cuCtxPushCurrent": 0}
 
 
 def test_reused_address_never_returns_stale_module(rt):

@@ -1430,9 +1430,15 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
     return MC_OK;
   }
 
-  if (untouched(b)) {
+  if (untouched(b)) { /* the stock wrapper's call, which enters no context (the pointer names its
+                         own) */
     MC_STAT_INC(alloc_untouched_frees);
-    return drop_block(b); /* the stock cuMemFree */
+    pthread_mutex_lock(&g_alloc.lock);
+    table_remove(b);
+    pthread_mutex_unlock(&g_alloc.lock);
+    CUresult r = mc_cu.cuMemFree(b->ptr);
+    free(b);
+    return r ? MC_FAIL("cuMemFree", r) : MC_OK;
   }
   /* The NULL stream: the stock cuMemFree waits for the device; so do we (in the caller's mode, as
    * stock's call). That wait also proves the memsets of earlier NULL-stream frees complete (their

@@ -233,15 +233,35 @@ int mc_device_sm(int device) {
 
 static _Thread_local int tl_last_device; /* the device this thread last entered (faults) */
 
+/* Threads whose programs keep no context current (a launch from a thread of their own, as in
+ * benchmarks/conc/launch_threads.c) push at every enter: the driver's cuCtxGetCurrent before each
+ * push is a call stock does not make. After a look found another context current (or none), the
+ * thread pushes `tl_push.ctx` straight away for CTX_PUSH_RUN enters, then looks again (so a
+ * program that makes the context current later stops the pushes). Thread-local. */
+#define CTX_PUSH_RUN 256
+static _Thread_local struct {
+  CUcontext ctx;  /* the context the last look did not find current; NULL: look */
+  unsigned left;  /* enters into ctx that push without a look */
+} tl_push;
+
 mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {
   scope->pushed = 0;
   tl_last_device = device;
   CUcontext want = NULL;
   mc_status st = mc_device_context(device, &want);
   if (MC_FAILED(st)) return st;
-  CUcontext cur = NULL;
-  MC_CU_TRY("cuCtxGetCurrent", mc_cu.cuCtxGetCurrent(&cur));
-  if (cur == want) return MC_OK;
+  if (tl_push.ctx != want || tl_push.left == 0) {
+    CUcontext cur = NULL;
+    MC_CU_TRY("cuCtxGetCurrent", mc_cu.cuCtxGetCurrent(&cur));
+    if (cur == want) {
+      tl_push.ctx = NULL;
+      return MC_OK;
+    }
+    tl_push.ctx = want;
+    tl_push.left = CTX_PUSH_RUN;
+  } else {
+    --tl_push.left;
+  }
   MC_CU_TRY("cuCtxPushCurrent", mc_cu.cuCtxPushCurrent(want));
   scope->pushed = 1;
   return MC_OK;

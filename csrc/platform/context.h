@@ -58,7 +58,10 @@ void mc_context_fork_prepare(void);
 void mc_context_fork_parent(void);
 void mc_context_fork_child(void);
 
-/* Make `device`'s primary context current unless it already is. */
+/* Make `device`'s primary context current unless it already is. A thread that found another
+ * context current (or none) at its last look pushes without asking again (cuCtxGetCurrent) for
+ * its next CTX_PUSH_RUN enters into the same context: a push of the context already current and
+ * its pop change nothing, and are what the stock wrapper does at every call. */
 mc_status mc_ctx_enter(int device, mc_ctx_scope *scope);
 /* Restore the caller's current context. */
 void mc_ctx_leave(mc_ctx_scope *scope);
