@@ -478,6 +478,21 @@ def test_the_exec_is_built_at_the_fourth_launch_after_100_in_the_process(make_ru
     assert rt.stats()["graph_first_launches"] == 102
 
 
+def test_a_processs_first_launches_make_the_stock_calls_only(make_runtime):
+    """Before the process's first exec, a launch is the stream path's push, cuLaunchKernel, pop:
+    no capture check (cuStreamIsCapturing, 4.1 us at its first call on the H100, and the relaxed
+    mode's two swaps), no stream entry of the graph path."""
+    rt = make_runtime()
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    s = rt.mgpuStreamCreate()
+    rt.fake.fake_reset()
+    for _ in range(5):
+        rt.launch(f, stream=s)
+    assert rt.fake.log() == ["cuCtxPushCurrent", "cuLaunchKernel", "cuCtxPopCurrent"] * 5
+    assert rt.stats()["graph_first_launches"] == 5
+
+
 def test_a_fork_child_waits_for_its_own_first_exec(make_runtime):
     """The process gate is the process's: a child forked after the parent built its exec makes
     its own first launches through cuLaunchKernel again (its driver instantiates afresh), and a

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import blob_buffer, library_handle, ptx
+from conftest import GRAPH_EAGER, blob_buffer, library_handle, ptx
 
 vp = ctypes.c_void_p
 
@@ -198,7 +198,10 @@ def test_pool_queries_keep_another_threads_global_capture(make_runtime):
     assert result == [0, 0]  # began, and ended valid
 
 
-def test_launches_on_a_capturing_stream_are_captured(rt):
+def test_launches_on_a_capturing_stream_are_captured(make_runtime):
+    """Once the graph path is open (eager thresholds: an exec exists before the capture), a launch
+    on a capturing stream asks the stream (cuStreamIsCapturing) and is captured, not replayed."""
+    rt = make_runtime(env=GRAPH_EAGER)
     f = _kernel(rt)
     begin = _fn(rt, "cuStreamBeginCapture_v2", ctypes.c_int, vp, ctypes.c_int)
     nodes = _fn(rt, "fake_capture_nodes", ctypes.c_long, vp)

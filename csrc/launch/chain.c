@@ -89,6 +89,10 @@ typedef struct build_req { /* a submitted segment to make a chain exec of (no lo
 static struct {
   pthread_mutex_t lock;      /* everything below (rule above) */
   int pending;               /* atomic mirror of n > 0, for the fast path */
+  int has_unreported;        /* atomic mirror of "unreported holds a failure" (beside pending:
+                                every launch reads both, and a first call faults one page) */
+  mc_status unreported;      /* a failure of a submission before a module unload (no caller to
+                                report it): the next flush returns it */
   CUstream handle;           /* library handle of the pending segment; atomic (read unlocked) */
   mc_stream_use use;         /* held while launches are pending */
   int n;
@@ -102,9 +106,6 @@ static struct {
   uint64_t tick;
   pinfo pinfos[PINFO_SLOTS];
   int exit_registered;
-  mc_status unreported;      /* a failure of a submission before a module unload (no caller to
-                                report it): the next flush returns it */
-  int has_unreported;        /* atomic mirror of "unreported holds a failure" */
 } g_chain = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 int mc_chain_enabled(void) { return mc_config()->chain && mc_graph_enabled(); }

@@ -271,7 +271,9 @@ __attribute__((noinline, cold)) static int early_launch(CUfunction cf) {
   for (size_t i = 0; i < SEEN_SLOTS / 2; ++i) {
     size_t at = (h + i) & (SEEN_SLOTS - 1);
     CUfunction *slot = &g_early.seen[at].f;
-    CUfunction v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    CUfunction v = NULL; /* a write first while no exec exists: a fresh page faults once */
+    if (__atomic_load_n(&g_built_any, __ATOMIC_RELAXED))
+      v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (!v) {
       CUfunction empty = NULL;
       if (!__atomic_compare_exchange_n(slot, &empty, cf, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -729,6 +731,14 @@ void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_
   mc_graph_relaxed_enter(&r);
   graph_prepare(key, cf, stream, d, params);
   mc_graph_relaxed_leave(&r);
+}
+
+int mc_graph_launch_early(CUfunction cf) {
+  if (__atomic_load_n(&g_built_any, __ATOMIC_ACQUIRE) || !mc_graph_enabled() || is_disabled(cf))
+    return 0;
+  if (!early_launch(cf)) return 0;
+  MC_STAT_INC(graph_first_launches);
+  return 1;
 }
 
 int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,

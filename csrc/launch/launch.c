@@ -80,7 +80,8 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
       int graph = mc_graph_enabled();
       int alone = graph && mc_graph_launch_enter();
       if (ours && graph && !alone) MC_STAT_INC(graph_contended);
-      if (ours && alone && !CAPTURING() && mc_graph_launch(f, cf, stream, &gd, params, 1, NULL))
+      if (ours && alone && !mc_graph_launch_early(cf) && !CAPTURING() &&
+          mc_graph_launch(f, cf, stream, &gd, params, 1, NULL))
         r = 0;
       else
         r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],

@@ -53,7 +53,7 @@ static hm_table *table_new(size_t cap) {
 int mc_hmap_insert(const void *key, void *rec) {
   hm_table *t = g_table;
   if (!t || 2 * (t->n + 1) > t->mask + 1) { /* keep the load at most one half */
-    hm_table *nt = table_new(t ? 2 * (t->mask + 1) : 256);
+    hm_table *nt = table_new(t ? 2 * (t->mask + 1) : 32);
     if (!nt) return -1;
     for (size_t i = 0; t && i <= t->mask; ++i)
       if (t->entries[i].key) put(nt, t->entries[i].key, t->entries[i].rec);

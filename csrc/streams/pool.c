@@ -122,11 +122,11 @@ typedef struct dev_pool {
 
 static struct {
   pthread_mutex_t lock;         /* see the locking rule above */
-  obj_rec *chunks[MAX_CHUNKS];  /* atomic pointers; published with release, never freed */
   uint32_t nslots;              /* slots ever used */
   uint32_t free_head;           /* free list (slot + 1) */
   uint32_t gen_base;            /* first generation of new slots (moves on at fork) */
   dev_pool devs[MC_MAX_DEVICES];
+  obj_rec *chunks[MAX_CHUNKS];  /* atomic pointers; published with release, never freed */
 } g_pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .gen_base = 1};
 
 /* The handle model (MGPU_CACHED_STREAM_HANDLES): 1 for driver handles (the default), 0 for tagged. */

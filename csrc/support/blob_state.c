@@ -34,8 +34,10 @@
 /* [off, off + size) inside [0, n) */
 static int inside(uint64_t off, uint64_t size, size_t n) { return off <= n && size <= n - off; }
 
-static int starts(const char *s, const char *prefix) {
-  return strncmp(s, prefix, strlen(prefix)) == 0;
+static inline int starts(const char *s, const char *prefix) {
+  while (*prefix)
+    if (*s++ != *prefix++) return 0;
+  return 1;
 }
 
 /* ---- ELF ---- */
@@ -44,6 +46,7 @@ static int starts(const char *s, const char *prefix) {
 static const char *elf_str(const unsigned char *p, uint64_t tab, uint64_t size, uint64_t off) {
   if (off >= size) return NULL;
   const unsigned char *s = p + tab + off;
+  if (p[tab + size - 1] == 0) return (const char *)s; /* the table ends in a NUL: so does s */
   return memchr(s, 0, (size_t)(size - off)) ? (const char *)s : NULL;
 }
 
