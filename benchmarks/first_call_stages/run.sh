@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# first_call_stages/run.sh N [LIBDIR...]: builds stages.c against the installed libmgpu_cached.so
-# (or each LIBDIR's) and timecuda.so, runs N processes per runtime (cached, stock behaviour), and
+# first_call_stages/run.sh N: builds stages.c against the installed libmgpu_cached.so (or, with
+# LIBDIR=DIR in the environment, DIR's) and timecuda.so, runs N processes per runtime (cached, stock behaviour), and
 # prints the median µs / page faults / driver µs per stage and call, with and without timecuda
 # (the shim's own cost is a few hundred ns per call). Needs a GPU, or MGPU_CACHED_CUDA_DRIVER /
 # COUNTCUDA_REAL pointing at a fake driver (then timecuda forwards to COUNTCUDA_REAL).
@@ -12,7 +12,7 @@ R=$(cd "$H/../.." && pwd)
 T=$(mktemp -d)
 cc -std=c11 -D_GNU_SOURCE -O2 -fPIC -shared -pthread -I"$R/csrc/platform" -I"$R/tests/drivers" \
   -o "$T/timecuda.so" "$H/timecuda.c" -ldl
-LIB=$(python3 -c "import mgpu_cached; print(mgpu_cached.libdir())")
+LIB=${LIBDIR:-$(python3 -c "import mgpu_cached; print(mgpu_cached.libdir())")}
 W="-Wl,--wrap=mgpuModuleLoad,--wrap=mgpuModuleGetFunction,--wrap=mgpuStreamCreate"
 W="$W,--wrap=mgpuLaunchKernel,--wrap=mgpuStreamSynchronize,--wrap=mgpuStreamDestroy"
 cc -std=c11 -O2 -o "$T/stages" "$H/stages.c" "$R/tests/data/mlir/large_module_llvm22.o" $W \
