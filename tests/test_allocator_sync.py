@@ -220,3 +220,18 @@ def test_a_host_shared_block_from_the_cache_is_never_untouched(make_runtime):
     rt.fake.fake_reset()
     rt.mgpuMemFree(q, None)
     assert rt.fake.count("cuMemFree") == 0 and rt.stats()["alloc_untouched_frees"] == 0
+
+
+def test_an_untouched_free_charges_its_error_to_the_blocks_device(make_runtime):
+    """The stock cuMemFree of an untouched block enters no context; a sticky error it returns is
+    about the block's device, not about the device this thread entered last (review of the
+    change: device 0, healthy, refused its function look-ups afterwards)."""
+    rt = make_runtime(devices=2)
+    rt.mgpuSetDefaultDevice(1)
+    p = rt.mgpuMemAlloc(4 * KIB, None, True)  # device 1, untouched
+    rt.mgpuSetDefaultDevice(0)
+    m0 = rt.mgpuModuleLoad(ptx("k"), 0)  # this thread enters device 0 last
+    rt.fake.fake_set_sticky(1, 700)  # device 1's context: an illegal address
+    rt.mgpuMemFree(p, None)
+    assert rt.stats()["alloc_untouched_frees"] == 1
+    assert rt.mgpuModuleGetFunction(m0, b"k")  # device 0 is healthy

@@ -271,9 +271,10 @@ __attribute__((noinline, cold)) static int early_launch(CUfunction cf) {
   for (size_t i = 0; i < SEEN_SLOTS / 2; ++i) {
     size_t at = (h + i) & (SEEN_SLOTS - 1);
     CUfunction *slot = &g_early.seen[at].f;
-    CUfunction v = NULL; /* a write first while no exec exists: a fresh page faults once */
-    if (__atomic_load_n(&g_built_any, __ATOMIC_RELAXED))
-      v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    /* During the process's first launches a write first (the compare-and-swap below): a fresh
+     * page then faults once, not twice (read, then write); after them a read first, so a function
+     * past its count costs no locked instruction. */
+    CUfunction v = early ? NULL : __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (!v) {
       CUfunction empty = NULL;
       if (!__atomic_compare_exchange_n(slot, &empty, cf, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))

@@ -1405,6 +1405,18 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
     pthread_mutex_unlock(&g_alloc.lock);
     return drop_block(b); /* the stock cuMemFree (waits for the device, as stock) */
   }
+  if (!stream_key && untouched(b)) {
+    /* The stock wrapper's call, which enters no context (the pointer names its own); the block
+     * never joins the cache, so no headroom check, and the driver has its bytes back. */
+    MC_STAT_INC(alloc_untouched_frees);
+    table_remove(b);
+    d->check_alloc = d->check_alloc > b->bytes ? d->check_alloc - b->bytes : 0;
+    pthread_mutex_unlock(&g_alloc.lock);
+    mc_ctx_note_device(b->device); /* an error of this call is about the block's device (faults) */
+    CUresult r = mc_cu.cuMemFree(b->ptr);
+    free(b);
+    return r ? MC_FAIL("cuMemFree", r) : MC_OK;
+  }
   int bdev = b->device;
   /* The headroom, when due, is checked counting the freed block as held already (it is about to
    * join the cache); a lean device's ready pool blocks go back then (no wait: the caller has not
@@ -1430,16 +1442,6 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
     return MC_OK;
   }
 
-  if (untouched(b)) { /* the stock wrapper's call, which enters no context (the pointer names its
-                         own) */
-    MC_STAT_INC(alloc_untouched_frees);
-    pthread_mutex_lock(&g_alloc.lock);
-    table_remove(b);
-    pthread_mutex_unlock(&g_alloc.lock);
-    CUresult r = mc_cu.cuMemFree(b->ptr);
-    free(b);
-    return r ? MC_FAIL("cuMemFree", r) : MC_OK;
-  }
   /* The NULL stream: the stock cuMemFree waits for the device; so do we (in the caller's mode, as
    * stock's call). That wait also proves the memsets of earlier NULL-stream frees complete (their
    * ZEROING blocks become ready). Then the block's memset is enqueued on the clearing stream and
