@@ -1006,15 +1006,23 @@ static void *reclaimer_main(void *arg) {
   return NULL;
 }
 
-/* Make sure `device`'s reclaimer runs and knows there is work. Lock held; returns 1 when the
- * caller must start the thread (start_reclaimer) after unlocking. */
+/* Make sure `device`'s reclaimer runs and knows there is work. Lock held; returns what the
+ * caller does after unlocking (poked): POKE_START, start the thread; POKE_SIGNAL, wake it. The
+ * signal comes after the unlock, so the woken thread does not run straight into the lock the
+ * caller still holds (its wait re-checks its condition under the lock: no wake-up is lost). */
+enum { POKE_SIGNAL = 1, POKE_START = 2 };
 static int poke_reclaimer(dev_alloc *d) {
-  if (d->reclaimer) {
-    pthread_cond_signal(&d->wake);
-    return 0;
-  }
+  if (d->reclaimer) return POKE_SIGNAL;
   d->reclaimer = 1;
-  return 1;
+  return POKE_START;
+}
+
+static int start_reclaimer(int device);
+
+/* After poke_reclaimer, the lock released: 1 when the thread was to start and could not. */
+static int poked(int device, dev_alloc *d, int poke) {
+  if (poke == POKE_SIGNAL) pthread_cond_signal(&d->wake);
+  return poke == POKE_START && start_reclaimer(device) != 0;
 }
 
 /* Start the reclaimer thread (detached, every signal blocked but the synchronous faults:
@@ -1090,7 +1098,7 @@ static int oom_release(int device) {
   uint64_t target = ++d->release_req;
   int start = poke_reclaimer(d);
   pthread_mutex_unlock(&g_alloc.lock);
-  if (start && start_reclaimer(device) != 0) return victims != NULL;
+  if (poked(device, d, start)) return victims != NULL;
   struct timespec deadline;
   clock_gettime(CLOCK_MONOTONIC, &deadline);
   uint64_t ms = mc_config()->allocator_oom_wait_ms;
@@ -1148,7 +1156,7 @@ mc_status mc_alloc_release_all(uint64_t *released) {
     }
     pthread_mutex_unlock(&g_alloc.lock);
     if (!d) continue;
-    if (start && start_reclaimer(i) != 0) round_here(i, d);
+    if (poked(i, d, start)) round_here(i, d);
     mc_status st = release_list(list);
     if (MC_FAILED(st) && !MC_FAILED(first)) first = st;
   }
@@ -1179,7 +1187,7 @@ static int headroom_now(int device, dev_alloc *d, uint64_t extra) {
   if (d->lean) lean = 1; /* or another thread's check since found the device lean */
   int start = (poke || d->pend_head) && lean ? poke_reclaimer(d) : 0;
   pthread_mutex_unlock(&g_alloc.lock);
-  if (start) start_reclaimer(device);
+  poked(device, d, start);
   return lean;
 }
 
@@ -1422,6 +1430,16 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
    * join the cache); a lean device's ready pool blocks go back then (no wait: the caller has not
    * waited for the device). Near capacity the free is the stock one (lean_free). */
   int check = headroom_due(d, b->bytes), lean = d->lean;
+  if (stream_key && !foreign && !check && !lean) {
+    /* Freed on one of the library's streams, nothing due: pending at once, in this lock section
+     * (the same steps as below, without a second one) */
+    b->ev = NULL;
+    pending_insert(d, b, stream_key);
+    int start = poke_reclaimer(d);
+    pthread_mutex_unlock(&g_alloc.lock);
+    if (poked(bdev, d, start)) round_here(bdev, d); /* no thread: a round here */
+    return MC_OK;
+  }
   pthread_mutex_unlock(&g_alloc.lock);
   if (check) lean = headroom_now(bdev, d, b->bytes);
   if (lean) return foreign ? drop_block(b) : lean_free(bdev, d, b);
@@ -1438,7 +1456,7 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
     pending_insert(d, b, stream_key);
     int start = poke_reclaimer(d);
     pthread_mutex_unlock(&g_alloc.lock);
-    if (start && start_reclaimer(bdev) != 0) round_here(bdev, d); /* no thread: a round here */
+    if (poked(bdev, d, start)) round_here(bdev, d); /* no thread: a round here */
     return MC_OK;
   }
 
