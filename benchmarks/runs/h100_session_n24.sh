@@ -1,0 +1,13 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+# Run N24 (one H100, nvidia-h100-x1): after the reclaimer's wake-up outside the lock and the one-lock
+# stream free: every GPU test; the allocating async step and the step with buffers made once,
+# 8 rounds, beside the tree before issue 19 and this session's starting tree (as run N22).
+# Carry `.gpu`, `.whl`. Logs under $OUT.
+set -u
+. benchmarks/neighbour/setup_h100.sh
+. benchmarks/runs/tree_checks.sh
+timeout 100 python3 -m pytest -q -rf --tb=short tests/gpu/ > $O/pytest-gpu.log 2>&1
+tail -3 $O/pytest-gpu.log
+side_by_side async_ab 420 async,async_prealloc --config before-391bd88:LD_PRELOAD=$B \
+  --config start-3212cac:LD_PRELOAD=$S
