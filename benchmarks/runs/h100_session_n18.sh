@@ -5,7 +5,7 @@
 # stock behaviour and this session's starting tree (.gpu/start-src, carried). Carry `.gpu`, `.whl`.
 set -u
 . benchmarks/neighbour/setup_h100.sh
-timeout 150 python3 -m pytest -q -rf --tb=short tests/gpu/ > $O/pytest-gpu.log 2>&1
-tail -3 $O/pytest-gpu.log
+. benchmarks/runs/tree_checks.sh
+gpu_tests 150
 ALLOC_BENCH_BEFORE_LIB=$R/.gpu/start/libmgpu_cached.so timeout 200 python3 benchmarks/alloc_bench.py \
   --pairs --rounds 5 > $O/alloc.txt 2>&1; echo "rc=$?" >> $O/alloc.txt; cat $O/alloc.txt

@@ -7,7 +7,6 @@
 set -u
 . benchmarks/neighbour/setup_h100.sh
 . benchmarks/runs/tree_checks.sh
-timeout 100 python3 -m pytest -q -rf --tb=short tests/gpu/ > $O/pytest-gpu.log 2>&1
-tail -3 $O/pytest-gpu.log
+gpu_tests 100
 side_by_side async_ab 420 async,async_prealloc --config before-391bd88:LD_PRELOAD=$B \
   --config start-3212cac:LD_PRELOAD=$S

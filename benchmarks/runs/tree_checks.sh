@@ -13,6 +13,10 @@
 #                                   holds a file ALIGN, -flto where LTO; csrc/'s flat view, all.c
 #                                   and pool.c, where UNITY) and prints run.py's --config c-<name>
 #                                   options that preload them (runs N6, N8, N9, N11-N13)
+#   gpu_tests LIMIT_S               every GPU test once, into $O/pytest-gpu.log (runs N18, N19, N24)
+#   first_call_checks N ROUNDS      the first call call by call (first_call_stages, N processes)
+#                                   and beside the starting tree ($S; first_call.py, ROUNDS), into
+#                                   $O/first_call_stages.txt, first_call.md (runs N11, N19)
 #   side_by_side NAME LIMIT_S PROGRAMS CONFIG...   the synchronous rows (benchmarks/run.py, LLVM 19
 #                                   and 22, 8 rounds, no stock columns) of PROGRAMS with the
 #                                   CONFIG options, into $O/NAME.md and NAME.json (runs N6-N13)
@@ -31,6 +35,20 @@ readme_suite() {
   echo "suite rc=$?" >> /tmp/suite.log
   { cat /tmp/suite/results.md; tail -2 /tmp/suite.log; } > $O/suite.md 2>&1
   cp /tmp/suite/results.json $O/suite.json 2>/dev/null
+}
+
+gpu_tests() {
+  timeout "$1" python3 -m pytest -q -rf --tb=short tests/gpu/ > $O/pytest-gpu.log 2>&1
+  tail -3 $O/pytest-gpu.log
+}
+
+first_call_checks() {
+  timeout 100 sh benchmarks/first_call_stages/run.sh "$1" > $O/first_call_stages.txt 2>&1
+  head -14 $O/first_call_stages.txt
+  mkdir -p /tmp/sb && cp $S /tmp/sb/libmgpu_cached.so
+  timeout 100 python3 benchmarks/first_call.py --out /tmp/fc --rounds "$2" --n 200 --reps 3 \
+    --before /tmp/sb > $O/first_call.log 2>&1
+  cat /tmp/fc/first_call.md > $O/first_call.md 2>/dev/null; cat $O/first_call.md
 }
 
 bisect_configs() {

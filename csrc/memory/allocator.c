@@ -1387,6 +1387,18 @@ static int untouched(const mc_block *b) {
   return b->managed && b->fresh && work_count() == b->work_mark;
 }
 
+/* A block freed on a stream (its event on a foreign one, or NULL) joins the pending ones and the
+ * reclaimer is told. Called with the lock held; releases it. */
+static mc_status pend_unlock(int bdev, dev_alloc *d, mc_block *b, const void *stream_key,
+                             CUevent ev) {
+  b->ev = ev;
+  pending_insert(d, b, stream_key);
+  int start = poke_reclaimer(d);
+  pthread_mutex_unlock(&g_alloc.lock);
+  if (poked(bdev, d, start)) round_here(bdev, d); /* no thread: a round here */
+  return MC_OK;
+}
+
 mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
@@ -1430,16 +1442,8 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
    * join the cache); a lean device's ready pool blocks go back then (no wait: the caller has not
    * waited for the device). Near capacity the free is the stock one (lean_free). */
   int check = headroom_due(d, b->bytes), lean = d->lean;
-  if (stream_key && !foreign && !check && !lean) {
-    /* Freed on one of the library's streams, nothing due: pending at once, in this lock section
-     * (the same steps as below, without a second one) */
-    b->ev = NULL;
-    pending_insert(d, b, stream_key);
-    int start = poke_reclaimer(d);
-    pthread_mutex_unlock(&g_alloc.lock);
-    if (poked(bdev, d, start)) round_here(bdev, d); /* no thread: a round here */
-    return MC_OK;
-  }
+  if (stream_key && !foreign && !check && !lean) /* nothing due: pending in this lock section */
+    return pend_unlock(bdev, d, b, stream_key, NULL);
   pthread_mutex_unlock(&g_alloc.lock);
   if (check) lean = headroom_now(bdev, d, b->bytes);
   if (lean) return foreign ? drop_block(b) : lean_free(bdev, d, b);
@@ -1452,12 +1456,7 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
       if (!ev) return drop_block(b); /* the stock cuMemFree, in the caller's mode */
     }
     pthread_mutex_lock(&g_alloc.lock);
-    b->ev = ev;
-    pending_insert(d, b, stream_key);
-    int start = poke_reclaimer(d);
-    pthread_mutex_unlock(&g_alloc.lock);
-    if (poked(bdev, d, start)) round_here(bdev, d); /* no thread: a round here */
-    return MC_OK;
+    return pend_unlock(bdev, d, b, stream_key, ev);
   }
 
   /* The NULL stream: the stock cuMemFree waits for the device; so do we (in the caller's mode, as
