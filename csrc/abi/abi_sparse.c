@@ -10,7 +10,6 @@
 #include <stdio.h>
 
 #include "support/report.h"
-#include "support/stats.h"
 #include "sparse/sparse.h"
 #include "sparse/sparse_lib.h"
 #include "sparse/sparselt.h"
@@ -45,9 +44,7 @@ static int report_sparse(const char *where, mc_status st) {
   return 1;
 }
 
-/* Every sparse call counts as device work (device_ops): a host_shared block it may touch is not
- * freed as untouched (allocator.c). */
-#define R(where, expr) (MC_STAT_INC(device_ops), report_sparse(where, (expr)))
+#define R(where, expr) report_sparse(where, (expr))
 
 MC_EXPORT void mgpuCreateSparseEnv(void) { R("mgpuCreateSparseEnv", mc_sparse_env_create()); }
 

@@ -735,8 +735,7 @@ void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_
 }
 
 int mc_graph_launch_early(CUfunction cf) {
-  if (__atomic_load_n(&g_built_any, __ATOMIC_ACQUIRE) || !mc_graph_enabled() || is_disabled(cf))
-    return 0;
+  if (__atomic_load_n(&g_built_any, __ATOMIC_ACQUIRE) || is_disabled(cf)) return 0;
   if (!early_launch(cf)) return 0;
   MC_STAT_INC(graph_first_launches);
   return 1;

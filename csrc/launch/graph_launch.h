@@ -55,10 +55,11 @@ static inline int mc_bytes_equal(const void *a, const void *b, size_t n) {
 /* Is the graph path usable at all (switch on, CUDA backend, every entry point present)? */
 int mc_graph_enabled(void);
 
-/* While the process has no exec yet: whether this launch of cf is one of the early ones that take
- * the stream path (see "First launches" in graph_launch.c; counted as graph_first_launches, as
- * mc_graph_launch would). Asked before the capture check, so a process's first launches make no
- * driver call beyond cuLaunchKernel and touch no stream entry. 0 once an exec exists. */
+/* With the graph path on (mc_graph_enabled returned 1), while the process has no exec yet:
+ * whether this launch of cf is one of the early ones that take the stream path (see "First
+ * launches" in graph_launch.c; counted as graph_first_launches, as mc_graph_launch would). Asked
+ * before the capture check, so a process's first launches make no driver call beyond
+ * cuLaunchKernel and touch no stream entry. 0 once an exec exists. */
 int mc_graph_launch_early(CUfunction cf);
 /* Launch `cf` (whose identity for the cache is `key`: the library's never-reused function
  * handle) on the library's driver stream `stream` through that stream's exec for it, the

@@ -1202,7 +1202,6 @@ static void pre_alloc_headroom(int device, uint64_t bytes) {
   if (check) headroom_now(device, d, bytes);
 }
 
-/* The driver is initialised and `device` is one the allocator serves. */
 /* Device work the library was asked for so far, by every thread: kernel launches, copies,
  * memsets, sparse operations. A count made before something that happens before this call is in
  * it (stats.h), so a free that follows the program's own ordering with the work sees it. */
@@ -1210,6 +1209,7 @@ static uint64_t work_count(void) {
   return mc_stat_get(MC_STAT_launches) + mc_stat_get(MC_STAT_device_ops);
 }
 
+/* The driver is initialised and `device` is one the allocator serves. */
 static mc_status alloc_device_ok(int device) {
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
@@ -1399,6 +1399,15 @@ static mc_status pend_unlock(int bdev, dev_alloc *d, mc_block *b, const void *st
   return MC_OK;
 }
 
+/* The stock wrapper's cuMemFree, which enters no context (the pointer names its own); an error
+ * is about `device` (faults: context.h). */
+static mc_status stock_free(CUdeviceptr p, int device) {
+  CUresult r = mc_cu.cuMemFree(p);
+  if (r == 0) return MC_OK;
+  mc_ctx_note_device(device);
+  return MC_FAIL("cuMemFree", r);
+}
+
 mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
@@ -1407,12 +1416,8 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
   mc_block *b = ptr ? table_find(p) : NULL;
   if (!b) {
     pthread_mutex_unlock(&g_alloc.lock);
-    /* Not ours (another library's pointer, a small NULL-stream block: mc_alloc_untracked): the
-     * stock wrapper's call, which enters no context (the pointer names its own). */
-    CUresult r = mc_cu.cuMemFree(p);
-    if (r == 0) return MC_OK;
-    mc_ctx_note_device(mc_thread_device()); /* what the error is about, as before (faults) */
-    return MC_FAIL("cuMemFree", r);
+    /* Not ours (another library's pointer, a small NULL-stream block: mc_alloc_untracked) */
+    return stock_free(p, mc_thread_device());
   }
   if (b->state != B_LIVE) {
     pthread_mutex_unlock(&g_alloc.lock);
@@ -1426,16 +1431,16 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
     return drop_block(b); /* the stock cuMemFree (waits for the device, as stock) */
   }
   if (!stream_key && untouched(b)) {
-    /* The stock wrapper's call, which enters no context (the pointer names its own); the block
-     * never joins the cache, so no headroom check, and the driver has its bytes back. */
+    /* The stock free; the block never joins the cache, so no headroom check, and the driver has
+     * its bytes back. */
     MC_STAT_INC(alloc_untouched_frees);
     table_remove(b);
     d->check_alloc = d->check_alloc > b->bytes ? d->check_alloc - b->bytes : 0;
     pthread_mutex_unlock(&g_alloc.lock);
-    mc_ctx_note_device(b->device); /* an error of this call is about the block's device (faults) */
-    CUresult r = mc_cu.cuMemFree(b->ptr);
+    CUdeviceptr bp = b->ptr;
+    int bd = b->device;
     free(b);
-    return r ? MC_FAIL("cuMemFree", r) : MC_OK;
+    return stock_free(bp, bd);
   }
   int bdev = b->device;
   /* The headroom, when due, is checked counting the freed block as held already (it is about to

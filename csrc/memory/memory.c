@@ -25,11 +25,13 @@
   } while (0)
 
 /* Run `expr` on a caller's stream: a stream of ours as its driver stream (`drv_`), in the context of
- * the device it was made on; the NULL stream and foreign streams in the default device's. */
+ * the device it was made on; the NULL stream and foreign streams in the default device's. Counted
+ * as device work (device_ops): a host_shared block it may touch is not freed as untouched. */
 #define ON_STREAM(callname, stream, expr)                                                         \
   do {                                                                                            \
     mc_status st0_ = mc_driver_load();                                                            \
     if (MC_FAILED(st0_)) return st0_;                                                             \
+    MC_STAT_INC(device_ops);                                                                      \
     mc_stream_use use_;                                                                           \
     st0_ = mc_stream_use_begin((stream), callname, &use_);                                        \
     if (MC_FAILED(st0_)) return st0_;                                                             \
@@ -130,7 +132,6 @@ mc_status mc_mem_free(void *ptr, CUstream stream) {
 }
 
 mc_status mc_memcpy(void *dst, void *src, size_t bytes, CUstream stream) {
-  MC_STAT_INC(device_ops); /* a host_shared block it may touch is not freed as untouched */
   ON_STREAM("cuMemcpyAsync", stream,
             mc_cu.cuMemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes,
                                 drv_));
@@ -138,14 +139,12 @@ mc_status mc_memcpy(void *dst, void *src, size_t bytes, CUstream stream) {
 }
 
 mc_status mc_memset32(void *dst, uint32_t value, size_t count, CUstream stream) {
-  MC_STAT_INC(device_ops); /* a host_shared block it may touch is not freed as untouched */
   ON_STREAM("cuMemsetD32Async", stream,
             mc_cu.cuMemsetD32Async((CUdeviceptr)(uintptr_t)dst, value, count, drv_));
   return MC_OK;
 }
 
 mc_status mc_memset16(void *dst, uint16_t value, size_t count, CUstream stream) {
-  MC_STAT_INC(device_ops); /* a host_shared block it may touch is not freed as untouched */
   ON_STREAM("cuMemsetD16Async", stream,
             mc_cu.cuMemsetD16Async((CUdeviceptr)(uintptr_t)dst, value, count, drv_));
   return MC_OK;

@@ -16,6 +16,7 @@
 #include "platform/driver.h"
 #include "streams/pool.h"
 #include "support/report.h"
+#include "support/stats.h"
 #include "sparse/sparse_lib.h"
 #include "stock/stock.h"
 
@@ -52,6 +53,8 @@ static mc_status begin_call(CUstream stream, const char *call, sp_call *c) {
     c->h = __atomic_load_n(&g_stock_env, __ATOMIC_ACQUIRE);
     return MC_OK;
   }
+  MC_STAT_INC(device_ops); /* work on the stream: a host_shared block it may touch is not freed
+                            as untouched (allocator.c) */
   st = mc_stream_use_begin(stream, call, &c->use);
   if (MC_FAILED(st)) return st;
   st = mc_ctx_enter(c->use.device, &c->scope);

@@ -18,6 +18,7 @@
 #include "platform/driver.h"
 #include "memory/memory.h"
 #include "streams/pool.h"
+#include "support/stats.h"
 #include "sparse/sparse_lib.h"
 #include "sparse/sparselt_plans.h"
 #include "stock/stock.h"
@@ -150,6 +151,8 @@ static mc_status lt_begin(const char *who, CUstream stream, lt_call *c) {
     mc_stock_scope_push();
     return MC_OK;
   }
+  MC_STAT_INC(device_ops); /* work on the stream: a host_shared block it may touch is not freed
+                            as untouched (allocator.c) */
   st = mc_stream_use_begin(stream, who, &c->use);
   if (MC_FAILED(st)) return st;
   st = lt_handle(c->use.device, &c->h);

@@ -72,6 +72,13 @@
     "launches on the library's streams go through one-node graph execs (0: cuLaunchKernel)")     \
   X(graph_execs, COUNT, "MGPU_CACHED_GRAPH_EXECS", "8",                                            \
     "graph execs kept per driver stream, least recently used replaced (1 to 64)")             \
+  X(graph_after, COUNT, "MGPU_CACHED_GRAPH_AFTER", "4",                                            \
+    "a kernel's exec is built at its Nth launch that finds none (its earlier launches take "      \
+    "cuLaunchKernel: a later exec's build paid back after 3-4 launches on the H100; chain "       \
+    "replay's prepared execs excepted)")                                                            \
+  X(graph_first_after, COUNT, "MGPU_CACHED_GRAPH_FIRST_AFTER", "100",                              \
+    "the process's first exec is built only once the process has made this many launches (the " \
+    "driver's first instantiation, ~0.2 ms on the H100, is paid back after 75-117 launches)")    \
   X(chain, FLAG, "MGPU_CACHED_CHAIN", "0",                                                         \
     "opt-in chain replay: launches on a stream held back until the next observation point and "  \
     "a repeated sequence replayed as one graph")                                                    \
@@ -118,13 +125,6 @@
   X(stats_file, PATH, "MGPU_CACHED_STATS_FILE", "",                                                \
     "write the counters as JSON to this file at exit (%p in the name: the process id)")           \
   X(verbose, FLAG, "MGPU_CACHED_VERBOSE", "0", "print cache events (loads, replaced blobs)")        \
-  X(graph_after, COUNT, "MGPU_CACHED_GRAPH_AFTER", "4",                                            \
-    "a kernel's exec is built at its Nth launch that finds none (its earlier launches take "      \
-    "cuLaunchKernel: a later exec's build paid back after 3-4 launches on the H100; chain "       \
-    "replay's prepared execs excepted)")                                                            \
-  X(graph_first_after, COUNT, "MGPU_CACHED_GRAPH_FIRST_AFTER", "100",                              \
-    "the process's first exec is built only once the process has made this many launches (the " \
-    "driver's first instantiation, ~0.2 ms on the H100, is paid back after 75-117 launches)")    \
   /* the timeline trace (trace.h): parsed from trace.c's constructor when MGPU_CACHED_TRACE is   \
    * set; NVTX_INJECTION64_PATH at the first traced call */                                        \
   X(trace_file, PATH, "MGPU_CACHED_TRACE", "",                                                     \
