@@ -63,6 +63,8 @@ struct fake_func {
 struct CUstream_st {
   int magic; CUcontext ctx; unsigned flags; int pending; int destroyed;
   struct x_queue *xq; /* executing mode: its queue of deferred work (fake_exec.h) */
+  CUstream waited[8]; int nwaited; /* streams whose pending work it waits for (cuStreamWaitEvent):
+                                      finished with it (finish_stream) */
 };
 struct CUevent_st {
   int magic; CUcontext ctx; CUstream waits_on; int destroyed; long long t_ns;
@@ -135,7 +137,7 @@ EXPORT void fake_set_busy_launches(int on) {
 /* Finish all pending work on a stream (as if the GPU caught up). */
 EXPORT void fake_complete(CUstream s) {
   pthread_mutex_lock(&g_lock);
-  if (s) s->pending = 0;
+  if (s) s->pending = 0, s->nwaited = 0;
   pthread_mutex_unlock(&g_lock);
 }
 EXPORT void *fake_current_context(void) { return current(); }
@@ -282,7 +284,7 @@ EXPORT CUresult cuCtxSynchronize(void) {
   wait_for_work(context_pending(current()));
   for (int i = 0; i < g_nobjs; ++i) {
     CUstream s = g_objs[i];
-    if (s->magic == 0x57 && s->ctx == current()) s->pending = 0;
+    if (s->magic == 0x57 && s->ctx == current()) s->pending = 0, s->nwaited = 0;
   }
   RETURN(0);
 }
@@ -859,6 +861,13 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream s) {
   s->destroyed = 1; /* never freed: stale use is detected */
   RETURN(0);
 }
+/* The work of `s` is done, and with it the work it waited for (cuStreamWaitEvent). Lock held. */
+static void finish_stream(CUstream s, int depth) {
+  if (!s || s->magic != 0x57) return;
+  s->pending = 0;
+  for (int i = 0; i < s->nwaited && depth < 8; ++i) finish_stream(s->waited[i], depth + 1);
+  s->nwaited = 0;
+}
 EXPORT CUresult cuStreamSynchronize(CUstream s) {
   BEGIN(cuStreamSynchronize);
   if (cap_refuse_wait(s)) RETURN(CAP_UNSUPPORTED); /* fake_capture.h */
@@ -868,7 +877,7 @@ EXPORT CUresult cuStreamSynchronize(CUstream s) {
   if (exec_on()) x_drain(x_queue_of(s, current()));
   if (!s) RETURN(0);
   wait_for_work(stream_pending(s)); /* alloc section */
-  s->pending = 0;
+  finish_stream(s, 0);
   RETURN(0);
 }
 EXPORT CUresult cuStreamQuery(CUstream s) {
@@ -886,7 +895,10 @@ EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) {
   if ((s && !valid_stream(s)) || !valid_event(e)) RETURN(INVALID_HANDLE);
   RS_CHECK(fake_obj_error(e) ? fake_obj_error(e) : fake_obj_error(s)); /* reset */
   if (exec_on()) x_wait(s, e, current());
-  if (s && e->waits_on && e->waits_on->pending) s->pending++;
+  if (s && e->waits_on && e->waits_on->pending) {
+    s->pending++;
+    if (s->nwaited < 8) s->waited[s->nwaited++] = e->waits_on;
+  }
   RETURN(0);
 }
 EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags) {
@@ -925,7 +937,7 @@ EXPORT CUresult cuEventSynchronize(CUevent e) {
   RS_CHECK(fake_obj_error(e)); /* reset */
   if (exec_on() && e->xrec) x_run_until(e->xrec);
   wait_for_work(stream_pending(e->waits_on)); /* alloc section */
-  if (e->waits_on) e->waits_on->pending = 0;
+  finish_stream(e->waits_on, 0);
   RETURN(0);
 }
 EXPORT CUresult cuEventQuery(CUevent e) {
