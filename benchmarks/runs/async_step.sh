@@ -10,7 +10,7 @@
 #   driver_call_costs       benchmarks/harness/driver_calls.c into $O/driver_calls.txt
 #   attribution_build VARIANT...      attribution_variants.py's copies built as /tmp/av/VARIANT.so
 #   stats_show PREFIX...    the counters starting with one of the PREFIXes in each $O/stats_*.txt
-#   async_three_trees "OPTIONS"       600 traced steps with the library (its counters in
+#   async_three_trees "OPTIONS"       (START_LABEL: the starting tree's label) 600 traced steps with the library (its counters in
 #                           $O/stats_cachedV.txt), the tree before issue 19 and the session's start,
 #                           LLVM 19 and 22: call_spans.py OPTIONS into $O/call_spans.md
 #   async_execs_stats       the counters of one untraced run per MGPU_CACHED_GRAPH_EXECS 8 / 16 / 32
@@ -84,12 +84,13 @@ print({k: v for k, v in d.items() if k.startswith(tuple(sys.argv[2:]))})" "$f" "
 }
 
 async_three_trees() {
+  start=${START_LABEL:-start-16750f0}
   for v3 in 19 22; do
     async_trace $v3 cached MGPU_CACHED_STATS_FILE=$O/stats_cached$v3.txt
     async_trace $v3 before-391bd88 LD_PRELOAD=$B
-    async_trace $v3 start-16750f0 LD_PRELOAD=$S
+    async_trace $v3 $start LD_PRELOAD=$S
     echo "== LLVM $v3: traced 600 steps (host spans)"
-    async_spans $v3 "$1" cached before-391bd88 start-16750f0
+    async_spans $v3 "$1" cached before-391bd88 $start
   done > $O/call_spans.md 2>&1
   grep -E "Launch|step|inside|Sync|==|Free|allocation" $O/call_spans.md
 }
