@@ -54,6 +54,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "platform/capture.h"
 #include "support/config.h"
@@ -957,6 +958,7 @@ struct drv_obj {
                      made outside the lock to the park it covers: mc_pool_parked_idle) */
   uint64_t proven; /* atomic, only raised: everything enqueued on obj before this tick of the
                       proof clock has completed (pool.h; streams) */
+  uint64_t parked_ns; /* CLOCK_MONOTONIC ns of its last park; under g_pool.lock */
 };
 
 /* The proof clock (pool.h): advanced by stream frees, read by the proofs. */
@@ -974,10 +976,18 @@ static void proven_raise(drv_obj *r, uint64_t t) {
   }
 }
 
+static uint64_t mono_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
 static void count_park_locked(drv_obj *r, void *obj) {
   if (!direct_mode()) return;
   if (!r) r = d_find(obj);
-  if (r) r->parks++;
+  if (!r) return;
+  r->parks++;
+  if (mc_config()->pool_poll_age_ns) r->parked_ns = mono_ns();
 }
 
 typedef struct each_ctx {
@@ -1114,18 +1124,40 @@ static mc_status d_use_begin(CUstream handle, const char *call, mc_stream_use *u
  * The context is checked first (context.h: one cuCtxGetId, in the same wait): after a reset the
  * recovery forgets the parked objects, so none of a dead context is queried. One relaxed-mode
  * bracket (capture.h) for the polls; nothing at all when nothing drains. */
+/* Poll up to `checks` draining objects of `kind` on `p` given back at least `age` ns before `now`,
+ * round the list (drain_cursor), moving those complete to the idle list: the number polled.
+ * Relaxed mode, lock held. */
+static size_t sync_poll_locked(dev_pool *p, mc_obj_kind kind, size_t checks, uint64_t now,
+                               uint64_t age) {
+  obj_list *dr = &p->draining[kind - 1];
+  size_t *cur = &p->drain_cursor[kind - 1], polled = 0;
+  for (size_t visits = dr->n; visits && dr->n && polled < checks; --visits) {
+    if (*cur >= dr->n) *cur = 0;
+    void *h = dr->items[*cur];
+    drv_obj *r = age ? mc_hmap_find(h) : NULL;
+    if (r && now - r->parked_ns < age) { /* just given back: not now */
+      ++*cur;
+      continue;
+    }
+    ++polled;
+    if (query_ready(kind, h)) drain_to_idle_locked(p, kind, *cur); /* *cur: the next one now */
+    else ++*cur;
+  }
+  drain_hint_locked(p);
+  return polled;
+}
+
 static void d_sync_poll(int device) {
   if (device < 0 || device >= MC_MAX_DEVICES) return;
   dev_pool *p = &g_pool.devs[device];
   if (!__atomic_load_n(&p->ndrain, __ATOMIC_RELAXED)) return;
   mc_ctx_verify(device); /* no lock held */
+  uint64_t age = mc_config()->pool_poll_age_ns, now = age ? mono_ns() : 0;
   mc_relaxed rx;
   mc_relaxed_enter(&rx);
   pthread_mutex_lock(&g_pool.lock);
-  size_t ns = p->draining[MC_OBJ_STREAM - 1].n < SYNC_POLLS ? p->draining[MC_OBJ_STREAM - 1].n
-                                                             : SYNC_POLLS;
-  drain_poll_locked(p, MC_OBJ_STREAM, ns, 0, 1);
-  drain_poll_locked(p, MC_OBJ_EVENT, SYNC_POLLS - ns, 0, 1);
+  size_t ns = sync_poll_locked(p, MC_OBJ_STREAM, SYNC_POLLS, now, age);
+  sync_poll_locked(p, MC_OBJ_EVENT, SYNC_POLLS - ns, now, age);
   pthread_mutex_unlock(&g_pool.lock);
   mc_relaxed_leave(&rx);
 }

@@ -68,6 +68,10 @@
     "a create that finds no idle stream (event) makes a new one beside the one given back, "     \
     "without polling it, only after the device's first N creates of the kind (those poll: a new " \
     "driver stream beside a live one costs the H100 120-270 us; 0 or 1: from the second)")        \
+  X(pool_poll_age_ns, COUNT, "MGPU_CACHED_POOL_POLL_AGE_NS", "2000",                            \
+    "a synchronisation polls only objects given back at least this many ns ago (one given back "  \
+    "just before, by a thread that synchronises another stream at once, is likely complete "     \
+    "already with nothing left to wait for: its ~1.5 us query would delay the program)")          \
   X(graph, FLAG, "MGPU_CACHED_GRAPH", "1",                                                         \
     "launches on the library's streams go through one-node graph execs (0: cuLaunchKernel)")     \
   X(graph_execs, COUNT, "MGPU_CACHED_GRAPH_EXECS", "8",                                            \
