@@ -904,10 +904,7 @@ static int reclaim_round_(int device, CUstream zs, CUstream rs) {
   /* A reset context (by the program, in any thread): its streams and events are dead, and the
    * driver may crash on them (the reset class on the H100). Wait until the program's next call
    * finds the new context and forgets them (context.h); the blocks stay pending till then. */
-  if (!mc_ctx_alive(device)) {
-    mc_pool_fence_due(device, 0); /* put off: the synchronisations poll meanwhile */
-    return 1;
-  }
+  if (!mc_ctx_alive(device)) return 1;
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = g_alloc.devs[device];
   uint64_t upto = d->free_seq, since = d->free_tick;
@@ -920,7 +917,6 @@ static int reclaim_round_(int device, CUstream zs, CUstream rs) {
   if (fr == 1) {
     fence_done(&fc);
     pthread_mutex_unlock(&d->round_lock);
-    mc_pool_fence_due(device, 0); /* put off: the synchronisations poll meanwhile */
     return 1;
   }
   if (pend && fr == 0 && !rs) fence_passed(device, &fc); /* waited for here already */
@@ -1017,7 +1013,6 @@ static int reclaim_round_(int device, CUstream zs, CUstream rs) {
     }
   }
   detach_ready(d, cap, 0, &victims);
-  if (!d->pend_head) mc_pool_fence_due(device, 0); /* no fence coming until the next free */
   /* due: the margin used up, or half the program's period since the last check, so that while
    * rounds run (a loop that frees) the program's frees find a fresh check and make none of
    * their own (cuMemGetInfo: 5-30 us on the H100); the checks are as frequent as before */
@@ -1472,7 +1467,6 @@ static mc_status pend_unlock(int bdev, dev_alloc *d, mc_block *b, const void *st
                              CUevent ev) {
   b->ev = ev;
   pending_insert(d, b, stream_key);
-  mc_pool_fence_due(bdev, 1); /* the program's synchronisations leave the pool's proofs to it */
   int start = poke_reclaimer(d);
   pthread_mutex_unlock(&g_alloc.lock);
   if (poked(bdev, d, start)) round_here(bdev, d); /* no thread: a round here */

@@ -119,8 +119,6 @@ typedef struct dev_pool {
   size_t takes[2];      /* [kind - 1]: takes so far, counted up to MGPU_CACHED_POOL_SPARE_AFTER */
   size_t ndrain;        /* atomic: draining[0].n + draining[1].n, stored under g_pool.lock after
                            every change; read without it as a hint (d_sync_poll) */
-  uint32_t fence_due;   /* atomic: an allocator fence that covers the draining streams is coming
-                           (mc_pool_fence_due): synchronisations leave them to it */
 } dev_pool;
 
 static struct {
@@ -1158,9 +1156,7 @@ static void d_sync_poll(int device) {
   mc_relaxed rx;
   mc_relaxed_enter(&rx);
   pthread_mutex_lock(&g_pool.lock);
-  size_t ns = __atomic_load_n(&p->fence_due, __ATOMIC_RELAXED)
-                  ? 0 /* the coming fence proves the draining streams without a query */
-                  : sync_poll_locked(p, MC_OBJ_STREAM, SYNC_POLLS, now, age);
+  size_t ns = sync_poll_locked(p, MC_OBJ_STREAM, SYNC_POLLS, now, age);
   sync_poll_locked(p, MC_OBJ_EVENT, SYNC_POLLS - ns, now, age);
   pthread_mutex_unlock(&g_pool.lock);
   mc_relaxed_leave(&rx);
@@ -1183,8 +1179,9 @@ size_t mc_pool_fence_streams(int device, uint64_t since, void (*fn)(CUstream str
     if (d) fn((CUstream)d, ctx);
   }
   obj_list *dr = &p->draining[MC_OBJ_STREAM - 1];
-  for (size_t i = 0; i < dr->n; ++i) { /* every one: the fence proves them idle for the pool */
+  for (size_t i = 0; i < dr->n; ++i) {
     drv_obj *r = direct ? mc_hmap_find(dr->items[i]) : NULL;
+    if (r && __atomic_load_n(&r->proven, __ATOMIC_RELAXED) >= since) continue;
     fn((CUstream)dr->items[i], ctx);
     if (r && n < max) {
       objs[n] = dr->items[i];
@@ -1193,13 +1190,6 @@ size_t mc_pool_fence_streams(int device, uint64_t since, void (*fn)(CUstream str
   }
   pthread_mutex_unlock(&g_pool.lock);
   return n;
-}
-
-void mc_pool_fence_due(int device, int due) {
-  if (device < 0 || device >= MC_MAX_DEVICES) return;
-  uint32_t *f = &g_pool.devs[device].fence_due;
-  if (__atomic_load_n(f, __ATOMIC_RELAXED) != (uint32_t)due)
-    __atomic_store_n(f, (uint32_t)due, __ATOMIC_RELAXED);
 }
 
 void mc_pool_fence_proven(CUstream const *streams, size_t n, uint64_t tick) {

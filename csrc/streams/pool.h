@@ -129,9 +129,9 @@ uint64_t mc_pool_clock_now(void);
 
 /* Call fn(stream, ctx) for every driver stream of `device` that may have work enqueued before
  * tick `since` (mc_pool_clock_advance) not yet proven complete: with driver handles every one
- * handed out to the program and not destroyed, except those proven up to `since` or later; with
- * tagged handles those bound to a handle (pinned ones included); in both every one given back
- * but not yet known idle (for the pool's proofs below). Streams in the idle list are left out
+ * handed out to the program and not destroyed, with tagged handles those bound to a handle
+ * (pinned ones included), in both those given back but not yet known idle; with driver handles
+ * those proven up to `since` or later are left out. Streams in the idle list are left out
  * (everything enqueued on them has completed). fn runs under the pool's lock: it must make no
  * driver call and take no lock (the allocator copies the streams into an array). The pool never
  * destroys a driver stream, so a stream passed stays valid.
@@ -142,12 +142,6 @@ uint64_t mc_pool_clock_now(void);
  * completed: a query each saved, ~1.5 us on the H100). */
 size_t mc_pool_fence_streams(int device, uint64_t since, void (*fn)(CUstream stream, void *ctx),
                              void *ctx, void **objs, uint32_t *parks, size_t max);
-
-/* The allocator's reclaimer will fence `device`'s streams soon (due = 1: blocks were freed on a
- * stream), or has no fence coming (0): while one is due, a synchronisation polls no given-back
- * stream (the fence proves each idle without a query, mc_pool_parked_idle). Only the polls' timing
- * depends on it: a create that finds no idle stream still polls. */
-void mc_pool_fence_due(int device, int due);
 
 /* A fence passed: everything enqueued before tick `tick` (mc_pool_clock_now, read before its
  * events were recorded) on each of `streams` has completed (driver handles; others ignored). */
