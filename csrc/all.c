@@ -23,6 +23,7 @@
 #include "memory/memory.c"
 #include "modules/module_cache.c"
 #include "platform/backend_hip.c"
+#include "platform/capture.c"
 #include "platform/context.c"
 #include "platform/driver.c"
 #include "sparse/sparse.c"

@@ -18,7 +18,7 @@
 #                                   and beside the starting tree ($S; first_call.py, ROUNDS), into
 #                                   $O/first_call_stages.txt, first_call.md (runs N11, N19)
 #   side_by_side NAME LIMIT_S PROGRAMS CONFIG...   the synchronous rows (benchmarks/run.py, LLVM 19
-#                                   and 22, 8 rounds, no stock columns) of PROGRAMS with the
+#                                   and 22, $ROUNDS rounds (default 8), no stock columns) of PROGRAMS with the
 #                                   CONFIG options, into $O/NAME.md and NAME.json (runs N6-N13)
 B=$R/.gpu/base/libmgpu_cached.so
 S=$R/.gpu/start/libmgpu_cached.so
@@ -63,7 +63,7 @@ bisect_configs() {
 side_by_side() {
   name=$1; limit=$2; progs=$3; shift 3
   timeout "$limit" python3 benchmarks/run.py --out /tmp/ab --programs "$progs" --llvm 19,22 \
-    --rounds 8 --reps 3 --scale 0.3 --skip stock,stock-named,preload "$@" > /tmp/ab.log 2>&1
+    --rounds "${ROUNDS:-8}" --reps 3 --scale 0.3 --skip stock,stock-named,preload "$@" > /tmp/ab.log 2>&1
   echo "rc=$?" >> /tmp/ab.log; { sed -n 1,14p /tmp/ab/results.md; tail -2 /tmp/ab.log; } > $O/$name.md 2>&1
   cp /tmp/ab/results.json $O/$name.json 2>/dev/null; cut -c1-460 $O/$name.md
 }

@@ -17,7 +17,7 @@
  * clearing) is bracketed by mc_relaxed_enter / mc_relaxed_leave, which switch the calling thread
  * to relaxed mode and back (cuThreadExchangeStreamCaptureMode, ~30 ns each). Calls the stock
  * wrapper makes too keep the caller's mode, so they fail or succeed exactly as stock's do.
- * No state, no lock: the mode is the calling thread's own.
+ * No lock: the mode and the brackets' depth (capture.c) are the calling thread's own.
  */
 #ifndef MGPU_CACHED_CAPTURE_H
 #define MGPU_CACHED_CAPTURE_H
@@ -27,19 +27,36 @@
 typedef struct mc_relaxed {
   CUstreamCaptureMode mode; /* the thread's mode before mc_relaxed_enter */
   int swapped;              /* 1 when mc_relaxed_leave must restore it */
+  int counted;              /* 1 when it counts in mc_relaxed_depth */
 } mc_relaxed;
+
+/* Relaxed brackets open on the calling thread (capture.c): inside one, the mode is relaxed already
+ * (only the library's own calls run there), so an inner bracket makes no driver call. */
+extern _Thread_local unsigned mc_relaxed_depth;
 
 static inline void mc_relaxed_enter(mc_relaxed *r) {
   r->swapped = 0;
+  r->counted = 0;
+  if (mc_relaxed_depth) {
+    mc_relaxed_depth++;
+    r->counted = 1;
+    return;
+  }
   if (mc_cu.cuThreadExchangeStreamCaptureMode) {
     r->mode = MC_CU_STREAM_CAPTURE_MODE_RELAXED;
     r->swapped = mc_cu.cuThreadExchangeStreamCaptureMode(&r->mode) == 0;
+    if (r->swapped) {
+      mc_relaxed_depth = 1;
+      r->counted = 1;
+    }
   }
 }
 
 static inline void mc_relaxed_leave(mc_relaxed *r) {
+  if (r->counted) mc_relaxed_depth--;
   if (r->swapped) mc_cu.cuThreadExchangeStreamCaptureMode(&r->mode);
   r->swapped = 0;
+  r->counted = 0;
 }
 
 /* 1 when `stream` is being captured (or its capture was invalidated), 0 when not or unknown.
