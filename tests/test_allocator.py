@@ -235,25 +235,6 @@ def test_work_enqueued_after_a_synchronisation_before_the_free_is_still_fenced(m
     assert rt.mgpuMemAlloc(KIB, a, False) == p
 
 
-@pytest.mark.parametrize("spin_us", [0, 1000000])
-def test_a_reclaimer_that_watches_for_frees_is_not_woken(make_runtime, spin_us):
-    """After a round the reclaimer watches for new frees for MGPU_CACHED_ALLOCATOR_SPIN_US before
-    it sleeps: a free within that time costs its thread no wake-up (a futex call); with 0 it
-    sleeps at once and each free after a round wakes it. Either way every block comes back."""
-    rt = setup_fake(make_runtime(env={"MGPU_CACHED_ALLOCATOR_SPIN_US": str(spin_us)}))
-    s = rt.mgpuStreamCreate()
-    p = rt.mgpuMemAlloc(KIB, s, False)
-    rt.mgpuMemFree(p, s)  # starts the thread
-    settle(rt)
-    for _ in range(5):
-        time.sleep(0.02)  # the round is over: sleeping (0) or watching (1 s)
-        q = rt.mgpuMemAlloc(KIB, s, False)
-        assert q == p
-        rt.mgpuMemFree(q, s)
-        settle(rt)
-    assert rt.stats()["alloc_reclaimer_wakes"] == (5 if spin_us == 0 else 0)
-
-
 @pytest.mark.parametrize("host_shared", [False, True])
 def test_ready_blocks_are_handed_out_lowest_address_first(art, host_shared):
     """Whatever order the blocks were freed (and readied) in, the allocations after take them in

@@ -140,9 +140,6 @@ typedef struct dev_alloc {
   uint64_t free_seq;                    /* sequence number of the last stream free */
   uint64_t free_tick;                   /* its tick of the proof clock (pool.h) */
   int reclaimer;                        /* 1 once its thread was started */
-  int sleeping;                         /* the reclaimer waits on `wake`: a poke signals it */
-  uint64_t pokes;                       /* atomic, written under the lock: work handed to the
-                                           reclaimer (a spinning one watches it) */
   pthread_cond_t wake;                  /* the reclaimer waits here for work */
   pthread_cond_t done;                  /* broadcast when a release request is done (monotonic) */
   uint64_t release_req, release_done;   /* release requests made / served (out of memory) */
@@ -1032,18 +1029,6 @@ static int reclaim_round_(int device, CUstream zs, CUstream rs) {
   return 0;
 }
 
-/* Spin (no lock held) until `d` is poked past `seen`, the process exits or `ns` have passed. */
-static void watch_pokes(dev_alloc *d, uint64_t seen, uint64_t ns) {
-  uint64_t t0 = now_ns();
-  for (unsigned i = 1;; ++i) {
-    if (__atomic_load_n(&d->pokes, __ATOMIC_ACQUIRE) != seen || exiting()) return;
-    if ((i & 63) == 0 && now_ns() - t0 >= ns) return;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-}
-
 static void *reclaimer_main(void *arg) {
   int device = (int)(intptr_t)arg;
   mc_ctx_scope scope; /* the device's context stays current on this thread for its life */
@@ -1064,21 +1049,8 @@ static void *reclaimer_main(void *arg) {
   pthread_mutex_unlock(&g_alloc.lock);
   pthread_mutex_lock(&g_alloc.lock);
   for (;;) {
-    int spun = 0;
-    while (!exiting() && !d->pend_head && d->release_req == d->release_done) {
-      uint64_t spin_us = mc_config()->allocator_spin_us;
-      if (spin_us && !spun) { /* a loop's next free comes soon: no wake-up to pay for it */
-        uint64_t seen = __atomic_load_n(&d->pokes, __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&g_alloc.lock);
-        watch_pokes(d, seen, spin_us * 1000u);
-        pthread_mutex_lock(&g_alloc.lock);
-        spun = 1;
-        continue;
-      }
-      d->sleeping = 1; /* under the lock, as the pokers read it: no wake-up is lost */
+    while (!exiting() && !d->pend_head && d->release_req == d->release_done)
       pthread_cond_wait(&d->wake, &g_alloc.lock);
-      d->sleeping = 0;
-    }
     if (exiting()) break;
     int release = d->release_req != d->release_done;
     pthread_mutex_unlock(&g_alloc.lock);
@@ -1106,14 +1078,12 @@ static void *reclaimer_main(void *arg) {
 }
 
 /* Make sure `device`'s reclaimer runs and knows there is work. Lock held; returns what the
- * caller does after unlocking (poked): POKE_START, start the thread; POKE_SIGNAL, wake it (only
- * when it sleeps: a running or spinning one finds the work itself, see reclaimer_main). The
+ * caller does after unlocking (poked): POKE_START, start the thread; POKE_SIGNAL, wake it. The
  * signal comes after the unlock, so the woken thread does not run straight into the lock the
  * caller still holds (its wait re-checks its condition under the lock: no wake-up is lost). */
 enum { POKE_SIGNAL = 1, POKE_START = 2 };
 static int poke_reclaimer(dev_alloc *d) {
-  __atomic_add_fetch(&d->pokes, 1, __ATOMIC_RELEASE);
-  if (d->reclaimer) return d->sleeping ? POKE_SIGNAL : 0;
+  if (d->reclaimer) return POKE_SIGNAL;
   d->reclaimer = 1;
   return POKE_START;
 }
@@ -1122,10 +1092,7 @@ static int start_reclaimer(int device);
 
 /* After poke_reclaimer, the lock released: 1 when the thread was to start and could not. */
 static int poked(int device, dev_alloc *d, int poke) {
-  if (poke == POKE_SIGNAL) {
-    MC_STAT_INC(alloc_reclaimer_wakes);
-    pthread_cond_signal(&d->wake);
-  }
+  if (poke == POKE_SIGNAL) pthread_cond_signal(&d->wake);
   return poke == POKE_START && start_reclaimer(device) != 0;
 }
 

@@ -119,9 +119,6 @@
     "blocks back before it reports out of memory")                                                  \
   X(allocator_reclaim_us, COUNT, "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "0",                          \
     "the reclaimer gathers frees for this long before each round of idleness checks")           \
-  X(allocator_spin_us, COUNT, "MGPU_CACHED_ALLOCATOR_SPIN_US", "50",                             \
-    "after a round the reclaimer watches for new frees this long before it sleeps: a loop that "   \
-    "frees every few us then never pays a wake-up (a futex call in the freeing thread)")          \
   X(allocator_headroom, COUNT, "MGPU_CACHED_ALLOCATOR_HEADROOM", "25",                             \
     "percent of the device's memory the cache leaves to other CUDA users: when the device's free " \
     "memory minus the cache falls below it, the cache is given back (0: no check; at most 100)")    \
