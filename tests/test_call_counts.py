@@ -127,8 +127,11 @@ def test_async_step_driver_calls_and_stream_turns(make_runtime):
         turns.append(row)
     steps = 4
     assert per_call["create"] == {"cuCtxGetId": 3 * steps}
-    assert per_call["sync"] == {"cuCtxGetId": 3 * steps, "cuStreamQuery": 3 * steps,
-                                EXCHANGE: 6 * steps, "cuStreamSynchronize": 3 * steps}
+    # b's synchronisation comes right after a's destroy: it leaves a (just given back) to the
+    # next one and, with nothing else draining, makes no poll at all (pool.c, d_sync_poll); each
+    # stream is still queried once per step
+    assert per_call["sync"] == {"cuCtxGetId": 2 * steps, "cuStreamQuery": 3 * steps,
+                                EXCHANGE: 4 * steps, "cuStreamSynchronize": 3 * steps}
     assert "destroy" not in per_call  # no driver call at all
     assert all(row == turns[1] for row in turns[1:])
     assert rt.stats()["driver_stream_creates"] == 3
@@ -287,10 +290,34 @@ def test_the_synchronisations_poll_adds_nothing_to_another_threads_capture(make_
     assert result[0] == 0 and result[1] != 0
 
 
-def test_a_reset_before_the_poll_forgets_the_parked_stream(rt):
+@pytest.mark.parametrize("fresh", [False, True], ids=["default", "POLL_FRESH=1"])
+def test_a_synchronisation_leaves_the_stream_just_given_back_to_a_later_one(make_runtime, fresh):
+    """A thread that destroys a stream and synchronises another at once most often has nothing
+    left to wait for: that synchronisation does not query the stream just given back (nor check
+    the context for it). Any other pool call of the thread in between (a create, a launch on a
+    stream) makes it due again, and the next synchronisation polls it."""
+    rt = make_runtime(env={"MGPU_CACHED_POOL_POLL_FRESH": "1" if fresh else "0"})
+    (f,) = module(rt, "k")
+    s, t = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
+    rt.launch(f, stream=s)
+    rt.launch(f, stream=t)
+    rt.mgpuStreamSynchronize(s)
+    rt.mgpuStreamDestroy(s)
+    c = calls(rt, lambda: rt.mgpuStreamSynchronize(t))
+    assert c.get("cuStreamQuery", 0) == (1 if fresh else 0)
+    assert c.get("cuCtxGetId", 0) == (1 if fresh else 0)
+    rt.launch(f, stream=t)  # another pool call: s is due
+    c = calls(rt, lambda: rt.mgpuStreamSynchronize(t))
+    assert c.get("cuStreamQuery", 0) == (0 if fresh else 1)  # polled here (or already idle)
+    assert rt.mgpuStreamCreate() == s  # proven idle, handed out again
+
+
+def test_a_reset_before_the_poll_forgets_the_parked_stream(make_runtime):
     """A stream parked by mgpuStreamDestroy, then the primary context reset (G7): the next
     synchronisation checks the context before it polls, so the dead stream is never queried nor
-    handed out again; the next create makes one in the new context."""
+    handed out again; the next create makes one in the new context. (MGPU_CACHED_POOL_POLL_FRESH:
+    the synchronisation polls the stream its thread gave back just before.)"""
+    rt = make_runtime(env={"MGPU_CACHED_POOL_POLL_FRESH": "1"})
     (f,) = module(rt, "k")
     s = rt.mgpuStreamCreate()
     rt.launch(f, stream=s)

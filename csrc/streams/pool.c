@@ -54,7 +54,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "platform/capture.h"
 #include "support/config.h"
@@ -958,7 +957,6 @@ struct drv_obj {
                      made outside the lock to the park it covers: mc_pool_parked_idle) */
   uint64_t proven; /* atomic, only raised: everything enqueued on obj before this tick of the
                       proof clock has completed (pool.h; streams) */
-  uint64_t parked_ns; /* CLOCK_MONOTONIC ns of its last park; under g_pool.lock */
 };
 
 /* The proof clock (pool.h): advanced by stream frees, read by the proofs. */
@@ -976,19 +974,15 @@ static void proven_raise(drv_obj *r, uint64_t t) {
   }
 }
 
-static uint64_t mono_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static void count_park_locked(drv_obj *r, void *obj) {
   if (!direct_mode()) return;
   if (!r) r = d_find(obj);
-  if (!r) return;
-  r->parks++;
-  if (mc_config()->pool_poll_age_ns) r->parked_ns = mono_ns();
+  if (r) r->parks++;
 }
+
+/* The object this thread's mgpu*Destroy gave back last, while the thread has made no other pool
+ * call since (d_sync_poll leaves it alone: see there); NULL otherwise. */
+static _Thread_local void *tl_just_parked;
 
 typedef struct each_ctx {
   int device;
@@ -1022,6 +1016,7 @@ static mc_obj_kind d_live_kind(const void *handle) {
 
 static mc_status d_create(mc_obj_kind kind, void **out) {
   *out = NULL;
+  tl_just_parked = NULL;
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
   int device = mc_thread_device();
@@ -1079,6 +1074,7 @@ static mc_status d_destroy(mc_obj_kind want, void *h, const char *call) {
   pthread_mutex_lock(&g_pool.lock);
   park_locked(want, r->device, h, r); /* r in hand: no second lookup */
   pthread_mutex_unlock(&g_pool.lock);
+  tl_just_parked = h;
   if (want == MC_OBJ_STREAM) MC_STAT_DEC(live_streams);
   else MC_STAT_DEC(live_events);
   return MC_OK;
@@ -1104,6 +1100,7 @@ int mc_pool_stock_destroy(mc_obj_kind want, void *h, CUresult *result) {
 }
 
 static mc_status d_use_begin(CUstream handle, const char *call, mc_stream_use *use) {
+  tl_just_parked = NULL;
   drv_obj *r = d_find(handle);
   if (!r) {
     use->device = mc_thread_device();
@@ -1124,18 +1121,16 @@ static mc_status d_use_begin(CUstream handle, const char *call, mc_stream_use *u
  * The context is checked first (context.h: one cuCtxGetId, in the same wait): after a reset the
  * recovery forgets the parked objects, so none of a dead context is queried. One relaxed-mode
  * bracket (capture.h) for the polls; nothing at all when nothing drains. */
-/* Poll up to `checks` draining objects of `kind` on `p` given back at least `age` ns before `now`,
- * round the list (drain_cursor), moving those complete to the idle list: the number polled.
- * Relaxed mode, lock held. */
-static size_t sync_poll_locked(dev_pool *p, mc_obj_kind kind, size_t checks, uint64_t now,
-                               uint64_t age) {
+/* Poll up to `checks` draining objects of `kind` on `p` other than `skip`, round the list
+ * (drain_cursor), moving those complete to the idle list: the number polled. Relaxed mode, lock
+ * held. */
+static size_t sync_poll_locked(dev_pool *p, mc_obj_kind kind, size_t checks, const void *skip) {
   obj_list *dr = &p->draining[kind - 1];
   size_t *cur = &p->drain_cursor[kind - 1], polled = 0;
   for (size_t visits = dr->n; visits && dr->n && polled < checks; --visits) {
     if (*cur >= dr->n) *cur = 0;
     void *h = dr->items[*cur];
-    drv_obj *r = age ? mc_hmap_find(h) : NULL;
-    if (r && now - r->parked_ns < age) { /* just given back: not now */
+    if (h == skip) { /* given back by this thread just before: not now */
       ++*cur;
       continue;
     }
@@ -1148,16 +1143,18 @@ static size_t sync_poll_locked(dev_pool *p, mc_obj_kind kind, size_t checks, uin
 }
 
 static void d_sync_poll(int device) {
+  void *skip = mc_config()->pool_poll_fresh ? NULL : tl_just_parked;
+  tl_just_parked = NULL;
   if (device < 0 || device >= MC_MAX_DEVICES) return;
   dev_pool *p = &g_pool.devs[device];
-  if (!__atomic_load_n(&p->ndrain, __ATOMIC_RELAXED)) return;
+  size_t ndrain = __atomic_load_n(&p->ndrain, __ATOMIC_RELAXED);
+  if (!ndrain || (ndrain == 1 && skip)) return; /* nothing to poll (the one just given back) */
   mc_ctx_verify(device); /* no lock held */
-  uint64_t age = mc_config()->pool_poll_age_ns, now = age ? mono_ns() : 0;
   mc_relaxed rx;
   mc_relaxed_enter(&rx);
   pthread_mutex_lock(&g_pool.lock);
-  size_t ns = sync_poll_locked(p, MC_OBJ_STREAM, SYNC_POLLS, now, age);
-  sync_poll_locked(p, MC_OBJ_EVENT, SYNC_POLLS - ns, now, age);
+  size_t ns = sync_poll_locked(p, MC_OBJ_STREAM, SYNC_POLLS, skip);
+  sync_poll_locked(p, MC_OBJ_EVENT, SYNC_POLLS - ns, skip);
   pthread_mutex_unlock(&g_pool.lock);
   mc_relaxed_leave(&rx);
 }

@@ -292,9 +292,12 @@ static void read_environment(void) {
   }
   report_unknown_names();
   __atomic_store_n(&g_disabled_cached, g_config.disabled, __ATOMIC_RELEASE);
+  __atomic_store_n(&mc_config_ready_, &g_config, __ATOMIC_RELEASE);
 }
 
-const mc_config_t *mc_config(void) {
+const mc_config_t *mc_config_ready_; /* config.h: &g_config once read */
+
+const mc_config_t *mc_config_first(void) {
   pthread_once(&g_config_once, read_environment);
   return &g_config;
 }

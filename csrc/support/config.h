@@ -68,10 +68,10 @@
     "a create that finds no idle stream (event) makes a new one beside the one given back, "     \
     "without polling it, only after the device's first N creates of the kind (those poll: a new " \
     "driver stream beside a live one costs the H100 120-270 us; 0 or 1: from the second)")        \
-  X(pool_poll_age_ns, COUNT, "MGPU_CACHED_POOL_POLL_AGE_NS", "2000",                            \
-    "a synchronisation polls only objects given back at least this many ns ago (one given back "  \
-    "just before, by a thread that synchronises another stream at once, is likely complete "     \
-    "already with nothing left to wait for: its ~1.5 us query would delay the program)")          \
+  X(pool_poll_fresh, FLAG, "MGPU_CACHED_POOL_POLL_FRESH", "0",                                  \
+    "1: a synchronisation also polls the object its thread gave back just before (by default it "  \
+    "is left for later: a thread that destroys a stream and synchronises another at once most "   \
+    "often has nothing left to wait for, and the ~1.5 us query would delay the program)")          \
   X(graph, FLAG, "MGPU_CACHED_GRAPH", "1",                                                         \
     "launches on the library's streams go through one-node graph execs (0: cuLaunchKernel)")     \
   X(graph_execs, COUNT, "MGPU_CACHED_GRAPH_EXECS", "8",                                            \
@@ -180,8 +180,14 @@ typedef enum {
   MC_CFG_COUNT
 } mc_config_var;
 
-/* The configuration; the first call reads the environment (thread-safe) and reports bad values. */
-const mc_config_t *mc_config(void);
+/* The configuration; the first call reads the environment (thread-safe) and reports bad values.
+ * Inline: after the first call one acquire load (the launch path asks for it several times). */
+extern const mc_config_t *mc_config_ready_; /* NULL until the environment was read (config.c) */
+const mc_config_t *mc_config_first(void);
+static inline const mc_config_t *mc_config(void) {
+  const mc_config_t *c = __atomic_load_n(&mc_config_ready_, __ATOMIC_ACQUIRE);
+  return c ? c : mc_config_first();
+}
 
 /* A variable that other software defines and the library only reads (a launcher's LOCAL_RANK,
  * CUDA_HOME, HOME, VIRTUAL_ENV, CONDA_PREFIX, the driver's CUDA_FORCE_PTX_JIT): read here too, so
