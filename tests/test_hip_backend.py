@@ -602,8 +602,8 @@ def test_rocm_program_links_and_runs_cached(tmp_path, fake_hip_build, program, l
     # the saxpy harness keeps a stream handle live (never used): a driver handle is its HIP stream,
     # as stock's (tagged handles gave theirs back at a synchronization)
     held = 1 if program == "saxpy" else 0
-    # saxpy frees on a stream: the allocator's reclaimer makes its clearing and round streams
-    reclaimer = 2 if program == "saxpy" else 0
+    # saxpy frees on a stream: the allocator's reclaimer makes its clearing stream
+    reclaimer = 1 if program == "saxpy" else 0
     # two HIP streams take turns for the per-launch streams: a destroyed one is parked without a
     # query until the next synchronisation proves it idle (pool.h)
     assert c == {"hipModuleLoadData": 1, "hipModuleUnload": 0, "hipModuleGetFunction": 1,

@@ -54,8 +54,8 @@ def test_links_and_runs_cached(tmp_path, fake_driver_build, program, llvm):
     # the saxpy harness keeps a stream handle live (never used): a driver handle is its driver stream,
     # as stock's (tagged handles gave theirs back at a synchronization)
     held = 1 if program == "saxpy" else 0
-    # saxpy frees on a stream: the allocator's reclaimer makes its clearing and round streams
-    reclaimer = 2 if program == "saxpy" else 0
+    # saxpy frees on a stream: the allocator's reclaimer makes its clearing stream
+    reclaimer = 1 if program == "saxpy" else 0
     # two driver streams take turns for the per-launch streams: a destroyed one is parked without
     # a query, and the next synchronisation proves it idle before a create reuses it (pool.h); with
     # the reclaimer running, its fence may prove the parked one idle first: then one serves all

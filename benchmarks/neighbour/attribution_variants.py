@@ -7,7 +7,7 @@ for use: each removes a protection issue 19 needs):
   norelax    mc_relaxed_enter / leave make no cuThreadExchangeStreamCaptureMode (capture safety)
   nocap      mc_stream_capturing makes no cuStreamIsCapturing (answers "not capturing")
   all3       the three together
-  blocking   the reclaimer's waits (fence events, the round's stream) block instead of spinning
+  blocking   the reclaimer's waits (fence events, the clearing stream) block instead of spinning
              (CU_EVENT_BLOCKING_SYNC events): whether its spinning slows the program's calls
   noquery    a given-back driver stream or event is taken for complete without cuStreamQuery /
              cuEventQuery (what the proof that a stream the program may still feed through its
@@ -32,11 +32,11 @@ EDITS["all3"] = EDITS["noverify"] + EDITS["norelax"] + EDITS["nocap"]
 EDITS["blocking"] = [
     ("memory/allocator.c", "mc_cu.cuEventCreate(&d->fev[d->nfev], MC_CU_EVENT_DISABLE_TIMING)",
      "mc_cu.cuEventCreate(&d->fev[d->nfev], MC_CU_EVENT_DISABLE_TIMING | 0x1)"),
-    ("memory/allocator.c", "      badclear = exiting() || mc_cu.cuStreamSynchronize(rs) != 0;\n",
-     "      { CUevent be = NULL; /* attribution */\n"
-     "        badclear = mc_cu.cuEventCreate(&be, MC_CU_EVENT_DISABLE_TIMING | 0x1) != 0 ||\n"
-     "          mc_cu.cuEventRecord(be, rs) != 0 || mc_cu.cuEventSynchronize(be) != 0;\n"
-     "        if (be) mc_cu.cuEventDestroy(be); }\n")]
+    ("memory/allocator.c", "  if (!bad && mc_cu.cuStreamSynchronize(zs) != 0) bad = 1;\n",
+     "  if (!bad) { CUevent be = NULL; /* attribution */\n"
+     "    bad = mc_cu.cuEventCreate(&be, MC_CU_EVENT_DISABLE_TIMING | 0x1) != 0 ||\n"
+     "          mc_cu.cuEventRecord(be, zs) != 0 || mc_cu.cuEventSynchronize(be) != 0;\n"
+     "    if (be) mc_cu.cuEventDestroy(be); }\n")]
 
 EDITS["noquery"] = [
     ("streams/pool.c", "static int query_ready(mc_obj_kind kind, void *h) { /* the caller is in relaxed mode */\n",

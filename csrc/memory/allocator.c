@@ -138,15 +138,12 @@ typedef struct dev_alloc {
   uint64_t zeroing_bytes;               /* ZEROING bytes (counted against the cap) */
   uint64_t zero_tick;                   /* ticket of the last memset enqueued by a NULL free */
   uint64_t free_seq;                    /* sequence number of the last stream free */
-  uint64_t free_tick;                   /* its tick of the proof clock (pool.h) */
   int reclaimer;                        /* 1 once its thread was started */
   pthread_cond_t wake;                  /* the reclaimer waits here for work */
   pthread_cond_t done;                  /* broadcast when a release request is done (monotonic) */
   uint64_t release_req, release_done;   /* release requests made / served (out of memory) */
-  CUstream zero_stream;                 /* blocks freed with the NULL stream are cleared on it
-                                           (made lazily, owned, never destroyed) */
-  CUstream round_stream;                /* the reclaimer's rounds: fence waits, memsets (made
-                                           by start_reclaimer, owned, never destroyed) */
+  CUstream zero_stream;                 /* blocks are cleared on it, by NULL-stream frees and
+                                           the reclaimer (made lazily, owned, never destroyed) */
   CUmemoryPool mempool;                 /* the device's driver memory pool, or NULL */
   int mempool_state;                    /* 0 not tried, 1 made (mempool), -1 none */
   CUevent *spare_ev;                    /* per-block events to reuse (owned array, owned events) */
@@ -353,7 +350,6 @@ static void ready_unlink(dev_alloc *d, mc_block *b) {
 static void pending_insert(dev_alloc *d, mc_block *b, const void *key) {
   b->key = key;
   b->seq = ++d->free_seq;
-  d->free_tick = mc_pool_clock_advance(); /* after the work the program enqueued before the free */
   bin_push(&d->pbins[b->managed][b->cls], b);
   list_append(&d->pend_head, &d->pend_tail, b);
   d->unready_bytes += b->bytes;
@@ -493,34 +489,26 @@ static int have_pool_api(void) {
          mc_cu.cuMemFreeAsync;
 }
 
-/* A stream of the device kept in *slot (a field of d), made on first use (its context current,
- * non-blocking); NULL if it cannot be made. */
-static CUstream own_stream(CUstream *slot) {
+/* The stream `device`'s blocks are cleared on (and pool memory allocated and freed on), made on
+ * first use (its context current); NULL (the legacy stream) if it cannot be made. */
+static CUstream zero_stream(dev_alloc *d) {
   pthread_mutex_lock(&g_alloc.lock);
-  CUstream s = *slot;
+  CUstream s = d->zero_stream;
   pthread_mutex_unlock(&g_alloc.lock);
   if (s) return s;
   if (mc_cu.cuStreamCreate(&s, MC_CU_STREAM_NON_BLOCKING) != 0) return NULL;
   CUstream extra = NULL;
   pthread_mutex_lock(&g_alloc.lock);
-  if (*slot) {
+  if (d->zero_stream) {
     extra = s;
-    s = *slot;
+    s = d->zero_stream;
   } else {
-    *slot = s;
+    d->zero_stream = s;
   }
   pthread_mutex_unlock(&g_alloc.lock);
   if (extra) mc_cu.cuStreamDestroy(extra);
   return s;
 }
-
-/* The stream `device`'s blocks are cleared on by NULL-stream frees (and pool memory allocated and
- * freed on); NULL: the legacy stream. */
-static CUstream zero_stream(dev_alloc *d) { return own_stream(&d->zero_stream); }
-
-/* The reclaimer's stream: its fence's waits, its memsets, one synchronisation per round (kept apart
- * from the clearing stream, whose memsets and pool frees must never wait behind program work). */
-static CUstream round_stream(dev_alloc *d) { return own_stream(&d->round_stream); }
 
 /* The device's memory pool, made on first use (its context current), or NULL: no pool entry
  * points, several devices (pool memory ignores peer access), or cuMemPoolCreate failed. */
@@ -674,31 +662,21 @@ static mc_status drop_block(mc_block *b) {
   return st;
 }
 
-/* Enqueue the clearing of blocks (a list through lnext) on `s`, the device's context current:
- * 0 on success. */
-static int clear_enqueue(mc_block *list, CUstream s) {
+/* Clear blocks (a list through lnext) on `zs`, the device's context current: 0 on success. */
+static int clear_blocks(mc_block *list, CUstream zs) {
   uint64_t bytes = 0;
   mc_relaxed rx;
   mc_relaxed_enter(&rx);
   int bad = 0;
   for (mc_block *b = list; b && !bad; b = b->lnext) {
-    if (exiting() || mc_cu.cuMemsetD32Async(b->ptr, 0, (size_t)(b->bytes / 4), s) != 0) bad = 1;
+    if (exiting() || mc_cu.cuMemsetD32Async(b->ptr, 0, (size_t)(b->bytes / 4), zs) != 0) bad = 1;
     bytes += b->bytes;
   }
+  if (!bad && mc_cu.cuStreamSynchronize(zs) != 0) bad = 1;
   mc_relaxed_leave(&rx);
   if (bad) return -1;
   mc_stat_add(MC_STAT_alloc_bytes_zeroed, (int64_t)bytes);
   return 0;
-}
-
-/* Clear blocks on `zs` and wait for it: 0 on success. */
-static int clear_blocks(mc_block *list, CUstream zs) {
-  if (clear_enqueue(list, zs) != 0) return -1;
-  mc_relaxed rx;
-  mc_relaxed_enter(&rx);
-  int bad = mc_cu.cuStreamSynchronize(zs) != 0;
-  mc_relaxed_leave(&rx);
-  return bad ? -1 : 0;
 }
 
 /* A block's own event goes back to the device's spare events (or is destroyed). Lock held for the
@@ -826,100 +804,88 @@ static int capture_blocks(CUstream s) {
   return st != MC_CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
-/* What a fence covered, for the proofs made once it has passed (fence_passed). */
+/* The fence of a round (device's context current, relaxed mode, round_lock held): 0 when every
+ * piece of work enqueued before the call on the library's streams of the device and on its legacy
+ * stream has completed (cuEventSynchronize); 1 to try again later (a stream is being captured);
+ * -1 on failure. */
 #define FENCE_PARKED 8 /* given-back streams a fence proves idle for the pool (pool.h) */
-typedef struct fence_cover {
-  fence_set f;                 /* the streams that got an event (the legacy one last) */
-  uint64_t tick;               /* the proof clock read before the events were recorded */
-  void *parked[FENCE_PARKED];  /* given-back streams among them, with their park counts */
+static int fence(int device, dev_alloc *d) {
+  fence_set f = {NULL, 0, 0};
+  /* the streams given back so far: noted before the set below is taken, so each is in it (or
+   * left the draining list meanwhile, which mc_pool_parked_idle checks) */
+  void *parked[FENCE_PARKED];
   uint32_t parks[FENCE_PARKED];
-  size_t nparked;
-} fence_cover;
-
-/* The fence of a round (device's context current, relaxed mode, round_lock held) for the blocks
- * freed up to tick `since` of the proof clock (pool.h): an event (its own, reused) on every stream
- * of the library's pools that may have work enqueued before that tick not yet proven complete,
- * and on the legacy stream. With `rs` (the round's stream) `rs` waits for the events
- * (cuStreamWaitEvent: the round's memsets follow on the GPU, and one cuStreamSynchronize of `rs`
- * proves both); without, each is waited for here (cuEventSynchronize). Returns 0 (`c` filled:
- * fence_passed once the wait has passed, then fence_done), 1 to try again later (a stream is
- * being captured), -1 on failure. */
-static int fence(int device, dev_alloc *d, uint64_t since, CUstream rs, fence_cover *c) {
-  memset(c, 0, sizeof *c);
-  fence_set *f = &c->f;
-  c->nparked = mc_pool_fence_streams(device, since, fence_add, f, c->parked, c->parks,
-                                     FENCE_PARKED);
-  c->tick = mc_pool_clock_now(); /* before the records: what they cover */
-  fence_add(NULL, f); /* the legacy stream */
-  if (f->cap == (size_t)-1) return -1;
-  if (d->nfev < f->n) {
-    CUevent *a = realloc(d->fev, f->n * sizeof *a);
-    if (!a) return -1;
-    d->fev = a;
-    while (d->nfev < f->n) {
-      if (mc_cu.cuEventCreate(&d->fev[d->nfev], MC_CU_EVENT_DISABLE_TIMING) != 0) return -1;
-      d->nfev++;
+  size_t nparked = mc_pool_parked_streams(device, parked, parks, FENCE_PARKED);
+  mc_pool_for_each_stream(device, fence_add, &f);
+  if (f.cap == (size_t)-1) {
+    free(f.s);
+    return -1;
+  }
+  fence_add(NULL, &f); /* the legacy stream */
+  if (f.cap == (size_t)-1) {
+    free(f.s);
+    return -1;
+  }
+  int rc = 0;
+  if (d->nfev < f.n) {
+    CUevent *a = realloc(d->fev, f.n * sizeof *a);
+    if (!a) rc = -1;
+    else {
+      d->fev = a;
+      while (d->nfev < f.n) {
+        if (mc_cu.cuEventCreate(&d->fev[d->nfev], MC_CU_EVENT_DISABLE_TIMING) != 0) {
+          rc = -1;
+          break;
+        }
+        d->nfev++;
+      }
     }
   }
-  for (size_t i = 0; i < f->n; ++i)
-    if (capture_blocks(f->s[i])) return 1;
-  mc_stat_add(MC_STAT_alloc_fence_events, (int64_t)f->n);
-  for (size_t i = 0; i < f->n; ++i) {
-    if (exiting() || mc_cu.cuEventRecord(d->fev[i], f->s[i]) != 0) return -1;
-    if (rs && mc_cu.cuStreamWaitEvent(rs, d->fev[i], 0) != 0) return -1;
-  }
-  for (size_t i = 0; !rs && i < f->n; ++i)
-    if (exiting() || mc_cu.cuEventSynchronize(d->fev[i]) != 0) return -1;
-  return 0;
+  for (size_t i = 0; rc == 0 && i < f.n; ++i)
+    if (capture_blocks(f.s[i])) rc = 1;
+  for (size_t i = 0; rc == 0 && i < f.n; ++i)
+    if (exiting() || mc_cu.cuEventRecord(d->fev[i], f.s[i]) != 0) rc = -1;
+  for (size_t i = 0; rc == 0 && i < f.n; ++i)
+    if (exiting() || mc_cu.cuEventSynchronize(d->fev[i]) != 0) rc = -1;
+  free(f.s);
+  /* every given-back stream noted above had an event recorded after its work: proven idle, so
+   * the program's next synchronisation has no query to make for it (pool.h) */
+  if (rc == 0) mc_pool_parked_idle(device, parked, parks, nparked);
+  return rc;
 }
-
-/* The fence `c` has passed: every stream it covered has everything enqueued before its tick
- * complete (pool.h), and the given-back ones noted are idle, so the program's next
- * synchronisation has no query to make for them. */
-static void fence_passed(int device, const fence_cover *c) {
-  mc_pool_fence_proven(c->f.s, c->f.n, c->tick);
-  mc_pool_parked_idle(device, c->parked, c->parks, c->nparked);
-}
-
-static void fence_done(fence_cover *c) { free(c->f.s); }
 
 /* One round for `device`, its context current on the calling thread, in relaxed mode: prove the
  * pending blocks freed before it idle (fence and their own events), then clear them and make them
  * ready, or, when a release was asked or the device is lean, give them back with every ready block.
  * `zs`: the stream to clear on. Returns 1 when the round was put off (a capture, or the context
  * was reset and not yet recovered), else 0. */
-static int reclaim_round_(int device, CUstream zs, CUstream rs);
+static int reclaim_round_(int device, CUstream zs);
 
-static int reclaim_round(int device, CUstream zs, CUstream rs) {
+static int reclaim_round(int device, CUstream zs) {
   __atomic_add_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST); /* before the exiting test: see
                                                               alloc_at_exit */
   int later = 0;
-  if (!exiting()) later = reclaim_round_(device, zs, rs);
+  if (!exiting()) later = reclaim_round_(device, zs);
   __atomic_sub_fetch(&g_alloc.rounds, 1, __ATOMIC_SEQ_CST);
   return later;
 }
 
 /* At exit a round stops before its next driver call; its blocks stay where they are. */
-static int reclaim_round_(int device, CUstream zs, CUstream rs) {
+static int reclaim_round_(int device, CUstream zs) {
   /* A reset context (by the program, in any thread): its streams and events are dead, and the
    * driver may crash on them (the reset class on the H100). Wait until the program's next call
    * finds the new context and forgets them (context.h); the blocks stay pending till then. */
   if (!mc_ctx_alive(device)) return 1;
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = g_alloc.devs[device];
-  uint64_t upto = d->free_seq, since = d->free_tick;
+  uint64_t upto = d->free_seq;
   int pend = d->pend_head != NULL;
   pthread_mutex_unlock(&g_alloc.lock);
-  fence_cover fc;
   int fr = 0;
   pthread_mutex_lock(&d->round_lock);
-  if (pend) fr = fence(device, d, since, rs, &fc);
-  if (fr == 1) {
-    fence_done(&fc);
-    pthread_mutex_unlock(&d->round_lock);
-    return 1;
-  }
-  if (pend && fr == 0 && !rs) fence_passed(device, &fc); /* waited for here already */
+  if (pend) fr = fence(device, d);
+  pthread_mutex_unlock(&d->round_lock);
+  if (fr == 1) return 1;
   MC_STAT_INC(alloc_reclaims);
   uint64_t cap = mc_config()->allocator_cache_bytes;
   mc_block *batch = NULL, *victims = NULL;
@@ -932,12 +898,11 @@ static int reclaim_round_(int device, CUstream zs, CUstream rs) {
     batch = NULL;
   }
   pthread_mutex_unlock(&g_alloc.lock);
-  /* blocks freed on foreign streams: their own events (with `rs`, waited for there) */
+  /* blocks freed on foreign streams: their own events */
   mc_block *bad = NULL, **pp = &batch;
   while (*pp) {
     mc_block *b = *pp;
-    if (b->ev && (exiting() || (rs ? mc_cu.cuStreamWaitEvent(rs, b->ev, 0)
-                                   : mc_cu.cuEventSynchronize(b->ev)) != 0)) {
+    if (b->ev && (exiting() || mc_cu.cuEventSynchronize(b->ev) != 0)) {
       *pp = b->lnext;
       b->lnext = bad;
       bad = b;
@@ -945,40 +910,12 @@ static int reclaim_round_(int device, CUstream zs, CUstream rs) {
       pp = &b->lnext;
     }
   }
-  int zero = mc_config()->allocator_zero, cleared = 0, badclear = 0;
-  if (rs) {
-    /* on the round's stream, behind the fence's waits: the clearing, then one synchronisation
-     * that proves the fence, the foreign events and the memsets (a block handed back to the
-     * driver below was cleared for nothing: rare) */
-    cleared = batch && zero;
-    if (cleared) badclear = clear_enqueue(batch, rs) != 0;
-    int waited = (pend && fr == 0) || cleared;
-    if (!badclear && waited) {
-      mc_relaxed rx;
-      mc_relaxed_enter(&rx);
-      badclear = exiting() || mc_cu.cuStreamSynchronize(rs) != 0;
-      mc_relaxed_leave(&rx);
-    }
-    if (!badclear && pend && fr == 0) fence_passed(device, &fc);
-    if (badclear) { /* the fence or the clearing failed (one wait for both): never reused */
-      mc_block **tail = &bad;
-      while (*tail) tail = &(*tail)->lnext;
-      *tail = batch;
-      batch = NULL;
-      badclear = 0;
-    }
-  }
-  if (pend) fence_done(&fc);
-  pthread_mutex_unlock(&d->round_lock);
+  int zero = mc_config()->allocator_zero;
   pthread_mutex_lock(&g_alloc.lock);
   lose_blocks(d, bad);
   for (mc_block *b = batch; b; b = b->lnext) {
     spare_event_locked(d, b->ev);
     b->ev = NULL;
-  }
-  if (d->release_req != d->release_done) { /* asked while this round was clearing */
-    req = d->release_req;
-    release = 1;
   }
   int lean = d->lean;
   if (release || lean) { /* idle now: straight back to the driver */
@@ -996,13 +933,10 @@ static int reclaim_round_(int device, CUstream zs, CUstream rs) {
   }
   uint64_t zupto = d->zero_tick;
   pthread_mutex_unlock(&g_alloc.lock);
-  if (!rs) {
-    cleared = batch && zero && zs;
-    badclear = batch && zero && clear_blocks(batch, zs) != 0;
-  }
+  int cleared = batch && zero && zs;
+  int badclear = batch && zero && clear_blocks(batch, zs) != 0;
   pthread_mutex_lock(&g_alloc.lock);
-  if (!rs && cleared && !badclear) zeroing_proven(d, zupto); /* the clearing stream was
-                                                                synchronised */
+  if (cleared && !badclear) zeroing_proven(d, zupto); /* the clearing stream was synchronised */
   if (badclear) {
     lose_blocks(d, batch);
   } else {
@@ -1060,13 +994,8 @@ static void *reclaimer_main(void *arg) {
       nanosleep(&t, NULL);
     }
     /* the clearing stream, read each round: a context reset (context.h) forgets it */
-    /* the streams, read each round: a context reset (context.h) forgets them */
     CUstream zs = zero_stream(d); /* made by start_reclaimer; NULL: the legacy stream */
-    /* NULL: the fence waits in this thread (also with ordered reuse, whose allocations may take
-     * pending blocks back until the fence has passed: a round on its stream detaches them at
-     * once) */
-    CUstream rs = mc_config()->allocator_ordered ? NULL : round_stream(d);
-    if (reclaim_round(device, zs, rs)) { /* a capture in progress: later */
+    if (reclaim_round(device, zs)) { /* a capture in progress: later */
       MC_STAT_INC(alloc_rounds_deferred);
       struct timespec t = {0, 1000000L};
       nanosleep(&t, NULL);
@@ -1101,15 +1030,14 @@ static int poked(int device, dev_alloc *d, int poke) {
  * failure the device is marked as having none again. */
 static int start_reclaimer(int device) {
   pthread_once(&g_atexit_once, register_at_exit); /* after cuInit (mc_runtime_init) */
-  /* The clearing and round streams are made here, so the thread makes no driver call that the
-   * caller's could not see (the clearing stream is shared with NULL-stream frees). */
+  /* The clearing stream is made here, so the thread makes no driver call that the caller's
+   * could not see (the stream is the device's zero_stream, shared with NULL-stream frees). */
   pthread_mutex_lock(&g_alloc.lock);
   dev_alloc *d = g_alloc.devs[device];
   pthread_mutex_unlock(&g_alloc.lock);
   mc_ctx_scope scope;
   if (!MC_FAILED(mc_ctx_enter(device, &scope))) {
     zero_stream(d);
-    round_stream(d);
     mc_ctx_leave(&scope);
   }
   pthread_attr_t attr;
@@ -1132,7 +1060,7 @@ static void round_here(int device, dev_alloc *d) {
   if (MC_FAILED(mc_ctx_enter(device, &scope))) return;
   mc_relaxed rx;
   mc_relaxed_enter(&rx);
-  reclaim_round(device, zero_stream(d), NULL); /* no round stream: waits here */
+  reclaim_round(device, zero_stream(d));
   mc_relaxed_leave(&rx);
   mc_ctx_leave(&scope);
 }
@@ -1221,9 +1149,7 @@ mc_status mc_alloc_release_all(uint64_t *released) {
     if (d) {
       detach_ready(d, 0, 1, &list);
       detach_zeroing(d, 1, &list);
-      /* pending blocks, and those a round is clearing now (unready: the ZEROING ones were just
-       * detached): given back by the reclaimer once proven idle; not waited for */
-      if (d->pend_head || d->unready_bytes) {
+      if (d->pend_head) { /* given back by the reclaimer once proven idle; not waited for */
         d->release_req++;
         start = poke_reclaimer(d);
       }
@@ -1631,7 +1557,6 @@ void mc_alloc_forget_device(int device) {
     }
     /* driver objects of the dead context: forgotten (leaked), made again in the new one */
     d->zero_stream = NULL;
-    d->round_stream = NULL;
     d->mempool = NULL;
     d->mempool_state = 0;
     d->spare_ev = NULL;

@@ -487,6 +487,23 @@ static mc_status acquire_object(mc_obj_kind kind, int device, obj_rec *self, voi
   return *out ? MC_OK : make_driver_object(kind, device, out);
 }
 
+static void d_each_live_stream_locked(int device, void (*fn)(CUstream, void *), void *ctx);
+
+void mc_pool_for_each_stream(int device, void (*fn)(CUstream stream, void *ctx), void *ctx) {
+  if (device < 0 || device >= MC_MAX_DEVICES) return;
+  pthread_mutex_lock(&g_pool.lock);
+  dev_pool *p = &g_pool.devs[device];
+  if (direct_mode()) d_each_live_stream_locked(device, fn, ctx); /* handed out to the program */
+  for (size_t i = 0; i < p->nbound; ++i) {
+    obj_rec *r = slot_rec(p->bound[i]);
+    void *d = r ? __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE) : NULL;
+    if (d) fn((CUstream)d, ctx);
+  }
+  for (size_t i = 0; i < p->draining[MC_OBJ_STREAM - 1].n; ++i)
+    fn((CUstream)p->draining[MC_OBJ_STREAM - 1].items[i], ctx);
+  pthread_mutex_unlock(&g_pool.lock);
+}
+
 /* ---- slots ---- */
 
 /* A free slot's record (lock held); NULL if the table is full or memory ran out. */
@@ -955,24 +972,7 @@ struct drv_obj {
   uint32_t parks; /* times put on the draining list (park_locked: the program's destroy, or the
                      library's own use of a pooled object); under g_pool.lock (matches a proof
                      made outside the lock to the park it covers: mc_pool_parked_idle) */
-  uint64_t proven; /* atomic, only raised: everything enqueued on obj before this tick of the
-                      proof clock has completed (pool.h; streams) */
 };
-
-/* The proof clock (pool.h): advanced by stream frees, read by the proofs. */
-static uint64_t g_clock;
-
-uint64_t mc_pool_clock_advance(void) { return __atomic_add_fetch(&g_clock, 1, __ATOMIC_SEQ_CST); }
-
-uint64_t mc_pool_clock_now(void) { return __atomic_load_n(&g_clock, __ATOMIC_SEQ_CST); }
-
-/* Everything enqueued on r's object before tick `t` has completed. */
-static void proven_raise(drv_obj *r, uint64_t t) {
-  uint64_t v = __atomic_load_n(&r->proven, __ATOMIC_RELAXED);
-  while (v < t && !__atomic_compare_exchange_n(&r->proven, &v, t, 1, __ATOMIC_RELAXED,
-                                               __ATOMIC_RELAXED)) {
-  }
-}
 
 static void count_park_locked(drv_obj *r, void *obj) {
   if (!direct_mode()) return;
@@ -986,7 +986,6 @@ static _Thread_local void *tl_just_parked;
 
 typedef struct each_ctx {
   int device;
-  uint64_t since;
   void (*fn)(CUstream, void *);
   void *ctx;
 } each_ctx;
@@ -995,9 +994,14 @@ static void each_live(const void *key, void *rec, void *c) {
   drv_obj *r = rec;
   each_ctx *e = c;
   if (r->kind == MC_OBJ_STREAM && r->device == e->device &&
-      __atomic_load_n(&r->live, __ATOMIC_ACQUIRE) &&
-      __atomic_load_n(&r->proven, __ATOMIC_RELAXED) < e->since)
+      __atomic_load_n(&r->live, __ATOMIC_ACQUIRE))
     e->fn((CUstream)key, e->ctx);
+}
+
+/* Every driver stream of `device` handed out to the program now (driver handles). Lock held. */
+static void d_each_live_stream_locked(int device, void (*fn)(CUstream, void *), void *ctx) {
+  each_ctx e = {device, fn, ctx};
+  mc_hmap_for_each(each_live, &e);
 }
 
 static drv_obj *d_find(const void *h) {
@@ -1048,8 +1052,6 @@ static mc_status d_create(mc_obj_kind kind, void **out) {
   }
   /* without a record (no memory) the object is the program's alone: foreign to the library,
    * destroyed by the driver at mgpu*Destroy, as stock's */
-  /* idle pooled or new: nothing is enqueued on it before the program has it (proof clock) */
-  if (r && kind == MC_OBJ_STREAM) proven_raise(r, mc_pool_clock_now());
   if (r) __atomic_store_n(&r->live, 1, __ATOMIC_RELEASE);
   if (kind == MC_OBJ_STREAM) MC_STAT_INC(live_streams);
   else MC_STAT_INC(live_events);
@@ -1159,42 +1161,21 @@ static void d_sync_poll(int device) {
   mc_relaxed_leave(&rx);
 }
 
-size_t mc_pool_fence_streams(int device, uint64_t since, void (*fn)(CUstream stream, void *ctx),
-                             void *ctx, void **objs, uint32_t *parks, size_t max) {
-  if (device < 0 || device >= MC_MAX_DEVICES) return 0;
-  int direct = direct_mode();
+size_t mc_pool_parked_streams(int device, void **objs, uint32_t *parks, size_t max) {
+  if (!direct_mode() || device < 0 || device >= MC_MAX_DEVICES) return 0;
+  dev_pool *p = &g_pool.devs[device];
+  if (!__atomic_load_n(&p->ndrain, __ATOMIC_RELAXED)) return 0;
   size_t n = 0;
   pthread_mutex_lock(&g_pool.lock);
-  dev_pool *p = &g_pool.devs[device];
-  if (direct) { /* handed out to the program */
-    each_ctx e = {device, since, fn, ctx};
-    mc_hmap_for_each(each_live, &e);
-  }
-  for (size_t i = 0; i < p->nbound; ++i) { /* tagged */
-    obj_rec *r = slot_rec(p->bound[i]);
-    void *d = r ? __atomic_load_n(&r->bound, __ATOMIC_ACQUIRE) : NULL;
-    if (d) fn((CUstream)d, ctx);
-  }
   obj_list *dr = &p->draining[MC_OBJ_STREAM - 1];
-  for (size_t i = 0; i < dr->n; ++i) {
-    drv_obj *r = direct ? mc_hmap_find(dr->items[i]) : NULL;
-    if (r && __atomic_load_n(&r->proven, __ATOMIC_RELAXED) >= since) continue;
-    fn((CUstream)dr->items[i], ctx);
-    if (r && n < max) {
-      objs[n] = dr->items[i];
-      parks[n++] = r->parks;
-    }
+  for (size_t i = 0; i < dr->n && n < max; ++i) {
+    drv_obj *r = mc_hmap_find(dr->items[i]);
+    if (!r) continue;
+    objs[n] = dr->items[i];
+    parks[n++] = r->parks;
   }
   pthread_mutex_unlock(&g_pool.lock);
   return n;
-}
-
-void mc_pool_fence_proven(CUstream const *streams, size_t n, uint64_t tick) {
-  if (!direct_mode()) return;
-  for (size_t i = 0; i < n; ++i) {
-    drv_obj *r = d_find(streams[i]);
-    if (r && r->kind == MC_OBJ_STREAM) proven_raise(r, tick);
-  }
 }
 
 void mc_pool_parked_idle(int device, void *const *objs, const uint32_t *parks, size_t n) {
@@ -1223,9 +1204,7 @@ static mc_status d_stream_synchronize(CUstream stream) {
     return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
   d_sync_poll(r ? r->device : mc_thread_device());
   if (stream) { /* a driver stream, ours or not: nothing is pooled here (R27 cannot arise) */
-    uint64_t t = r ? mc_pool_clock_now() : 0; /* read before the wait (proof clock) */
     MC_CU_TRY(call, mc_cu.cuStreamSynchronize(stream));
-    if (r) proven_raise(r, t);
     return MC_OK;
   }
   mc_ctx_scope scope;

@@ -116,36 +116,22 @@ mc_obj_kind mc_pool_live_kind(const void *handle);
  * Anything else is returned unchanged. (mgpu_cached_driver_handle in mgpu_cached.h.) */
 void *mc_pool_driver_handle(void *handle);
 
-/* The proof clock (issue 19: the allocator's fence). Each stream free advances it
- * (mc_pool_clock_advance returns the free's tick). With driver handles the pool notes, per driver
- * stream, a tick up to which everything enqueued on it is proven complete: the clock's value read
- * before a synchronisation of the stream that succeeded (mgpuStreamSynchronize), when the stream
- * was handed out (an idle pooled stream has no work), and a fence's (mc_pool_fence_proven). A
- * free that advanced the clock to f happened before any read of a value >= f (sequentially
- * consistent), so the work enqueued before that free is complete on a stream proven up to f or
- * later: a fence for blocks freed up to tick f records no event there. */
-uint64_t mc_pool_clock_advance(void);
-uint64_t mc_pool_clock_now(void);
+/* Call fn(stream, ctx) for every driver stream of `device` that may have work: with driver handles
+ * every one handed out to the program and not destroyed; with tagged handles those bound to a
+ * handle (pinned ones included); in both, those given back but not yet known idle. Streams in the idle
+ * list are left out (everything enqueued on them has completed). fn runs under the pool's lock:
+ * it must make no driver call and take no lock (the allocator copies the streams into an array).
+ * The pool never destroys a driver stream, so a stream passed stays valid. (Issue 19: the
+ * allocator proves a freed block idle with one event per stream instead of cuCtxSynchronize.) */
+void mc_pool_for_each_stream(int device, void (*fn)(CUstream stream, void *ctx), void *ctx);
 
-/* Call fn(stream, ctx) for every driver stream of `device` that may have work enqueued before
- * tick `since` (mc_pool_clock_advance) not yet proven complete: with driver handles every one
- * handed out to the program and not destroyed, with tagged handles those bound to a handle
- * (pinned ones included), in both those given back but not yet known idle; with driver handles
- * those proven up to `since` or later are left out. Streams in the idle list are left out
- * (everything enqueued on them has completed). fn runs under the pool's lock: it must make no
- * driver call and take no lock (the allocator copies the streams into an array). The pool never
- * destroys a driver stream, so a stream passed stays valid.
- * In the same lock section the given-back (draining) ones among them, up to `max`, go to `objs`
- * with their park counts (driver handles; their number is returned), for a proof that covers
- * them: mc_pool_parked_idle then moves those still draining from the same park to the idle list
- * once the fence holds (everything the program enqueued on them before it gave them back has
- * completed: a query each saved, ~1.5 us on the H100). */
-size_t mc_pool_fence_streams(int device, uint64_t since, void (*fn)(CUstream stream, void *ctx),
-                             void *ctx, void **objs, uint32_t *parks, size_t max);
-
-/* A fence passed: everything enqueued before tick `tick` (mc_pool_clock_now, read before its
- * events were recorded) on each of `streams` has completed (driver handles; others ignored). */
-void mc_pool_fence_proven(CUstream const *streams, size_t n, uint64_t tick);
+/* Driver handles: streams the program gave back (draining, not yet known idle) of `device`, up to
+ * `max`, each with its park count, for a proof that covers them (the allocator's fence: an event
+ * recorded on each afterwards, mc_pool_for_each_stream included them). mc_pool_parked_idle then
+ * moves those still draining from the same park to the idle list once the proof holds: everything
+ * the program enqueued on them before it gave them back has completed (a query each saved: ~1.5 us
+ * on the H100). Nothing with tagged handles. */
+size_t mc_pool_parked_streams(int device, void **objs, uint32_t *parks, size_t max);
 void mc_pool_parked_idle(int device, void *const *objs, const uint32_t *parks, size_t n);
 
 /* fork(): prepare takes the pool's lock, parent releases it, child releases it and forgets every
