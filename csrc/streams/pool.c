@@ -351,24 +351,32 @@ static void drain_to_idle_locked(dev_pool *p, mc_obj_kind kind, size_t j) {
   if (list_push(&p->idle[kind - 1], h) != 0) stat_pooled(kind, -1);
 }
 
-/* Poll up to `checks` draining objects of `kind` on `p` round the list (drain_cursor: objects that
- * never complete, behind a kernel that never ends, do not hide the ones after them), moving those
- * the driver reports complete to the idle list; stops at the first one found when `one`. The
- * caller is in relaxed mode when `relaxed`, else each query is bracketed. Lock held. */
-static void drain_poll_locked(dev_pool *p, mc_obj_kind kind, size_t checks, int one, int relaxed) {
+/* Poll up to `checks` draining objects of `kind` on `p` other than `skip`, each at most once, round
+ * the list (drain_cursor: objects that never complete, behind a kernel that never ends, do not
+ * hide the ones after them), moving those the driver reports complete to the idle list; stops at
+ * the first one found when `one`. The caller is in relaxed mode when `relaxed`, else each query is
+ * bracketed. Returns the number polled. Lock held. */
+static size_t drain_poll_locked(dev_pool *p, mc_obj_kind kind, size_t checks, int one, int relaxed,
+                                const void *skip) {
   obj_list *dr = &p->draining[kind - 1];
-  size_t *cur = &p->drain_cursor[kind - 1];
-  for (size_t n = 0; dr->n && n < checks; ++n) {
+  size_t *cur = &p->drain_cursor[kind - 1], polled = 0;
+  for (size_t visits = dr->n; visits && dr->n && polled < checks; --visits) {
     if (*cur >= dr->n) *cur = 0;
     void *h = dr->items[*cur];
+    if (h == skip) { /* given back by the calling thread just before (d_sync_poll): not now */
+      ++*cur;
+      continue;
+    }
+    ++polled;
     if (relaxed ? query_ready(kind, h) : is_ready(kind, h)) {
-      drain_to_idle_locked(p, kind, *cur);
+      drain_to_idle_locked(p, kind, *cur); /* *cur names the next one now */
       if (one) break;
     } else {
       ++*cur;
     }
   }
   drain_hint_locked(p);
+  return polled;
 }
 
 /* An idle driver object of `kind` on `p`, polling up to `checks_max` draining ones if none is
@@ -376,7 +384,7 @@ static void drain_poll_locked(dev_pool *p, mc_obj_kind kind, size_t checks, int 
  * a kernel that never ends) do not hide the ones after them. */
 static void *take_idle_locked(dev_pool *p, mc_obj_kind kind, size_t checks_max) {
   obj_list *idle = &p->idle[kind - 1];
-  if (idle->n == 0 && checks_max) drain_poll_locked(p, kind, checks_max, 1, 0);
+  if (idle->n == 0 && checks_max) drain_poll_locked(p, kind, checks_max, 1, 0, NULL);
   if (idle->n == 0) return NULL;
   stat_pooled(kind, -1);
   if (!direct_mode()) return idle->items[--idle->n];
@@ -1122,28 +1130,10 @@ static mc_status d_use_begin(CUstream handle, const char *call, mc_stream_use *u
  * outlasts them they cost the program no time. Only the driver's answer makes an object idle.
  * The context is checked first (context.h: one cuCtxGetId, in the same wait): after a reset the
  * recovery forgets the parked objects, so none of a dead context is queried. One relaxed-mode
- * bracket (capture.h) for the polls; nothing at all when nothing drains. */
-/* Poll up to `checks` draining objects of `kind` on `p` other than `skip`, round the list
- * (drain_cursor), moving those complete to the idle list: the number polled. Relaxed mode, lock
- * held. */
-static size_t sync_poll_locked(dev_pool *p, mc_obj_kind kind, size_t checks, const void *skip) {
-  obj_list *dr = &p->draining[kind - 1];
-  size_t *cur = &p->drain_cursor[kind - 1], polled = 0;
-  for (size_t visits = dr->n; visits && dr->n && polled < checks; --visits) {
-    if (*cur >= dr->n) *cur = 0;
-    void *h = dr->items[*cur];
-    if (h == skip) { /* given back by this thread just before: not now */
-      ++*cur;
-      continue;
-    }
-    ++polled;
-    if (query_ready(kind, h)) drain_to_idle_locked(p, kind, *cur); /* *cur: the next one now */
-    else ++*cur;
-  }
-  drain_hint_locked(p);
-  return polled;
-}
-
+ * bracket (capture.h) for the polls; nothing at all when nothing drains. The object the calling
+ * thread gave back just before (tl_just_parked: no other pool call since) is left to a later poll:
+ * a thread that destroys a stream and synchronises another at once most often has nothing left
+ * to wait for, so the query would delay it (MGPU_CACHED_POOL_POLL_FRESH=1 polls it too). */
 static void d_sync_poll(int device) {
   void *skip = mc_config()->pool_poll_fresh ? NULL : tl_just_parked;
   tl_just_parked = NULL;
@@ -1155,8 +1145,8 @@ static void d_sync_poll(int device) {
   mc_relaxed rx;
   mc_relaxed_enter(&rx);
   pthread_mutex_lock(&g_pool.lock);
-  size_t ns = sync_poll_locked(p, MC_OBJ_STREAM, SYNC_POLLS, skip);
-  sync_poll_locked(p, MC_OBJ_EVENT, SYNC_POLLS - ns, skip);
+  size_t ns = drain_poll_locked(p, MC_OBJ_STREAM, SYNC_POLLS, 0, 1, skip);
+  drain_poll_locked(p, MC_OBJ_EVENT, SYNC_POLLS - ns, 0, 1, skip);
   pthread_mutex_unlock(&g_pool.lock);
   mc_relaxed_leave(&rx);
 }
