@@ -389,14 +389,17 @@ def test_a_driver_without_graph_entry_points_takes_the_stream_path(make_runtime,
     assert capfd.readouterr().err == ""
 
 
-def test_launches_of_threads_in_turn_take_the_stream_path(grt):
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_launches_of_threads_in_turn_take_the_stream_path(grt, threads):
     """cuGraphLaunch serialises threads in the driver (H100: ~0.4M graph launches/s in all from 1
-    to 16 threads): a launch takes the graph path only when the process's last 4 launches were
-    made by the same thread (the first launch of the process excepted). Another thread's launch
-    goes through cuLaunchKernel, and never waits for a thread inside cuGraphLaunch."""
+    to 16 threads, more than its stream launches only from 2): a launch takes the graph path only
+    once its thread made 4 launches in a row among at most MGPU_CACHED_GRAPH_THREADS launching
+    threads (the first launch of the process excepted). A thread that took the graph path and
+    finds that another thread claimed the word launches through cuLaunchKernel, and does not wait
+    for the thread inside cuGraphLaunch."""
     import threading
     import time
-    rt = grt()
+    rt = grt(MGPU_CACHED_GRAPH_THREADS=threads)
     rt.fake.lib.fake_hold_graph_launches.argtypes = [ctypes.c_int]
     rt.fake.lib.fake_in_graph_launch.restype = ctypes.c_long
     f, = kernels(rt, "k")

@@ -128,6 +128,7 @@ static unsigned g_early_launches; /* atomic: launches counted until an exec exis
 static int g_built_any;           /* atomic: an exec was built in this process */
 static uint32_t g_after;          /* MGPU_CACHED_GRAPH_AFTER, at least 1; written once (g_graph_once) */
 static unsigned g_first_after;    /* MGPU_CACHED_GRAPH_FIRST_AFTER; written once (g_graph_once) */
+static unsigned g_graph_threads;  /* MGPU_CACHED_GRAPH_THREADS (1 to 3); written once (g_graph_once) */
 
 /* Who launched lately (atomic; 0: no launch yet): one bit per thread (a thread's bit: the
  * order of its first launch, modulo 64), set by each thread that launches while its bit is not
@@ -179,13 +180,18 @@ int mc_graph_launch_enter(void) {
     t->streak = GRAPH_STREAK;
     return 1;
   }
-  if (w == t->bit) { /* alone */
+  if (w == t->bit || ((w & t->bit) && (unsigned)__builtin_popcountll(w) <= g_graph_threads)) {
+    /* alone, or among at most MGPU_CACHED_GRAPH_THREADS launching threads */
     if (t->streak < GRAPH_STREAK) ++t->streak;
     return t->streak >= GRAPH_STREAK;
   }
-  /* Others launched since this thread's last claim, or it never launched in their company. */
-  if (t->streak || t->since >= t->every) { /* claim: the word holds this thread's bit only */
-    t->every = t->streak ? 0 : (t->every ? t->every * 2 : 1);
+  /* Others launched since this thread's last claim, or it never launched in their company. A
+   * thread that was on the graph path claims at once; one that was not yet claims on its
+   * schedule (a claim at every first sight of others would let 3 or more threads with the path
+   * open for 2 store on most launches). */
+  int was_on = t->streak >= GRAPH_STREAK;
+  if (was_on || t->since >= t->every) { /* claim: the word holds this thread's bit only */
+    t->every = was_on ? 0 : (t->every ? t->every * 2 : 1);
     if (t->every > CLAIM_EVERY_MAX) t->every = CLAIM_EVERY_MAX;
     t->since = 0;
     launcher_store(t->bit);
@@ -210,6 +216,7 @@ static void decide(void) {
   g_after = cfg->graph_after > 1 ? (uint32_t)(cfg->graph_after > 1000000 ? 1000000
                                                                           : cfg->graph_after)
                                  : 1;
+  g_graph_threads = (unsigned)cfg->graph_threads; /* 1 to 3: config.c clamps it */
   g_first_after = (unsigned)(cfg->graph_first_after > 100000000 ? 100000000
                                                                 : cfg->graph_first_after);
   g_graph_enabled = cfg->graph && mc_backend() == MC_BACKEND_CUDA && mc_cu.cuGraphCreate &&
@@ -669,7 +676,8 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
     graph_exec_free(victim);
     return 0;
   }
-  if (__atomic_fetch_add(&g_inflight, 1, __ATOMIC_ACQ_REL) != 0) { /* see g_inflight */
+  int counted = g_graph_threads == 1; /* several threads allowed: the gate alone limits them */
+  if (counted && __atomic_fetch_add(&g_inflight, 1, __ATOMIC_ACQ_REL) != 0) { /* see g_inflight */
     __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
     end_busy(e);
     graph_exec_free(victim);
@@ -688,14 +696,14 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
     }
   }
   if (mc_cu.cuGraphLaunch(x->exec, stream) != 0) goto fail_inflight;
-  __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
+  if (counted) __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
   x->last_use = ++e->tick;
   end_busy(e);
   graph_exec_free(victim);
   MC_STAT_INC(graph_launches);
   return 1;
 fail_inflight: /* nothing was enqueued: drop the exec, send the function down the stream path */
-  __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
+  if (counted) __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
   remove_exec(e, i);
   end_busy(e);
   graph_exec_free(x);

@@ -80,6 +80,10 @@
     "a kernel's exec is built at its Nth launch that finds none (its earlier launches take "      \
     "cuLaunchKernel: a later exec's build paid back after 3-4 launches on the H100; chain "       \
     "replay's prepared execs excepted)")                                                            \
+  X(graph_threads, COUNT, "MGPU_CACHED_GRAPH_THREADS", "2",                                       \
+    "threads that may take the graph path side by side (1 to 3; more launching threads all take " \
+    "cuLaunchKernel: the driver serialises graph launches, H100: 1.2-1.3x the stream path's "   \
+    "throughput at 2 threads, 0.6-0.9x at 4 and more)")                                          \
   X(graph_first_after, COUNT, "MGPU_CACHED_GRAPH_FIRST_AFTER", "100",                              \
     "the process's first exec is built only once the process has made this many launches (the " \
     "driver's first instantiation, ~0.2 ms on the H100, is paid back after 75-117 launches)")    \
@@ -163,6 +167,7 @@
 #define MC_CFG_TRACE_LIMIT_MAX (1ULL << 28) /* trace records (trace.c's chunk table) */
 #define MC_CONFIG_RANGES(R)                                                                        \
   R(graph_execs, 1, MC_CFG_GRAPH_EXECS_MAX)                                                        \
+  R(graph_threads, 1, 3)                                                                           \
   R(allocator_headroom, 0, 100) /* percent of the device's memory */                               \
   R(trace_limit, 0, MC_CFG_TRACE_LIMIT_MAX)
 
