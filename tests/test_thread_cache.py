@@ -9,6 +9,7 @@ replacements. And graph_launch.c's word of launching threads, which threads laun
 no longer write on every launch (counter graph_launcher_stores)."""
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import subprocess
@@ -44,6 +45,57 @@ def test_repeated_load_lookup_launch_unload_takes_no_lock(rt):
     assert s["module_thread_hits"] == 100 and s["module_hits"] == 100
     assert {c: rt.fake.count(c) for c in calls} == calls  # and no driver call but the launches
     assert rt.fake.launches() == 101 and s["errors"] == 0
+
+
+def test_a_threads_repeated_lookup_is_answered_from_its_entry(rt):
+    """LLVM <= 20 code looks its kernel up after every load: while the thread holds a load of the
+    module counted in its entry, a look-up of the name it looked up last (same address, same
+    bytes, same device) returns the same handle from the entry (counter function_thread_hits)
+    with no lock; different bytes at that address, or a name elsewhere, take the full way."""
+    buf = blob_buffer(ptx("k", "j"))
+    name = ctypes.create_string_buffer(b"k")
+    m = rt.mgpuModuleLoad(buf, 0)
+    fk = rt.mgpuModuleGetFunction(m, name)  # the driver's look-up
+    rt.mgpuModuleUnload(m)
+    locks = rt.stats()["module_lock_takes"]
+    for i in range(50):
+        assert rt.mgpuModuleLoad(buf, 0) == m
+        assert rt.mgpuModuleGetFunction(m, name) == fk
+        rt.launch(fk)
+        rt.mgpuModuleUnload(m)
+    s = rt.stats()
+    assert s["function_thread_hits"] == 49  # noted at the first: the miss's load is not the entry's
+    assert s["module_lock_takes"] == locks and rt.fake.count("cuModuleGetFunction") == 1
+    m = rt.mgpuModuleLoad(buf, 0)
+    ctypes.memmove(name, b"j", 1)  # other bytes at the same address: another kernel
+    fj = rt.mgpuModuleGetFunction(m, name)
+    assert fj and fj != fk and rt.stats()["function_thread_hits"] == 49
+    assert rt.mgpuModuleGetFunction(m, name) == fj and rt.stats()["function_thread_hits"] == 50
+    assert rt.mgpuModuleGetFunction(m, b"k") == fk  # another address: the full way
+    assert rt.stats()["function_thread_hits"] == 50
+    rt.mgpuModuleUnload(m)
+    assert rt.stats()["errors"] == 0 and rt.fake.launches() == 50
+
+
+def test_a_lookup_of_a_module_the_thread_holds_no_load_of_takes_the_full_way(rt, capfd):
+    """A thread's entry answers only while the thread holds a load of the module: after its last
+    unload, and in another thread, the look-up goes the full way (same handle, no error)."""
+    buf = blob_buffer(ptx("k"))
+    name = ctypes.create_string_buffer(b"k")
+    m = rt.mgpuModuleLoad(buf, 0)
+    f = rt.mgpuModuleGetFunction(m, name)
+    rt.mgpuModuleUnload(m)
+    assert rt.mgpuModuleLoad(buf, 0) == m  # counted in the entry
+    assert rt.mgpuModuleGetFunction(m, name) == f  # noted
+    assert rt.mgpuModuleGetFunction(m, name) == f and rt.stats()["function_thread_hits"] == 1
+    got = []
+    t = threading.Thread(target=lambda: got.append(rt.mgpuModuleGetFunction(m, name)))
+    t.start()
+    t.join()
+    assert got == [f] and rt.stats()["function_thread_hits"] == 1
+    rt.mgpuModuleUnload(m)  # no load held any more (the module stays cached)
+    assert rt.mgpuModuleGetFunction(m, name) == f and rt.stats()["function_thread_hits"] == 1
+    assert rt.stats()["errors"] == 0 and capfd.readouterr().err == ""
 
 
 def test_load_in_one_thread_unloaded_in_another(rt, capfd):

@@ -531,6 +531,7 @@ static void unpin(module_rec *m) {
 
 #define TC_WAYS 8                  /* modules per thread */
 #define TC_REVOKED (1ull << 63)    /* in tc_entry.state: the entry no longer holds its record */
+#define TC_NAME_BYTES 48           /* kernel names a thread's entry remembers (longer: not) */
 
 typedef struct tc_entry {
   uint64_t state;        /* atomic: TC_REVOKED | the loads of m this thread answered from the
@@ -545,6 +546,14 @@ typedef struct tc_entry {
   int jit, opt_level;
   uint64_t handle;
   struct tc_entry *tnext, **tprev; /* m->tents while not revoked; under the lock */
+  /* The last look-up of a kernel of m this thread made while it held a load of m (its thread
+   * only; fn_handle 0: none): the name's pointer and bytes, the function handle, and the thread's
+   * device it was resolved on. A look-up of the same name (same pointer, same bytes) on the same
+   * device while this thread still holds a load counted here is answered from it. */
+  const char *fn_ptr;
+  char fn_name[TC_NAME_BYTES];
+  uint64_t fn_handle;
+  int fn_device;
 } tc_entry;
 
 typedef struct tcache {
@@ -651,6 +660,7 @@ static void tc_install_locked(module_rec *m) {
   slot->jit = m->jit;
   slot->opt_level = m->opt_level;
   slot->handle = m->handle;
+  slot->fn_handle = 0;
   __atomic_store_n(&slot->released, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&slot->state, 0, __ATOMIC_RELEASE);
   slot->tnext = m->tents;
@@ -1235,11 +1245,52 @@ static void resolve_for_thread(uint64_t fh) {
   unpin(m);
 }
 
+/* This thread's entry for handle h while it holds a load of it counted there (not revoked, count
+ * not zero), else NULL. */
+static tc_entry *tc_held(uint64_t h) {
+  tcache *tc = tl_tc;
+  if (!tc) return NULL;
+  for (int i = 0; i < TC_WAYS; ++i) {
+    tc_entry *e = &tc->e[i];
+    if (e->m && e->handle == h) {
+      uint64_t s = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
+      return !(s & TC_REVOKED) && (s & ~TC_REVOKED) ? e : NULL;
+    }
+  }
+  return NULL;
+}
+
+/* A look-up answered from this thread's entry (tc_entry.fn_*): the handle is live (this thread
+ * holds a load of it), the name the same bytes at the same address as the entry's last look-up,
+ * on the same device, where that function was resolved. No lock, no shared read beyond the
+ * entry's state word. 0: the full way. */
+static int tc_get_function(uint64_t h, const char *name, mc_function **out) {
+  tc_entry *e = tc_held(h);
+  if (!e || !e->fn_handle || e->fn_ptr != name || strcmp(e->fn_name, name) != 0 ||
+      e->fn_device != thread_device())
+    return 0;
+  MC_STAT_INC(function_thread_hits);
+  *out = (mc_function *)(uintptr_t)e->fn_handle;
+  return 1;
+}
+
+/* Remember a look-up in this thread's entry for h, if it holds a load counted there. */
+static void tc_note_function(uint64_t h, const char *name, uint64_t fh) {
+  tc_entry *e = tc_held(h);
+  size_t n = strlen(name);
+  if (!e || n >= TC_NAME_BYTES) return;
+  memcpy(e->fn_name, name, n + 1);
+  e->fn_ptr = name;
+  e->fn_device = thread_device();
+  e->fn_handle = fh;
+}
+
 mc_status mc_module_get_function(mc_module *module, const char *name, mc_function **out) {
   *out = NULL;
   MC_STAT_INC(function_lookups);
   uint64_t h = (uint64_t)(uintptr_t)module;
   if (!h || !name) return MC_FAIL("mgpuModuleGetFunction", MC_E_NULL_ARGUMENT);
+  if (tc_get_function(h, name, out)) return MC_OK;
   uint64_t nh = hash_name(name);
   /* Lock-free: the record is read inside a reclamation read section, so it is not freed under
    * us even if the module is retired meanwhile (then the handle found reads as stale). */
@@ -1253,6 +1304,7 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
   if (!m) return handle_error("mgpuModuleGetFunction", s);
   if (fh) {
     resolve_for_thread(fh);
+    tc_note_function(h, name, fh);
     *out = (mc_function *)(uintptr_t)fh;
     return MC_OK;
   }
@@ -1284,7 +1336,10 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
   pthread_mutex_unlock(&g_cache.lock);
   if (fns != fns_small) free(fns);
   unpin(m);
-  if (!MC_FAILED(st)) *out = (mc_function *)(uintptr_t)fh;
+  if (!MC_FAILED(st)) {
+    tc_note_function(h, name, fh);
+    *out = (mc_function *)(uintptr_t)fh;
+  }
   return st;
 }
 

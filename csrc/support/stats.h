@@ -35,6 +35,7 @@
   X(verify_skips, "cache hits not compared: the blob lies in a read-only segment of a "      \
     "loaded object and no object was unloaded since its last check")                          \
   X(function_lookups, "mgpuModuleGetFunction calls")                                          \
+  X(function_thread_hits, "mgpuModuleGetFunction calls answered by the thread's own cache")   \
   X(function_resolves, "kernels resolved in a device context (cuModuleGetFunction)")         \
   X(launches, "kernel launches")                                                              \
   X(context_recoveries, "primary contexts found reset and retained again, caches dropped")   \
