@@ -77,6 +77,22 @@ def test_a_threads_repeated_lookup_is_answered_from_its_entry(rt):
     assert rt.stats()["errors"] == 0 and rt.fake.launches() == 50
 
 
+def test_a_modules_kernels_looked_up_in_turn_are_answered_from_the_entry(rt):
+    """LLVM <= 20 code with three kernels in one module looks each up after every load: the entry
+    remembers four, so from the second round on every look-up is answered from it."""
+    buf = blob_buffer(ptx("a", "b", "c"))
+    names = [ctypes.create_string_buffer(n) for n in (b"a", b"b", b"c")]
+    m = rt.mgpuModuleLoad(buf, 0)
+    want = [rt.mgpuModuleGetFunction(m, n) for n in names]
+    rt.mgpuModuleUnload(m)
+    for _ in range(10):
+        assert rt.mgpuModuleLoad(buf, 0) == m
+        assert [rt.mgpuModuleGetFunction(m, n) for n in names] == want
+        rt.mgpuModuleUnload(m)
+    assert len(set(want)) == 3 and rt.stats()["function_thread_hits"] == 27
+    assert rt.stats()["errors"] == 0
+
+
 def test_a_lookup_of_a_module_the_thread_holds_no_load_of_takes_the_full_way(rt, capfd):
     """A thread's entry answers only while the thread holds a load of the module: after its last
     unload, and in another thread, the look-up goes the full way (same handle, no error)."""

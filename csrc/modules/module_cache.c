@@ -532,6 +532,7 @@ static void unpin(module_rec *m) {
 #define TC_WAYS 8                  /* modules per thread */
 #define TC_REVOKED (1ull << 63)    /* in tc_entry.state: the entry no longer holds its record */
 #define TC_NAME_BYTES 48           /* kernel names a thread's entry remembers (longer: not) */
+#define TC_FNS 4                   /* kernels a thread's entry remembers per module */
 
 typedef struct tc_entry {
   uint64_t state;        /* atomic: TC_REVOKED | the loads of m this thread answered from the
@@ -546,14 +547,18 @@ typedef struct tc_entry {
   int jit, opt_level;
   uint64_t handle;
   struct tc_entry *tnext, **tprev; /* m->tents while not revoked; under the lock */
-  /* The last look-up of a kernel of m this thread made while it held a load of m (its thread
-   * only; fn_handle 0: none): the name's pointer and bytes, the function handle, and the thread's
-   * device it was resolved on. A look-up of the same name (same pointer, same bytes) on the same
-   * device while this thread still holds a load counted here is answered from it. */
-  const char *fn_ptr;
-  char fn_name[TC_NAME_BYTES];
-  uint64_t fn_handle;
-  int fn_device;
+  /* The last TC_FNS look-ups of kernels of m this thread made while it held a load of m (its
+   * thread only; handle 0: none): the name's pointer and bytes, the function handle, and the
+   * thread's device it was resolved on. A look-up of one of these names (same pointer, same
+   * bytes) on the same device while this thread still holds a load counted here is answered from
+   * it (LLVM <= 20 code looks each of a module's kernels up after every load of it). */
+  struct tc_fn {
+    const char *ptr;
+    char name[TC_NAME_BYTES];
+    uint64_t handle;
+    int device;
+  } fns[TC_FNS];
+  unsigned fn_next; /* the next one replaced */
 } tc_entry;
 
 typedef struct tcache {
@@ -660,7 +665,7 @@ static void tc_install_locked(module_rec *m) {
   slot->jit = m->jit;
   slot->opt_level = m->opt_level;
   slot->handle = m->handle;
-  slot->fn_handle = 0;
+  for (int i = 0; i < TC_FNS; ++i) slot->fns[i].handle = 0;
   __atomic_store_n(&slot->released, 0, __ATOMIC_RELAXED);
   __atomic_store_n(&slot->state, 0, __ATOMIC_RELEASE);
   slot->tnext = m->tents;
@@ -1260,18 +1265,23 @@ static tc_entry *tc_held(uint64_t h) {
   return NULL;
 }
 
-/* A look-up answered from this thread's entry (tc_entry.fn_*): the handle is live (this thread
- * holds a load of it), the name the same bytes at the same address as the entry's last look-up,
- * on the same device, where that function was resolved. No lock, no shared read beyond the
- * entry's state word. 0: the full way. */
+/* A look-up answered from this thread's entry (tc_entry.fns): the handle is live (this thread
+ * holds a load of it), the name the same bytes at the same address as one of the entry's
+ * look-ups, on the same device, where that function was resolved. No lock, no shared read beyond
+ * the entry's state word. 0: the full way. */
 static int tc_get_function(uint64_t h, const char *name, mc_function **out) {
   tc_entry *e = tc_held(h);
-  if (!e || !e->fn_handle || e->fn_ptr != name || strcmp(e->fn_name, name) != 0 ||
-      e->fn_device != thread_device())
-    return 0;
-  MC_STAT_INC(function_thread_hits);
-  *out = (mc_function *)(uintptr_t)e->fn_handle;
-  return 1;
+  if (!e) return 0;
+  for (int i = 0; i < TC_FNS; ++i) {
+    const struct tc_fn *fn = &e->fns[i];
+    if (fn->handle && fn->ptr == name && strcmp(fn->name, name) == 0) {
+      if (fn->device != thread_device()) return 0;
+      MC_STAT_INC(function_thread_hits);
+      *out = (mc_function *)(uintptr_t)fn->handle;
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* Remember a look-up in this thread's entry for h, if it holds a load counted there. */
@@ -1279,10 +1289,14 @@ static void tc_note_function(uint64_t h, const char *name, uint64_t fh) {
   tc_entry *e = tc_held(h);
   size_t n = strlen(name);
   if (!e || n >= TC_NAME_BYTES) return;
-  memcpy(e->fn_name, name, n + 1);
-  e->fn_ptr = name;
-  e->fn_device = thread_device();
-  e->fn_handle = fh;
+  struct tc_fn *fn = NULL;
+  for (int i = 0; i < TC_FNS && !fn; ++i)
+    if (e->fns[i].handle && e->fns[i].ptr == name) fn = &e->fns[i]; /* the same address again */
+  if (!fn) fn = &e->fns[e->fn_next++ % TC_FNS];
+  memcpy(fn->name, name, n + 1);
+  fn->ptr = name;
+  fn->device = thread_device();
+  fn->handle = fh;
 }
 
 mc_status mc_module_get_function(mc_module *module, const char *name, mc_function **out) {
