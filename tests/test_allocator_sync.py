@@ -163,18 +163,48 @@ HS_CALLS = ("cuMemAllocManaged", "cuMemFree", "cuCtxSynchronize", "cuMemsetD32As
 def test_an_untouched_host_shared_pair_is_the_stock_pair(make_runtime, disable):
     """alloc(host_shared) + free(NULL) with nothing between: the stock cuMemAllocManaged +
     cuMemFree, also in cached mode (keeping the block would clear it on the device: 1.8x stock's
-    pair on the H100 up to 512 KiB, run N5), whatever the size."""
+    pair on the H100 up to 512 KiB, run N5), whatever the size; and no headroom check (a managed
+    allocation checks only while the cache holds blocks or the device is lean: cuMemGetInfo, 5-8 µs
+    on the H100, was asked once a millisecond by such a loop)."""
     rt = make_runtime(disable=disable)
     for nbytes in (256, 64 * KIB, 16 << 20):
         rt.mgpuMemFree(rt.mgpuMemAlloc(nbytes, None, True), None)
         rt.fake.fake_reset()
         for _ in range(3):
             rt.mgpuMemFree(rt.mgpuMemAlloc(nbytes, None, True), None)
-        assert rt.fake.counts(*HS_CALLS) == {"cuMemAllocManaged": 3, "cuMemFree": 3,
-                                             "cuCtxSynchronize": 0, "cuMemsetD32Async": 0}
+        assert rt.fake.counts(*HS_CALLS, "cuMemGetInfo") == {
+            "cuMemAllocManaged": 3, "cuMemFree": 3, "cuCtxSynchronize": 0, "cuMemsetD32Async": 0,
+            "cuMemGetInfo": 0}
     if not disable:
         assert rt.stats()["alloc_untouched_frees"] == 12
         assert rt.stats()["alloc_bytes_cached"] == 0
+
+
+def test_a_host_shared_allocation_checks_the_headroom_only_while_the_cache_holds_blocks(
+        make_runtime):
+    """A managed driver allocation whose check is due (the last one over 1 ms old) asks the free
+    memory only while the cache holds a block it could give back."""
+    import time
+    rt = make_runtime()
+    p = rt.mgpuMemAlloc(4 * KIB, None, True)
+    rt.mgpuMemset32(p, 1, 1, None)
+    rt.mgpuMemFree(p, None)  # touched: kept (cleared), checked counting the block
+    settle(rt)
+    assert rt.stats()["alloc_bytes_cached"] > 0 and rt.stats()["alloc_headroom_checks"] >= 1
+    time.sleep(0.005)  # the check is due again
+    rt.fake.fake_reset()
+    q = rt.mgpuMemAlloc(64 * KIB, None, True)  # another class: a driver allocation
+    assert rt.fake.counts("cuMemAllocManaged", "cuMemGetInfo") == {"cuMemAllocManaged": 1,
+                                                                   "cuMemGetInfo": 1}
+    rt.mgpuMemFree(q, None)  # untouched: the stock free
+    rt2 = make_runtime()  # nothing kept
+    rt2.mgpuMemFree(rt2.mgpuMemAlloc(4 * KIB, None, True), None)
+    time.sleep(0.005)
+    rt2.fake.fake_reset()
+    assert rt2.mgpuMemAlloc(64 * KIB, None, True)
+    assert rt2.fake.counts("cuMemAllocManaged", "cuMemGetInfo") == {"cuMemAllocManaged": 1,
+                                                                    "cuMemGetInfo": 0}
+    assert rt2.stats()["alloc_headroom_checks"] == 0
 
 
 @pytest.mark.parametrize("work", ["launch", "memcpy", "memset", "launch in another thread"])

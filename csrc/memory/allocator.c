@@ -168,7 +168,36 @@ static struct {
   dev_alloc *devs[MC_ALLOC_MAX_DEVICES];   /* allocated on first use, never freed */
   int exiting;                             /* atomic: set at exit (alloc_at_exit) */
   int rounds;                              /* atomic: reclaimer rounds running now */
-} g_alloc = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, {NULL}, 0, 0};
+  mc_block *spare;                         /* records of freed blocks kept for the next
+                                              allocations (through lnext); under the lock */
+  int nspare;
+} g_alloc = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, {NULL}, 0, 0, NULL, 0};
+
+/* Block records are kept for reuse (at most SPARE_BLOCKS): an allocation that calls the driver
+ * takes one in the lock section it holds anyway, instead of a calloc, and a free that lets go of
+ * its block (the stock free of an untouched one) gives it back there, instead of a free. */
+#define SPARE_BLOCKS 64
+
+/* A zeroed record: a kept one, or NULL when none is kept (the caller callocs one). Lock held. */
+static mc_block *spare_take_locked(void) {
+  mc_block *b = g_alloc.spare;
+  if (!b) return NULL;
+  g_alloc.spare = b->lnext;
+  g_alloc.nspare--;
+  memset(b, 0, sizeof *b);
+  return b;
+}
+
+/* The record of a block no longer in the table: kept, or freed beyond SPARE_BLOCKS. Lock held. */
+static void spare_put_locked(mc_block *b) {
+  if (g_alloc.nspare >= SPARE_BLOCKS) {
+    free(b);
+    return;
+  }
+  b->lnext = g_alloc.spare;
+  g_alloc.spare = b;
+  g_alloc.nspare++;
+}
 
 #define MC_ALLOC_EXIT_WAIT_MS 1000 /* at exit, how long to wait for a round to leave the driver */
 
@@ -1273,10 +1302,19 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     }
   }
   if (MC_FAILED(st)) return st;
-  mc_block *b = calloc(1, sizeof *b);
+  uint64_t mark = host_shared ? work_count() : 0;
+  pthread_mutex_lock(&g_alloc.lock);
+  mc_block *b = spare_take_locked();
+  if (!b) {
+    pthread_mutex_unlock(&g_alloc.lock);
+    b = calloc(1, sizeof *b);
+    pthread_mutex_lock(&g_alloc.lock);
+  }
   int check = 0;
   dev_alloc *d = NULL;
-  if (b) {
+  if (!b) {
+    pthread_mutex_unlock(&g_alloc.lock);
+  } else {
     b->ptr = p;
     b->bytes = size;
     b->device = (int16_t)device;
@@ -1285,12 +1323,17 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     b->cls = (int16_t)cls;
     b->state = B_LIVE;
     b->fresh = 1;
-    if (host_shared) b->work_mark = work_count();
-    pthread_mutex_lock(&g_alloc.lock);
+    b->work_mark = mark;
     int bad = table_insert(b);
     d = dev_of(device);
     if (d) d->check_alloc += size; /* a driver allocation: the device fills up */
-    check = d && headroom_due(d, 0);
+    /* A managed allocation never comes from the driver pool, so its check could change nothing
+     * about itself: it checks only while the cache holds blocks it could give back or the device
+     * is lean (device allocations and frees check as before, the latter counting their block;
+     * an alloc + free(NULL) pair of an untouched host_shared block then makes stock's calls and
+     * reads no clock). */
+    check = d && (!host_shared || d->cached_bytes || d->unready_bytes || d->lean) &&
+            headroom_due(d, 0);
     pthread_mutex_unlock(&g_alloc.lock);
     if (bad) {
       free(b); /* untracked: its free goes to cuMemFree, as stock */
@@ -1436,10 +1479,10 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
     MC_STAT_INC(alloc_untouched_frees);
     table_remove(b);
     d->check_alloc = d->check_alloc > b->bytes ? d->check_alloc - b->bytes : 0;
-    pthread_mutex_unlock(&g_alloc.lock);
     CUdeviceptr bp = b->ptr;
     int bd = b->device;
-    free(b);
+    spare_put_locked(b);
+    pthread_mutex_unlock(&g_alloc.lock);
     return stock_free(bp, bd);
   }
   int bdev = b->device;
