@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Chains of K launches on one stream, then one sync (issue 12), side by side in one run.
 
-    python3 benchmarks/chains.py --out DIR [--k 1,10,100] [--llvm 22,19] [--rounds 3] [--reps 5]
+    python3 benchmarks/chains.py --out DIR [--k 1,10,100] [--llvm 22,19,19ro,19exe] [--rounds 3] [--reps 5]
 
 Builds benchmarks/harness/chain.c against the installed library and the CUDA driver, extracts the
 empty kernel from tests/data/mlir/empty_loop_llvm22.o, and runs, interleaved (every round runs
@@ -17,8 +17,10 @@ every (K, variant) once, order rotated per round):
 The mgpu* variants run in the shape of each LLVM version of --llvm: 22, the module loaded once
 (LLVM >= 21 code); 19, every launch wrapped in mgpuModuleLoad / mgpuModuleGetFunction /
 mgpuModuleUnload as LLVM <= 20 code makes it (issue 21 item 2; rows "K / 19"), the blob read into
-the heap (each cache hit compares it); 19ro, the same with the blob in a loaded object's .rodata,
-where MLIR's AOT code has it (no comparison: a shared object made here with `.incbin`). Chain replay needs
+the heap (each cache hit compares it); 19ro, the same with the blob in a shared object's .rodata
+(made here with `.incbin`; no comparison while no object is unloaded, which each hit asks the
+loader); 19exe, the blob in the executable's own .rodata, where a program linked from MLIR's AOT
+object has it (never unloaded: a hit neither compares nor asks the loader). Chain replay needs
 the library's tagged stream handles (MGPU_CACHED_STREAM_HANDLES=tagged: with the default driver
 handles it defers nothing, as the program may use the driver stream behind the library's back),
 so today, graph and chain run with tagged handles, for a like-for-like comparison; "default" is
@@ -54,16 +56,22 @@ VARIANTS = {  # name -> (mode, extra environment)
 FLOORS = ("stream floor", "graph1 floor", "graphK floor")  # no runtime: one row serves both shapes
 
 
-def rodata_object(blob: Path, out: Path) -> Path:
-    """A shared object `out` whose .rodata holds the bytes of `blob` between the symbols
-    chain_blob_start and chain_blob_end (gcc's assembler, `.incbin`): where MLIR's AOT code keeps
-    its gpu.binary, which the module cache then never compares on a hit."""
-    asm = out.with_suffix(".S")
-    asm.write_text('\t.section .rodata\n\t.balign 16\n\t.globl chain_blob_start\n'
+def rodata_asm(blob: Path, out: Path) -> Path:
+    """An assembler file `out` whose .rodata holds the bytes of `blob` between the symbols
+    chain_blob_start and chain_blob_end (gcc's assembler, `.incbin`)."""
+    out.write_text('\t.section .rodata\n\t.balign 16\n\t.globl chain_blob_start\n'
                    f'chain_blob_start:\n\t.incbin "{blob.resolve()}"\n'
                    '\t.globl chain_blob_end\nchain_blob_end:\n'
                    '\t.section .note.GNU-stack,"",@progbits\n')
-    subprocess.run(["gcc", "-shared", "-o", str(out), str(asm)], check=True)
+    return out
+
+
+def rodata_object(blob: Path, out: Path) -> Path:
+    """A shared object `out` whose .rodata holds the bytes of `blob` between the symbols
+    chain_blob_start and chain_blob_end: a loaded object's read-only data, which the module cache
+    does not compare on a hit while no object was unloaded since (19ro)."""
+    subprocess.run(["gcc", "-shared", "-o", str(out), str(rodata_asm(blob, out.with_suffix(".S")))],
+                   check=True)
     return out
 
 
@@ -82,16 +90,17 @@ def main() -> int:
     args = ap.parse_args()
     ks = [int(k) for k in args.k.split(",")]
     shapes = [v.strip() for v in args.llvm.split(",")]
-    if not set(shapes) <= {"22", "19", "19ro"}:
-        ap.error("--llvm: 22, 19 and/or 19ro")
+    if not set(shapes) <= {"22", "19", "19ro", "19exe"}:
+        ap.error("--llvm: 22, 19, 19ro and/or 19exe")
     args.out.mkdir(parents=True, exist_ok=True)
-    exe = args.out / "chain"
-    subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", f"-I{ROOT / 'benchmarks/harness'}",
-                    f"-I{args.cuda}/include", "-o", str(exe),
-                    str(ROOT / "benchmarks/harness/chain.c"), *mgpu_cached.ldflags_list(),
-                    *cuda_link(args.cuda), "-lm"], check=True)
     blob = args.out / "empty.fatbin"
     blob.write_bytes(extract_blob((ROOT / "tests/data/mlir/empty_loop_llvm22.o").read_bytes()))
+    exe = args.out / "chain"  # the blob linked in too, for the 19exe shape
+    subprocess.run(["gcc", "-std=c11", "-D_GNU_SOURCE", "-O2", f"-I{ROOT / 'benchmarks/harness'}",
+                    f"-I{args.cuda}/include", "-o", str(exe),
+                    str(ROOT / "benchmarks/harness/chain.c"),
+                    str(rodata_asm(blob, args.out / "chainblob_exe.S")),
+                    *mgpu_cached.ldflags_list(), *cuda_link(args.cuda), "-lm"], check=True)
     ro = args.out / "libchainblob.so"  # the blob in .rodata, for the 19ro shape
     if "19ro" in shapes:
         rodata_object(blob, ro)
@@ -109,7 +118,7 @@ def main() -> int:
             for cell in order:
                 _, v, name = cell
                 mode, env = VARIANTS[name]
-                if v in ("19", "19ro"):
+                if v in ("19", "19ro", "19exe"):
                     mode = "mgpu" + v
                 chains = max(2, args.launches // k)
                 proc = subprocess.run([str(exe), str(ro if v == "19ro" else blob), mode, str(k),
@@ -138,7 +147,8 @@ def main() -> int:
     md = ["# K launches of an empty kernel on one stream, then one sync: µs per chain (medians)",
           "", f"rounds {args.rounds} x reps {args.reps}, interleaved, ~{args.launches} launches "
           "per rep; LLVM shape 19: load / look-up / unload around every launch (19ro: the blob "
-          "in .rodata)", ""] + rows
+          "in a shared object's .rodata; 19exe: in the executable's, as in a program linked "
+          "from MLIR's object)", ""] + rows
     (args.out / "chains.md").write_text("\n".join(md) + "\n")
     (args.out / "chains.json").write_text(json.dumps(
         {f"{k}:{v}:{n}": x for (k, v, n), x in samples.items()}, indent=1))

@@ -97,6 +97,8 @@ def test_blob_in_a_shared_library_rodata_hits_without_comparing(rt, tmp_path):
         rt.mgpuModuleUnload(m)
     assert counters(rt) == (0, 100, 100)  # not one byte compared
     assert rt.fake.count("cuModuleLoadData") == 1
+    # a library can be unloaded (unlike the executable): every hit asked for the generation
+    assert rt.stats()["verify_skips_executable"] == 0
 
 
 def test_small_blobs_are_compared_even_in_rodata(rt, tmp_path):
@@ -291,8 +293,9 @@ def test_address_that_became_writable_memory_after_dlclose_goes_back_to_comparin
 def test_llvm19_program_hits_on_its_blob_in_the_executable_without_comparing(tmp_path,
                                                                              fake_driver_build):
     """The program compiled by MLIR 19 loads its module around every launch; the blob is a
-    constant in the executable's .rodata: after the first load, no hit compares it (and with
-    MGPU_CACHED_HIT_CHECK=full every hit does)."""
+    constant in the executable's .rodata: after the first load, no hit compares it or asks the
+    loader for its generation, since the executable is never unloaded (and with
+    MGPU_CACHED_HIT_CHECK=full every hit compares)."""
     import json
     import subprocess
     from test_mlir_programs import build
@@ -310,7 +313,10 @@ def test_llvm19_program_hits_on_its_blob_in_the_executable_without_comparing(tmp
     auto, full = got["auto"], got["full"]
     assert (auto["module_loads"], auto["module_hits"], auto["driver_module_loads"]) == (50, 49, 1)
     assert (auto["verify_skips"], auto["verify_bytes"]) == (49, 0)
+    # the executable is never unloaded: its hits read no generation (no loader lock)
+    assert auto["verify_skips_executable"] == 49
     assert (full["module_hits"], full["verify_skips"]) == (49, 0) and full["verify_bytes"] > 0
+    assert full["verify_skips_executable"] == 0
     assert full["verify_bytes"] % 49 == 0  # the whole blob, every hit
 
 

@@ -12,9 +12,12 @@
  *                   mgpuModuleGetFunction, mgpuLaunchKernel, mgpuModuleUnload (the blob is read
  *                   from FATBIN into the heap, so each cache hit compares its bytes, ~0.1 us for
  *                   the empty kernel's; MLIR's blob in .rodata is not compared)
- *       mgpu19ro    mgpu19 with the blob where MLIR's AOT code has it, in a loaded object's
- *                   read-only data: FATBIN is then a shared object whose .rodata holds the blob
- *                   between the symbols chain_blob_start and chain_blob_end (chains.py makes it)
+ *       mgpu19ro    mgpu19 with the blob in a loaded object's read-only data: FATBIN is then a
+ *                   shared object whose .rodata holds the blob between the symbols
+ *                   chain_blob_start and chain_blob_end (chains.py makes it)
+ *       mgpu19exe   mgpu19 with the blob where MLIR's AOT code has it in a program linked from
+ *                   its object: this executable's own .rodata (chains.py links an object holding
+ *                   chain_blob_start / chain_blob_end into it; FATBIN is not read)
  *       cu_stream   K cuLaunchKernel + cuStreamSynchronize (the floor of today's path)
  *       cu_graph1   K x (cuGraphExecKernelNodeSetParams + cuGraphLaunch) of a one-node exec + sync
  *       cu_graphK   one K-node graph (a chain of dependent nodes) made once by hand:
@@ -34,6 +37,11 @@
 #include "programs.h"
 
 #include "../../csrc/include/mgpu_abi.h"
+
+/* The blob linked into this executable (mgpu19exe), if chains.py linked it: weak, so that the
+ * harness also builds without it. */
+extern const char chain_blob_start[] __attribute__((weak));
+extern const char chain_blob_end[] __attribute__((weak));
 
 static const char *mode;
 static long K;
@@ -85,7 +93,8 @@ static void run(long n) {
 
 int main(int argc, char **argv) {
   if (argc != 6) {
-    fprintf(stderr, "usage: %s FATBIN mgpu|mgpu19|mgpu19ro|cu_stream|cu_graph1|cu_graphK K CHAINS REPS\n",
+    fprintf(stderr, "usage: %s FATBIN mgpu|mgpu19|mgpu19ro|mgpu19exe|cu_stream|cu_graph1|cu_graphK K CHAINS "
+            "REPS\n",
             argv[0]);
     return 2;
   }
@@ -96,7 +105,12 @@ int main(int argc, char **argv) {
   if (K < 1 || chains < 2 || reps < 1 || reps > 64) return 2;
   size_t size = 0;
   void *blob = NULL;
-  if (!strcmp(mode, "mgpu19ro")) { /* the blob in a loaded object's .rodata */
+  if (!strcmp(mode, "mgpu19exe")) { /* the blob in this executable's .rodata */
+    if (!chain_blob_start || !chain_blob_end)
+      return fprintf(stderr, "chain: no blob linked into this executable\n"), 2;
+    blob = (void *)chain_blob_start;
+    size = (size_t)(chain_blob_end - chain_blob_start);
+  } else if (!strcmp(mode, "mgpu19ro")) { /* the blob in a loaded object's .rodata */
     void *h = dlopen(argv[1], RTLD_NOW);
     const char *b = h ? dlsym(h, "chain_blob_start") : NULL, *e = h ? dlsym(h, "chain_blob_end") : NULL;
     if (!b || !e) return fprintf(stderr, "chain: %s: no chain_blob_start/end\n", argv[1]), 2;

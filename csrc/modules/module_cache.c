@@ -141,6 +141,9 @@ typedef struct module_rec {
                                  was last found in a read-only segment of a loaded object, before
                                  a comparison (or the copy) that found it equal; 0: every hit
                                  compares. Atomic: read and written by hits without the lock */
+  int ro_forever;             /* the blob lies in a read-only segment of the executable, which is
+                                 never unloaded: hits are not compared and read no generation
+                                 (MGPU_CACHED_HIT_CHECK=auto); immutable */
   mc_blob_kind kind;          /* immutable (MC_BLOB_UNKNOWN: not cacheable, never in the table) */
   int home;                   /* the device of the first driver load; immutable */
   CUmodule *mods;             /* [ndev] the driver module loaded in each device's primary context,
@@ -761,6 +764,7 @@ static const char *load_call(const module_rec *m) {
  * an unchanged generation, rodata.h), else NULL. The caller holds m. */
 static const void *image_of(const module_rec *m) {
   if (m->copy) return m->copy;
+  if (m->ro_forever) return m->key;
   uint64_t g = __atomic_load_n(&m->ro_generation, __ATOMIC_ACQUIRE);
   return g && mc_rodata_generation() == g ? m->key : NULL;
 }
@@ -916,7 +920,8 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
    * probe) and stay as they are while the generation holds (no copy needed for hits). */
   char object[128];
   size_t avail = 0;
-  uint64_t ro = mc_rodata_lookup(blob, &avail, object, sizeof object);
+  int in_main = 0;
+  uint64_t ro = mc_rodata_lookup(blob, &avail, object, sizeof object, &in_main);
   /* The blob's format and length from its header; every byte read is first known readable. */
   size_t len = 0;
   mc_blob_kind kind = mc_blob_identify_in(blob, avail, &len); /* avail: 0 unless in rodata */
@@ -942,7 +947,9 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
    * module on a machine with two GPUs): always with more than one device, else only if the image
    * is stateless (a stateful one is not cached, so not compared). */
   int in_ro = len && len <= avail;
-  int may_skip = in_ro && mc_config()->hit_check == 0 && len >= MC_HIT_SKIP_MIN_BYTES;
+  /* in the executable's read-only data: never compared, whatever its size (nothing to read) */
+  int forever = in_ro && in_main && mc_config()->hit_check == 0;
+  int may_skip = in_ro && mc_config()->hit_check == 0 && (len >= MC_HIT_SKIP_MIN_BYTES || forever);
   unsigned char *early = classify && (n > 1 || !may_skip) ? malloc(len) : NULL;
   int device = mc_thread_device();
   /* A fatbin's verdict can skip the entries the device does not load (blob_state.h): its
@@ -993,6 +1000,7 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
    * copy for its hits (hit_is_same); any other cacheable blob is copied for them. */
   int skip_hits = kind != MC_BLOB_UNKNOWN && may_skip;
   if (skip_hits || (kind == MC_BLOB_UNKNOWN && in_ro)) m->ro_generation = ro; /* image_of too */
+  m->ro_forever = skip_hits && forever;
   if (skip_hits)
     mc_debug("blob %p lies in a read-only segment of %s: its hits are not compared while no "
              "object is unloaded", blob, object[0] ? object : "the executable");
@@ -1048,6 +1056,11 @@ static void remove_inflight_locked(inflight *me) {
  * hits store generations that each held when their comparison ran; an older one stored last only
  * costs a comparison more. */
 static int hit_is_same(module_rec *m, const void *blob) {
+  if (m->ro_forever) { /* the executable's read-only data: no loader lock, no comparison */
+    MC_STAT_INC(verify_skips);
+    MC_STAT_INC(verify_skips_executable);
+    return 1;
+  }
   uint64_t g = __atomic_load_n(&m->ro_generation, __ATOMIC_ACQUIRE);
   if (g && mc_rodata_generation() == g) {
     MC_STAT_INC(verify_skips);

@@ -106,10 +106,13 @@ typedef struct {
   uintptr_t seg_end;    /* out: the end of the segment's file bytes holding it */
   char *name;           /* out: the object's name (may be NULL) */
   size_t name_size;
+  int seen;             /* objects walked so far */
+  int in_main;          /* out: found in the first object, the executable */
 } find_args;
 
 static int find_object(struct dl_phdr_info *info, size_t size, void *data) {
   find_args *a = data;
+  int first = a->seen++ == 0; /* the loader lists the executable first */
   for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W)) continue;
@@ -118,6 +121,7 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *data) {
     if (seg_end < seg || a->start < seg || a->end > seg_end) continue;
     a->generation = generation_of(info, size);
     a->seg_end = seg_end;
+    a->in_main = first && (!info->dlpi_name || !info->dlpi_name[0]);
     if (a->name && a->name_size) {
       const char *n = info->dlpi_name ? info->dlpi_name : "";
       strncpy(a->name, n, a->name_size - 1);
@@ -128,19 +132,22 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *data) {
   return 0;
 }
 
-uint64_t mc_rodata_lookup(const void *p, size_t *avail, char *name, size_t name_size) {
+uint64_t mc_rodata_lookup(const void *p, size_t *avail, char *name, size_t name_size,
+                          int *in_main) {
   uintptr_t start = (uintptr_t)p;
   *avail = 0;
   if (name && name_size) name[0] = 0;
+  if (in_main) *in_main = 0;
   if (!p || start + 1 < start) return 0;
-  find_args a = {start, start + 1, 0, 0, name, name_size};
+  find_args a = {start, start + 1, 0, 0, name, name_size, 0, 0};
   iterate(find_object, &a);
   if (a.generation) *avail = (size_t)(a.seg_end - start);
+  if (in_main) *in_main = a.generation && a.in_main;
   return a.generation;
 }
 
 uint64_t mc_rodata_find(const void *p, size_t len, char *name, size_t name_size) {
   size_t avail = 0; /* segments do not overlap: the one holding p holds all len bytes or none */
-  uint64_t g = mc_rodata_lookup(p, &avail, name, name_size);
+  uint64_t g = mc_rodata_lookup(p, &avail, name, name_size, NULL);
   return len && avail >= len ? g : 0;
 }

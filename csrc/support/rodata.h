@@ -40,8 +40,12 @@ uint64_t mc_rodata_find(const void *p, size_t len, char *name, size_t name_size)
 /* The read-only segment holding the byte at p (as mc_rodata_find): its generation, else 0, and in
  * *avail the number of bytes from p to the end of the segment's file bytes (all readable while the
  * generation holds; 0 when not found). For a blob whose length is not known yet: its header can
- * be read up to there without probing the memory (blob.h, mc_blob_identify_in). */
-uint64_t mc_rodata_lookup(const void *p, size_t *avail, char *name, size_t name_size);
+ * be read up to there without probing the memory (blob.h, mc_blob_identify_in). *in_main (if
+ * given): 1 when that segment is the executable's (the first object the loader lists, unnamed),
+ * which no dlclose can unload: its bytes stay as they are for the life of the process, whatever
+ * the generation does. */
+uint64_t mc_rodata_lookup(const void *p, size_t *avail, char *name, size_t name_size,
+                          int *in_main);
 
 /* Fork handlers (fork.c): prepare waits until no thread is inside dl_iterate_phdr through this
  * file and holds further calls off; parent and child let them go again. */

@@ -34,6 +34,8 @@
   X(verify_bytes, "bytes compared to verify cache hits")                                     \
   X(verify_skips, "cache hits not compared: the blob lies in a read-only segment of a "      \
     "loaded object and no object was unloaded since its last check")                          \
+  X(verify_skips_executable, "of those, hits on a blob in the executable's read-only data (no " \
+    "loader lock: the executable is never unloaded)")                                           \
   X(function_lookups, "mgpuModuleGetFunction calls")                                          \
   X(function_thread_hits, "mgpuModuleGetFunction calls answered by the thread's own cache")   \
   X(function_resolves, "kernels resolved in a device context (cuModuleGetFunction)")         \
