@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "support/config.h"
+#include "platform/capture.h"
 #include "platform/context.h"
 #include "platform/driver.h"
 #include "modules/module_cache.h"
@@ -217,9 +218,9 @@ static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **vi
   uint64_t sig = seg_sig(g_chain.l, n);
   mc_ctx_scope scope;
   st = mc_ctx_enter(g_chain.use.device, &scope);
-  /* the library's own graph calls (and its deferred launches): relaxed mode (graph_launch.h) */
+  /* the library's own graph calls (and its deferred launches): relaxed mode (capture.h) */
   mc_relaxed relaxed;
-  mc_graph_relaxed_enter(&relaxed);
+  mc_relaxed_enter(&relaxed);
   if (!MC_FAILED(st)) {
     int c = n >= 2 ? find_exec_locked(stream, sig, g_chain.l, n) : -1;
     if (c >= 0 && replay_locked(g_chain.cache[c]) != 0) {
@@ -265,7 +266,7 @@ static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **vi
     }
     mc_ctx_leave(&scope);
   }
-  mc_graph_relaxed_leave(&relaxed);
+  mc_relaxed_leave(&relaxed);
   MC_STAT_INC(chain_flushes);
   g_chain.last_sig = sig;
   g_chain.last_n = n;
@@ -344,8 +345,8 @@ static void build(build_req *b) {
 
 static void finish(build_req *req, prep_req *prep, chain_exec *victim) {
   if (!req && !prep && !victim) return;
-  mc_relaxed relaxed; /* the library's own graph calls: relaxed mode (graph_launch.h) */
-  mc_graph_relaxed_enter(&relaxed);
+  mc_relaxed relaxed; /* the library's own graph calls: relaxed mode (capture.h) */
+  mc_relaxed_enter(&relaxed);
   chain_exec_free(victim);
   if (req) build(req);
   if (prep) {
@@ -356,7 +357,7 @@ static void finish(build_req *req, prep_req *prep, chain_exec *victim) {
     }
     free(prep);
   }
-  mc_graph_relaxed_leave(&relaxed);
+  mc_relaxed_leave(&relaxed);
 }
 
 /* ---- entry points ---- */

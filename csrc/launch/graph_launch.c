@@ -718,28 +718,16 @@ fail_inflight: /* nothing was enqueued: drop the exec, send the function down th
  * cuGraphLaunch on an unrelated stream invalidate another thread's global-mode stream capture
  * (H100, driver_probe.cu), and all are harmless in relaxed mode. So each launch or preparation
  * runs in relaxed mode, one mc_relaxed_enter/leave for all its calls (~62 ns the pair on the H100);
- * tl_relaxed marks a thread already inside such a bracket (chain.c's submissions), which then
- * costs nothing more. */
-static _Thread_local int tl_relaxed;
-
-void mc_graph_relaxed_enter(mc_relaxed *r) {
-  r->swapped = 0;
-  if (tl_relaxed++) return;
-  mc_relaxed_enter(r);
-}
-
-void mc_graph_relaxed_leave(mc_relaxed *r) {
-  if (--tl_relaxed) return;
-  mc_relaxed_leave(r);
-}
+ * inside another bracket (chain.c's submissions) it costs nothing more (capture.h: the thread's
+ * bracket depth). */
 
 void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
                       void **params) {
   if (!stream || !mc_graph_enabled() || is_disabled(cf)) return;
   mc_relaxed r;
-  mc_graph_relaxed_enter(&r);
+  mc_relaxed_enter(&r);
   graph_prepare(key, cf, stream, d, params);
-  mc_graph_relaxed_leave(&r);
+  mc_relaxed_leave(&r);
 }
 
 int mc_graph_launch_early(CUfunction cf) {
@@ -754,9 +742,9 @@ int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_gr
   if (missing) *missing = 0;
   if (!stream || !mc_graph_enabled() || is_disabled(cf)) return 0;
   mc_relaxed r;
-  mc_graph_relaxed_enter(&r);
+  mc_relaxed_enter(&r);
   int done = graph_launch(key, cf, stream, d, params, build, missing);
-  mc_graph_relaxed_leave(&r);
+  mc_relaxed_leave(&r);
   return done;
 }
 

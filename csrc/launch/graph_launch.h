@@ -95,12 +95,6 @@ int mc_graph_param_sizes(CUfunction cf, size_t **sizes, size_t *bytes);
 void mc_graph_prepare(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
                       void **params);
 
-/* The relaxed-mode bracket of the library's own graph calls (capture.h), nestable per thread:
- * chain.c brackets a whole submission, and the graph launches inside cost nothing more. */
-#include "platform/capture.h"
-void mc_graph_relaxed_enter(mc_relaxed *r);
-void mc_graph_relaxed_leave(mc_relaxed *r);
-
 /* A reset primary context (context.h, mc_ctx_on_reset): forget every exec (no driver call). */
 void mc_graph_forget_device(int device);
 
