@@ -80,6 +80,26 @@ def test_a_thread_without_a_current_context_looks_once_per_256_enters(rt):
                                                                      "cuCtxPushCurrent": 0}
 
 
+def test_seventy_live_modules_each_keep_their_own_kernel(rt):
+    """The handle tables grow in doubling chunks (slot_table.h: slots 0-15, 16-31, 32-63,
+    64-127): 70 modules live at once, each with its own kernel, are each found again through
+    their handles, and each handle launches its own driver function."""
+    bufs = [blob_buffer(ptx(f"k{i}")) for i in range(70)]
+    mods = [rt.mgpuModuleLoad(b, 0) for b in bufs]
+    fns = [rt.mgpuModuleGetFunction(m, f"k{i}".encode()) for i, m in enumerate(mods)]
+    assert len(set(mods)) == 70 and len(set(fns)) == 70 and all(fns)
+    s = rt.mgpuStreamCreate()
+    driver = []
+    for i in (69, 64, 63, 32, 31, 16, 15, 0):
+        assert rt.mgpuModuleGetFunction(mods[i], f"k{i}".encode()) == fns[i]
+        rt.launch(fns[i], stream=s)
+        driver.append(rt.fake.fake_last_function())
+    assert len(set(driver)) == 8
+    assert rt.fake.count("cuModuleLoadData") == 70 and rt.fake.count("cuModuleGetFunction") == 70
+    for m in mods:
+        rt.mgpuModuleUnload(m)
+
+
 def test_reused_address_never_returns_stale_module(rt):
     buf = blob_buffer(ptx("old_kernel"), 4096)
     m1 = rt.mgpuModuleLoad(buf, 0)

@@ -14,12 +14,22 @@ typedef struct slot_header {
 
 #define GEN_LIMIT 0xFFFFFFF0u /* a slot retired at this generation or above is never reused */
 
-static slot_header *slot_at(const mc_slot_table *t, unsigned char *chunk, uint32_t index) {
-  return (slot_header *)(chunk + (size_t)(index & (MC_SLOT_CHUNK - 1)) * t->stride);
+/* Where slot `index` lies: its chunk (see slot_table.h) and its place there. */
+static uint32_t chunk_of(uint32_t index) {
+  if (index < MC_SLOT_FIRST) return 0;
+  return (uint32_t)(31 - __builtin_clz(index)) - MC_SLOT_FIRST_BITS + 1;
+}
+static uint32_t chunk_base(uint32_t c) { return c ? MC_SLOT_FIRST << (c - 1) : 0; }
+static uint32_t chunk_slots(uint32_t c) { return c ? MC_SLOT_FIRST << (c - 1) : MC_SLOT_FIRST; }
+
+static slot_header *slot_at(const mc_slot_table *t, unsigned char *chunk, uint32_t c,
+                            uint32_t index) {
+  return (slot_header *)(chunk + (size_t)(index - chunk_base(c)) * t->stride);
 }
 
 static slot_header *slot_of(const mc_slot_table *t, uint32_t index) {
-  return slot_at(t, t->chunks[index >> MC_SLOT_CHUNK_BITS], index);
+  uint32_t c = chunk_of(index);
+  return slot_at(t, t->chunks[c], c, index);
 }
 
 void mc_slot_table_set_tag(mc_slot_table *t, uint8_t tag) { t->tag = tag; }
@@ -42,9 +52,9 @@ void *mc_slot_alloc(mc_slot_table *t, uint32_t *index, uint64_t *handle) {
   } else {
     if (t->nslots >= ((uint32_t)1 << MC_SLOT_INDEX_BITS)) return NULL;
     i = t->nslots;
-    uint32_t c = i >> MC_SLOT_CHUNK_BITS;
+    uint32_t c = chunk_of(i);
     if (!t->chunks[c]) {
-      unsigned char *chunk = calloc(MC_SLOT_CHUNK, t->stride);
+      unsigned char *chunk = calloc(chunk_slots(c), t->stride);
       if (!chunk) return NULL;
       __atomic_store_n(&t->chunks[c], chunk, __ATOMIC_RELEASE);
     }
@@ -92,9 +102,10 @@ mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload) {
   if ((h >> 56) != t->tag) return MC_SLOT_UNKNOWN;
   uint32_t i = mc_slot_index(h), gen = mc_slot_gen(h);
   if (!(gen & 1)) return MC_SLOT_UNKNOWN; /* never issued: handles carry odd generations */
-  unsigned char *chunk = __atomic_load_n(&t->chunks[i >> MC_SLOT_CHUNK_BITS], __ATOMIC_ACQUIRE);
+  uint32_t c = chunk_of(i);
+  unsigned char *chunk = __atomic_load_n(&t->chunks[c], __ATOMIC_ACQUIRE);
   if (!chunk) return MC_SLOT_UNKNOWN;
-  slot_header *s = slot_at(t, chunk, i);
+  slot_header *s = slot_at(t, chunk, c, i);
   uint32_t now = __atomic_load_n(&s->gen, __ATOMIC_SEQ_CST);
   if (now == gen) {
     if (payload) *payload = s + 1;

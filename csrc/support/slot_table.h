@@ -10,9 +10,12 @@
  * made with, stale once the slot moved on, and unknown if its generation was never issued. A slot
  * whose generation would wrap around is never reused, so a stale handle never becomes live again.
  *
- * Memory: slots live in chunks of MC_SLOT_CHUNK slots, allocated on demand and never freed; the
- * table holds as many slots as were ever live at the same time. Each slot is a header (generation,
- * free-list link) followed by the owner's payload, whose size the owner sets once.
+ * Memory: slots live in chunks allocated on demand and never freed; chunk 0 holds the first
+ * MC_SLOT_FIRST slots and chunk c >= 1 the next MC_SLOT_FIRST << (c - 1), so each chunk doubles the
+ * table (a program with a few kernels and streams touches one small chunk: no page of zeroes made
+ * at its first call, issue 21's first call). The table holds as many slots as were ever live at the
+ * same time, and at most twice that in memory. Each slot is a header (generation, free-list link)
+ * followed by the owner's payload, whose size the owner sets once.
  *
  * Locking: alloc, publish, retire and fork_child run under the owner's lock (the table has none of
  * its own). find and still take no lock: they read the chunk pointer and the slot's generation with
@@ -27,12 +30,11 @@
 #include <stdint.h>
 
 #define MC_SLOT_INDEX_BITS 24
-#define MC_SLOT_CHUNK_BITS 8
-#define MC_SLOT_CHUNK ((uint32_t)1 << MC_SLOT_CHUNK_BITS)
-#define MC_SLOT_MAX_CHUNKS ((uint32_t)1 << (MC_SLOT_INDEX_BITS - MC_SLOT_CHUNK_BITS))
+#define MC_SLOT_FIRST_BITS 4
+#define MC_SLOT_FIRST ((uint32_t)1 << MC_SLOT_FIRST_BITS)
+#define MC_SLOT_MAX_CHUNKS (MC_SLOT_INDEX_BITS - MC_SLOT_FIRST_BITS + 1)
 
-/* A table is a zero-initialised static (it lies in .bss: with a non-zero initialiser its 512 KB of
- * chunk pointers would be stored in the library's file, in .data); its owner sets the tag at
+/* A table is a zero-initialised static (.bss, a few hundred bytes); its owner sets the tag at
  * library load, in a constructor (mc_slot_table_set_tag), before any call can make or look up a
  * handle, so lock-free readers see it without a test of their own. */
 typedef struct mc_slot_table {
@@ -40,10 +42,10 @@ typedef struct mc_slot_table {
                                                  load, immutable afterwards */
   size_t payload;                             /* payload bytes per slot; set once, owner's lock */
   size_t stride;                              /* header + payload, 8-aligned; set with payload */
-  unsigned char *chunks[MC_SLOT_MAX_CHUNKS];  /* published with release, never freed */
   uint32_t nslots;                            /* slots created so far; owner's lock */
   uint32_t free_head, free_tail;              /* FIFO of free slots, index + 1 (0: none); owner's
                                                  lock */
+  unsigned char *chunks[MC_SLOT_MAX_CHUNKS];  /* published with release, never freed */
 } mc_slot_table;
 
 
