@@ -201,6 +201,57 @@ def test_llvm19_code_chains_become_one_graph_launch(crt, k):
     assert rt.fake.count("cuModuleLoadData") == 1 and rt.fake.count("cuModuleUnload") == 0
 
 
+def test_llvm19_chain_checks_the_context_once_per_submission(crt):
+    """Issue 21 item 2: a module load while launches are pending owes its context check
+    (chain.h) instead of making it: a chain of K LLVM <= 20 launches makes one cuCtxGetId at its
+    first load (nothing pending yet) and one before its submission, not K."""
+    rt = crt()
+    buf = blob_buffer(ptx("f"))
+    s = rt.mgpuStreamCreate()
+    for c in range(3):
+        _llvm19_chain(rt, buf, s, 50, 1000 * c)
+    before = rt.fake.count("cuCtxGetId")
+    _llvm19_chain(rt, buf, s, 50, 5000)
+    assert rt.fake.count("cuCtxGetId") - before == 2
+    assert ran(rt)[-50:] == list(range(5000, 5050))
+    # without chain replay every load checks the context
+    rt2 = crt(chain="0")
+    s2 = rt2.mgpuStreamCreate()
+    _llvm19_chain(rt2, buf, s2, 5, 0)
+    before = rt2.fake.count("cuCtxGetId")
+    _llvm19_chain(rt2, buf, s2, 50, 0)
+    assert rt2.fake.count("cuCtxGetId") - before >= 50
+
+
+def test_a_reset_during_a_chain_is_found_before_its_submission(crt):
+    """A reset primary context while launches are pending (the loads after it owed their check):
+    the check made before the submission finds it, nothing is submitted to the dead context
+    (its pending launches are dropped, as a check at the load would have dropped them), and the
+    next LLVM <= 20 launch on a new stream loads the module again and runs in the new context."""
+    rt = crt()
+    rt.fake.cuDevicePrimaryCtxReset_v2.argtypes = [ctypes.c_int]
+    buf = blob_buffer(ptx("f"))
+    s = rt.mgpuStreamCreate()
+    _llvm19_chain(rt, buf, s, 3, 0)  # the module is cached
+    loads = rt.fake.count("cuModuleLoadData")
+    for i in range(3):  # pending, then the reset, then more pending links
+        if i == 2:
+            assert rt.fake.cuDevicePrimaryCtxReset_v2(0) == 0
+        m = rt.mgpuModuleLoad(buf, 0)
+        launch(rt, rt.mgpuModuleGetFunction(m, b"f"), s, Args(100 + i, 0))
+        rt.mgpuModuleUnload(m)
+    submitted = rt.fake.launches()
+    assert rt.stats()["context_recoveries"] == 0  # the loads after the reset did not check
+    rt.mgpuStreamSynchronize(s)
+    assert rt.stats()["context_recoveries"] == 1
+    assert rt.fake.launches() == submitted  # nothing went to the dead context
+    assert not [v for v in ran(rt) if v >= 100]
+    s2 = rt.mgpuStreamCreate()
+    _llvm19_chain(rt, buf, s2, 2, 200)
+    assert ran(rt)[-2:] == [200, 201]
+    assert rt.fake.count("cuModuleLoadData") == loads + 1
+
+
 def test_unload_of_a_stateful_module_submits_pending_launches_first(crt):
     """A module with state (issue 19 item 1) is unloaded from the driver at its last unload, as
     stock does: launches pending on the stream (of any module) are submitted before the driver

@@ -122,7 +122,8 @@ MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   if (mc_disabled()) return mc_stock_module_load(data);
   FAULT_CHECK();
   int device = mc_thread_device();
-  mc_ctx_verify(device);
+  if (mc_chain_pending()) mc_chain_owe_verify(device); /* chain.h: checked before submission */
+  else mc_ctx_verify(device);
   CUmodule fm = NULL;
   if (mc_ctx_broken(device) && fault_module_load(device, data, &fm)) return fm;
   mc_module *m = NULL;
@@ -136,7 +137,8 @@ MC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySi
   if (mc_disabled()) return mc_stock_module_load_jit(data, optLevel);
   FAULT_CHECK();
   int device = mc_thread_device();
-  mc_ctx_verify(device);
+  if (mc_chain_pending()) mc_chain_owe_verify(device); /* chain.h: checked before submission */
+  else mc_ctx_verify(device);
   CUmodule fm = NULL;
   if (mc_ctx_broken(device) && fault_module_load(device, data, &fm)) return fm;
   mc_module *m = NULL;

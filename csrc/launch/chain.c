@@ -90,6 +90,8 @@ typedef struct build_req { /* a submitted segment to make a chain exec of (no lo
 static struct {
   pthread_mutex_t lock;      /* everything below (rule above) */
   int pending;               /* atomic mirror of n > 0, for the fast path */
+  uint64_t verify_owed;      /* atomic: bit d set when a module load on device d skipped its
+                                context check while launches were pending (mc_chain_owe_verify) */
   int has_unreported;        /* atomic mirror of "unreported holds a failure" (beside pending:
                                 every launch reads both, and a first call faults one page) */
   mc_status unreported;      /* a failure of a submission before a module unload (no caller to
@@ -362,6 +364,24 @@ static void finish(build_req *req, prep_req *prep, chain_exec *victim) {
 
 /* ---- entry points ---- */
 
+int mc_chain_pending(void) { return __atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE); }
+
+void mc_chain_owe_verify(int device) {
+  uint64_t bit = device >= 0 && device < 64 ? (uint64_t)1 << device : 0;
+  if (bit && (__atomic_load_n(&g_chain.verify_owed, __ATOMIC_ACQUIRE) & bit)) return; /* owed */
+  if (bit)
+    __atomic_fetch_or(&g_chain.verify_owed, bit, __ATOMIC_ACQ_REL);
+  else
+    mc_ctx_verify(device);
+}
+
+void mc_chain_settle_verify(void) {
+  if (!__atomic_load_n(&g_chain.verify_owed, __ATOMIC_ACQUIRE)) return;
+  uint64_t owed = __atomic_exchange_n(&g_chain.verify_owed, 0, __ATOMIC_ACQ_REL);
+  for (int d = 0; owed; ++d, owed >>= 1) /* no lock held: a recovery drops the pending launches */
+    if (owed & 1) mc_ctx_verify(d);
+}
+
 static mc_status flush_unless(CUstream handle, int any) {
   if (__atomic_load_n(&g_chain.has_unreported, __ATOMIC_ACQUIRE)) {
     pthread_mutex_lock(&g_chain.lock);
@@ -376,6 +396,7 @@ static mc_status flush_unless(CUstream handle, int any) {
   /* A launch on the pending stream: nothing to do (mc_chain_defer checks again under the lock,
    * so a stale read here only costs that check). */
   if (!any && __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) == handle) return MC_OK;
+  mc_chain_settle_verify(); /* before anything pending is submitted (chain.h) */
   build_req *req = NULL;
   prep_req *prep = NULL;
   chain_exec *victim = NULL;

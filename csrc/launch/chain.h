@@ -33,6 +33,21 @@
 /* MGPU_CACHED_CHAIN=1 and the graph path usable (graph_launch.h). */
 int mc_chain_enabled(void);
 
+/* 1 when launches are pending (one atomic load). */
+int mc_chain_pending(void);
+
+/* The context check a module load makes (context.h, mc_ctx_verify: one cuCtxGetId) is owed
+ * instead while launches are pending: LLVM <= 20 code loads the module before every launch, and
+ * a chain of such launches would pay it once per link. It is settled once, before the pending
+ * launches are submitted (every flush) and before a launch that is not appended to them uses a
+ * kernel (launch.c), so nothing of a reset context is submitted or launched unchecked. A reset
+ * found then drops the pending launches (mc_chain_forget_device), as one found at the load
+ * would have; a kernel launched later outside the chain is resolved again in the new context
+ * (the stock wrapper, had the reset come between its load and its launch, would have failed
+ * that launch: the one difference, with chain replay on only). */
+void mc_chain_owe_verify(int device);
+void mc_chain_settle_verify(void);
+
 /* Submit whatever is pending (any stream). The status of the first failed driver call, if any. */
 mc_status mc_chain_flush(void);
 

@@ -25,6 +25,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     MC_STAT_INC(launches);
     return MC_OK;
   }
+  mc_chain_settle_verify(); /* a module load's context check owed (chain.h); no use held yet */
   /* A stream of ours runs the kernel on the device it was made on, whatever the thread's
    * default device is now; the NULL stream and foreign streams on the default device. */
   mc_stream_use use;
