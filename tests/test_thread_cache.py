@@ -66,6 +66,9 @@ def test_a_threads_repeated_lookup_is_answered_from_its_entry(rt):
     s = rt.stats()
     assert s["function_thread_hits"] == 49  # noted at the first: the miss's load is not the entry's
     assert s["module_lock_takes"] == locks and rt.fake.count("cuModuleGetFunction") == 1
+    # the entry's answers count through the thread's counters (module_cache.c: tcache.stats)
+    assert s["module_loads"] == s["module_unloads"] == s["function_lookups"] == 51
+    assert s["module_thread_hits"] == 50 and s["module_hits"] == 50
     m = rt.mgpuModuleLoad(buf, 0)
     ctypes.memmove(name, b"j", 1)  # other bytes at the same address: another kernel
     fj = rt.mgpuModuleGetFunction(m, name)

@@ -496,8 +496,7 @@ int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d, vo
     }
   }
   pthread_mutex_unlock(&g_chain.lock);
-  if (done) MC_STAT_INC(chain_deferred);
-  return done;
+  return done; /* counted by the caller (launch.c), with the launch */
 }
 
 /* ---- faults (issue 19 item 5): a primary context was reset (context.h) ----

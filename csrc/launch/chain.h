@@ -67,8 +67,8 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
  * launch's CUfunction and argument sizes. No driver call, no context and no use of the handle:
  * the segment already holds the handle's use, and every call that could pin or destroy the
  * stream flushes first; the function handle is checked to be live (another thread may have
- * unloaded its module since the earlier launch). 1: deferred; 0: take the full path (which may
- * defer it too). */
+ * unloaded its module since the earlier launch). 1: deferred (the caller counts chain_deferred);
+ * 0: take the full path (which may defer it too). */
 int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d, void **params);
 
 /* A reset primary context (context.h, mc_ctx_on_reset): drop the pending launches and forget

@@ -22,7 +22,9 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
   /* chain replay's fast path: one more launch of a function already pending on this stream */
   if (!has_cluster && !d->cooperative && !extra && !MC_TRACE_ON() && !mc_ctx_trouble() &&
       mc_chain_append(stream, f, &gd, params)) {
-    MC_STAT_INC(launches);
+    mc_stats_block *sb = mc_stats_mine(); /* one thread-local look-up for both */
+    MC_STAT_INC_IN(sb, chain_deferred);
+    MC_STAT_INC_IN(sb, launches);
     return MC_OK;
   }
   mc_chain_settle_verify(); /* a module load's context check owed (chain.h); no use held yet */

@@ -567,6 +567,10 @@ typedef struct tc_entry {
 typedef struct tcache {
   tc_entry e[TC_WAYS];
   unsigned victim;       /* its thread only: the next entry replaced when all are taken */
+  unsigned last;         /* its thread only: the entry a load last answered or installed, looked
+                            at first (LLVM <= 20 code loads the same module again and again) */
+  mc_stats_block *stats; /* its thread's counters (stats.h), read once at creation: the paths
+                            answered here count through it, with no second thread-local look-up */
 } tcache;
 
 static _Thread_local tcache *tl_tc;        /* this thread's cache; NULL: none yet */
@@ -645,6 +649,7 @@ static void tc_install_locked(module_rec *m) {
   if (!tc) {
     tc = calloc(1, sizeof *tc);
     if (!tc) return;
+    tc->stats = mc_stats_mine();
     if (mc_thread_exit_set(MC_EXIT_MODULES, tc_thread_exit, tc) != 0) {
       free(tc);
       return;
@@ -655,7 +660,10 @@ static void tc_install_locked(module_rec *m) {
   for (int i = 0; i < TC_WAYS && !slot; ++i) {
     tc_entry *e = &tc->e[i];
     if (e->m && (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) & TC_REVOKED)) e->m = NULL;
-    if (e->m == m) return; /* there already */
+    if (e->m == m) { /* there already */
+      tc->last = (unsigned)i;
+      return;
+    }
     if (e->m && e->key == m->key && e->jit == m->jit && e->opt_level == m->opt_level) slot = e;
   }
   for (int i = 0; i < TC_WAYS && !slot; ++i)
@@ -675,6 +683,7 @@ static void tc_install_locked(module_rec *m) {
   if (m->tents) m->tents->tprev = &slot->tnext;
   slot->tprev = &m->tents;
   m->tents = slot;
+  tc->last = (unsigned)(slot - tc->e);
 }
 
 /* One load counted in e undone by its thread, lock-free: 1 if it was there (not revoked, not
@@ -694,20 +703,22 @@ static int tc_unload(tc_entry *e) {
 }
 
 static mc_status locked_unload(uint64_t h, int programs);
-static int hit_is_same(module_rec *m, const void *blob);
+static int hit_is_same(module_rec *m, const void *blob, mc_stats_block *sb);
 
 /* A load answered from this thread's cache: 1 with *out set, or 0 (the locked way). The entry's
  * count is raised first (a compare-and-swap on this thread's own line): from then on the record
  * is held, since a revocation turns the count into references; a record taken out of the table
  * meanwhile, or whose blob changed, is let go and the locked path decides. */
-static int tc_load(const void *blob, int jit, int opt_level, mc_module **out) {
-  tcache *tc = tl_tc;
-  if (!tc) return 0;
+static int tc_load(tcache *tc, const void *blob, int jit, int opt_level, mc_module **out) {
   tc_entry *e = NULL;
-  for (int i = 0; i < TC_WAYS && !e; ++i)
+  for (unsigned k = 0; k < TC_WAYS && !e; ++k) { /* the last entry answered first */
+    unsigned i = (tc->last + k) % TC_WAYS;
     if (tc->e[i].m && tc->e[i].key == blob && tc->e[i].jit == jit &&
-        tc->e[i].opt_level == opt_level)
+        tc->e[i].opt_level == opt_level) {
       e = &tc->e[i];
+      tc->last = i;
+    }
+  }
   if (!e) return 0;
   uint64_t s = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
   do {
@@ -718,13 +729,14 @@ static int tc_load(const void *blob, int jit, int opt_level, mc_module **out) {
   } while (!__atomic_compare_exchange_n(&e->state, &s, s + 1, 0, __ATOMIC_ACQ_REL,
                                         __ATOMIC_ACQUIRE));
   module_rec *m = e->m;
-  if (!__atomic_load_n(&m->in_table, __ATOMIC_ACQUIRE) || !hit_is_same(m, blob)) {
+  if (!__atomic_load_n(&m->in_table, __ATOMIC_ACQUIRE) || !hit_is_same(m, blob, tc->stats)) {
     uint64_t h = e->handle;
     if (!tc_unload(e)) (void)locked_unload(h, 0); /* revoked meanwhile: a reference of m */
     return 0;
   }
-  MC_STAT_INC(module_hits);
-  MC_STAT_INC(module_thread_hits);
+  MC_STAT_INC_IN(tc->stats, module_loads);
+  MC_STAT_INC_IN(tc->stats, module_hits);
+  MC_STAT_INC_IN(tc->stats, module_thread_hits);
   *out = (mc_module *)(uintptr_t)e->handle;
   return 1;
 }
@@ -1055,15 +1067,16 @@ static void remove_inflight_locked(inflight *me) {
  * between could put a different blob there and have it recorded as checked). Lock-free: racing
  * hits store generations that each held when their comparison ran; an older one stored last only
  * costs a comparison more. */
-static int hit_is_same(module_rec *m, const void *blob) {
+/* sb: the calling thread's counters (stats.h, mc_stats_mine). */
+static int hit_is_same(module_rec *m, const void *blob, mc_stats_block *sb) {
   if (m->ro_forever) { /* the executable's read-only data: no loader lock, no comparison */
-    MC_STAT_INC(verify_skips);
-    MC_STAT_INC(verify_skips_executable);
+    MC_STAT_INC_IN(sb, verify_skips);
+    MC_STAT_INC_IN(sb, verify_skips_executable);
     return 1;
   }
   uint64_t g = __atomic_load_n(&m->ro_generation, __ATOMIC_ACQUIRE);
   if (g && mc_rodata_generation() == g) {
-    MC_STAT_INC(verify_skips);
+    MC_STAT_INC_IN(sb, verify_skips);
     return 1;
   }
   if (!m->copy) return 0; /* an object was unloaded since: the bytes cannot be compared */
@@ -1078,15 +1091,17 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
                          size_t log_size) {
   const char *where = jit ? "mgpuModuleLoadJIT" : "mgpuModuleLoad";
   *out = NULL;
-  MC_STAT_INC(module_loads);
+  mc_status st = blob ? mc_runtime_init() : MC_OK;
+  /* this thread's cache: no lock, one thread-local look-up (its counters are the entry's) */
+  tcache *tc = tl_tc;
+  if (tc && blob && !MC_FAILED(st) && tc_load(tc, blob, jit, opt_level, out)) return MC_OK;
+  mc_stats_block *sb = mc_stats_mine();
+  MC_STAT_INC_IN(sb, module_loads);
   if (!blob) return MC_FAIL(where, MC_E_NULL_ARGUMENT);
-  mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
   if (!mc_cu.cuModuleLoadData || !mc_cu.cuModuleLoadDataEx || !mc_cu.cuModuleUnload ||
       !mc_cu.cuModuleGetFunction)
     return MC_FAIL("cuModuleLoadData", MC_E_UNSUPPORTED);
-
-  if (tc_load(blob, jit, opt_level, out)) return MC_OK; /* this thread's cache: no lock */
 
   module_rec *grave = NULL;
   inflight me = {blob, jit, opt_level, NULL};
@@ -1099,8 +1114,8 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
       hold_locked(m);
       m->refs++; /* held while the bytes are compared outside the lock: never retired meanwhile */
       pthread_mutex_unlock(&g_cache.lock);
-      if (hit_is_same(m, blob)) {
-        MC_STAT_INC(module_hits);
+      if (hit_is_same(m, blob, sb)) {
+        MC_STAT_INC_IN(sb, module_hits);
         cache_lock(); /* this thread's next loads of it: from its cache */
         if (m->in_table) tc_install_locked(m);
         pthread_mutex_unlock(&g_cache.lock);
@@ -1181,18 +1196,20 @@ static mc_status locked_unload(uint64_t h, int programs) {
 }
 
 mc_status mc_module_unload(mc_module *module) {
-  MC_STAT_INC(module_unloads);
   uint64_t h = (uint64_t)(uintptr_t)module;
-  if (!h) return MC_FAIL("mgpuModuleUnload", MC_E_NULL_ARGUMENT);
   /* The unload of a load this thread's cache answered: its entry's count, no lock. The module
    * stays cached (an entry exists only while it is in the table): nothing else to do. */
   tcache *tc = tl_tc;
+  MC_STAT_INC_IN(tc ? tc->stats : mc_stats_mine(), module_unloads);
+  if (!h) return MC_FAIL("mgpuModuleUnload", MC_E_NULL_ARGUMENT);
   if (tc)
-    for (int i = 0; i < TC_WAYS; ++i)
+    for (unsigned k = 0; k < TC_WAYS; ++k) { /* the last entry answered first */
+      unsigned i = (tc->last + k) % TC_WAYS;
       if (tc->e[i].m && tc->e[i].handle == h) {
         if (tc_unload(&tc->e[i])) return MC_OK;
         break;
       }
+    }
   return locked_unload(h, 1);
 }
 
@@ -1265,11 +1282,10 @@ static void resolve_for_thread(uint64_t fh) {
 
 /* This thread's entry for handle h while it holds a load of it counted there (not revoked, count
  * not zero), else NULL. */
-static tc_entry *tc_held(uint64_t h) {
-  tcache *tc = tl_tc;
+static tc_entry *tc_held(tcache *tc, uint64_t h) {
   if (!tc) return NULL;
-  for (int i = 0; i < TC_WAYS; ++i) {
-    tc_entry *e = &tc->e[i];
+  for (unsigned k = 0; k < TC_WAYS; ++k) { /* the last entry answered first */
+    tc_entry *e = &tc->e[(tc->last + k) % TC_WAYS];
     if (e->m && e->handle == h) {
       uint64_t s = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
       return !(s & TC_REVOKED) && (s & ~TC_REVOKED) ? e : NULL;
@@ -1282,14 +1298,24 @@ static tc_entry *tc_held(uint64_t h) {
  * holds a load of it), the name the same bytes at the same address as one of the entry's
  * look-ups, on the same device, where that function was resolved. No lock, no shared read beyond
  * the entry's state word. 0: the full way. */
-static int tc_get_function(uint64_t h, const char *name, mc_function **out) {
-  tc_entry *e = tc_held(h);
+/* The same bytes: `kept` (NUL-terminated, shorter than TC_NAME_BYTES) and `name`, compared up to
+ * the first difference, so no byte of `name` past its end is read. */
+static int same_name(const char *kept, const char *name) {
+  for (size_t i = 0;; ++i) {
+    if (kept[i] != name[i]) return 0;
+    if (!kept[i]) return 1;
+  }
+}
+
+static int tc_get_function(tcache *tc, uint64_t h, const char *name, mc_function **out) {
+  tc_entry *e = tc_held(tc, h);
   if (!e) return 0;
   for (int i = 0; i < TC_FNS; ++i) {
     const struct tc_fn *fn = &e->fns[i];
-    if (fn->handle && fn->ptr == name && strcmp(fn->name, name) == 0) {
+    if (fn->handle && fn->ptr == name && same_name(fn->name, name)) {
       if (fn->device != thread_device()) return 0;
-      MC_STAT_INC(function_thread_hits);
+      MC_STAT_INC_IN(tc->stats, function_lookups);
+      MC_STAT_INC_IN(tc->stats, function_thread_hits);
       *out = (mc_function *)(uintptr_t)fn->handle;
       return 1;
     }
@@ -1299,7 +1325,7 @@ static int tc_get_function(uint64_t h, const char *name, mc_function **out) {
 
 /* Remember a look-up in this thread's entry for h, if it holds a load counted there. */
 static void tc_note_function(uint64_t h, const char *name, uint64_t fh) {
-  tc_entry *e = tc_held(h);
+  tc_entry *e = tc_held(tl_tc, h);
   size_t n = strlen(name);
   if (!e || n >= TC_NAME_BYTES) return;
   struct tc_fn *fn = NULL;
@@ -1314,10 +1340,11 @@ static void tc_note_function(uint64_t h, const char *name, uint64_t fh) {
 
 mc_status mc_module_get_function(mc_module *module, const char *name, mc_function **out) {
   *out = NULL;
-  MC_STAT_INC(function_lookups);
   uint64_t h = (uint64_t)(uintptr_t)module;
+  /* this thread's entry: one thread-local look-up (it counts through the entry's counters) */
+  if (h && name && tc_get_function(tl_tc, h, name, out)) return MC_OK;
+  MC_STAT_INC(function_lookups);
   if (!h || !name) return MC_FAIL("mgpuModuleGetFunction", MC_E_NULL_ARGUMENT);
-  if (tc_get_function(h, name, out)) return MC_OK;
   uint64_t nh = hash_name(name);
   /* Lock-free: the record is read inside a reclamation read section, so it is not freed under
    * us even if the module is retired meanwhile (then the handle found reads as stale). */

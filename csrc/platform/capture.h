@@ -23,6 +23,7 @@
 #define MGPU_CACHED_CAPTURE_H
 
 #include "platform/driver.h"
+#include "support/stats.h"
 
 typedef struct mc_relaxed {
   CUstreamCaptureMode mode; /* the thread's mode before mc_relaxed_enter */
@@ -32,7 +33,7 @@ typedef struct mc_relaxed {
 
 /* Relaxed brackets open on the calling thread (capture.c): inside one, the mode is relaxed already
  * (only the library's own calls run there), so an inner bracket makes no driver call. */
-extern _Thread_local unsigned mc_relaxed_depth;
+extern _Thread_local unsigned mc_relaxed_depth MC_TLS_LOCAL; /* stats.h: one look-up per function */
 
 static inline void mc_relaxed_enter(mc_relaxed *r) {
   r->swapped = 0;

@@ -63,8 +63,12 @@ static void process_device_init(void) {
            g_process_device);
 }
 
+static int g_pdev_ready; /* atomic: 1 once g_process_device is final (no pthread_once call) */
+
 static int process_device(void) {
+  if (__builtin_expect(__atomic_load_n(&g_pdev_ready, __ATOMIC_ACQUIRE), 1)) return g_process_device;
   pthread_once(&g_pdev_once, process_device_init);
+  __atomic_store_n(&g_pdev_ready, 1, __ATOMIC_RELEASE);
   return g_process_device;
 }
 
@@ -308,15 +312,16 @@ void mc_context_fork_child(void) {
 /* ---- faults: context resets and sticky errors (see context.h) ----
  * State per device: g_fault[d] (FAULT_* bits, atomic), g_ctx_id[d] (cuCtxGetId of the context the
  * caches were filled in; 0 unknown; written by the recovering thread under g_fault_lock).
- * g_trouble counts devices with a nonzero g_fault (atomic). Recovery runs under g_fault_lock (a
- * driver retain under it: rare, and no other lock of the library is held then). */
+ * mc_ctx_trouble_count counts devices with a nonzero g_fault (atomic). Recovery runs under
+ * g_fault_lock (a driver retain under it: rare, and no other lock of the library is held then). */
 enum { FAULT_SUSPECT = 1, FAULT_BROKEN = 2 };
 #define MC_MAX_RESET_HOOKS 16
 static pthread_mutex_t g_fault_lock = PTHREAD_MUTEX_INITIALIZER; /* recovery, hook registration */
 static void (*g_reset_hooks[MC_MAX_RESET_HOOKS])(int); /* atomic pointers; registered once each */
 static int g_fault[MC_MAX_DEVICES];                    /* atomic FAULT_* bits */
 static int g_sticky[MC_MAX_DEVICES];                   /* atomic: the sticky error seen (FAULT_BROKEN) */
-static int g_trouble;                                  /* atomic: devices with g_fault set */
+int mc_ctx_trouble_count;                              /* atomic: devices with g_fault set
+                                                          (context.h reads it) */
 
 void mc_ctx_on_reset(void (*fn)(int device)) {
   pthread_mutex_lock(&g_fault_lock);
@@ -334,13 +339,13 @@ void mc_ctx_on_reset(void (*fn)(int device)) {
 static void fault_set(int device, int bits) {
   if (device < 0 || device >= MC_MAX_DEVICES) return;
   int old = __atomic_fetch_or(&g_fault[device], bits, __ATOMIC_ACQ_REL);
-  if (!old) __atomic_fetch_add(&g_trouble, 1, __ATOMIC_ACQ_REL);
+  if (!old) __atomic_fetch_add(&mc_ctx_trouble_count, 1, __ATOMIC_ACQ_REL);
 }
 
 static void fault_clear(int device) { /* g_fault_lock held */
   __atomic_store_n(&g_sticky[device], 0, __ATOMIC_RELEASE);
   int old = __atomic_exchange_n(&g_fault[device], 0, __ATOMIC_ACQ_REL);
-  if (old) __atomic_fetch_sub(&g_trouble, 1, __ATOMIC_ACQ_REL);
+  if (old) __atomic_fetch_sub(&mc_ctx_trouble_count, 1, __ATOMIC_ACQ_REL);
 }
 
 /* The results after which every later call in the context fails the same way (the CUDA driver
@@ -377,10 +382,8 @@ void mc_ctx_note_result(int result) {
   }
 }
 
-int mc_ctx_trouble(void) { return __atomic_load_n(&g_trouble, __ATOMIC_RELAXED) != 0; }
-
 int mc_ctx_broken(int device) {
-  if (!__atomic_load_n(&g_trouble, __ATOMIC_RELAXED)) return 0;
+  if (!__atomic_load_n(&mc_ctx_trouble_count, __ATOMIC_RELAXED)) return 0;
   return device >= 0 && device < MC_MAX_DEVICES &&
          (__atomic_load_n(&g_fault[device], __ATOMIC_ACQUIRE) & FAULT_BROKEN);
 }
@@ -427,7 +430,7 @@ static int check_locked(int device, int suspect) {
   }
   if (suspect) { /* the CONTEXT_IS_DESTROYED came from elsewhere: this context is fine */
     int old = __atomic_fetch_and(&g_fault[device], ~FAULT_SUSPECT, __ATOMIC_ACQ_REL);
-    if (old == FAULT_SUSPECT) __atomic_fetch_sub(&g_trouble, 1, __ATOMIC_ACQ_REL);
+    if (old == FAULT_SUSPECT) __atomic_fetch_sub(&mc_ctx_trouble_count, 1, __ATOMIC_ACQ_REL);
   }
   return 0;
 }
@@ -466,7 +469,7 @@ int mc_ctx_alive(int device) {
 }
 
 void mc_ctx_check_suspects(void) {
-  if (!__atomic_load_n(&g_trouble, __ATOMIC_RELAXED)) return;
+  if (!__atomic_load_n(&mc_ctx_trouble_count, __ATOMIC_RELAXED)) return;
   int n = mc_device_count();
   for (int d = 0; d < n; ++d) {
     int f = __atomic_load_n(&g_fault[d], __ATOMIC_ACQUIRE);
@@ -485,5 +488,5 @@ static void faults_fork_child(void) {
     __atomic_store_n(&g_sticky[d], 0, __ATOMIC_RELEASE);
     __atomic_store_n(&g_ctx_id[d], 0ull, __ATOMIC_RELEASE);
   }
-  __atomic_store_n(&g_trouble, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&mc_ctx_trouble_count, 0, __ATOMIC_RELEASE);
 }

@@ -98,8 +98,13 @@ void mc_ctx_note_result(int result);
  * device broken, not the one this thread entered last. */
 void mc_ctx_note_device(int device);
 
-/* Nonzero while some device is suspect or broken (one relaxed load). */
-int mc_ctx_trouble(void);
+/* Nonzero while some device is suspect or broken (one relaxed load, inlined: every entry point
+ * asks). mc_ctx_trouble_count: the devices with a fault set (context.c; atomic, its writers
+ * there). */
+extern int mc_ctx_trouble_count __attribute__((visibility("hidden")));
+static inline int mc_ctx_trouble(void) {
+  return __atomic_load_n(&mc_ctx_trouble_count, __ATOMIC_RELAXED) != 0;
+}
 
 /* Is `device`'s context broken by a sticky error (take the stock path)? */
 int mc_ctx_broken(int device);

@@ -137,8 +137,13 @@ typedef struct mc_stats_block {
   int owned;                   /* atomic: a live thread owns the block (0: free, to take over) */
 } mc_stats_block;
 
-/* The calling thread's block; NULL until its first count (then mc_stats_block_slow). */
-extern _Thread_local mc_stats_block *mc_stats_tl;
+/* The calling thread's block; NULL until its first count (then mc_stats_block_slow). The
+ * local-dynamic model (the variable is the library's own): a function reaches all of the
+ * library's thread-local variables through one __tls_get_addr of the library's block, where the
+ * default for an extern declaration in position-independent code (global-dynamic) makes one call
+ * per access, ~15 per LLVM <= 20 launch (issue 21 item 2). */
+#define MC_TLS_LOCAL __attribute__((tls_model("local-dynamic")))
+extern _Thread_local mc_stats_block *mc_stats_tl MC_TLS_LOCAL;
 mc_stats_block *mc_stats_block_slow(void);
 /* Gauges, and every counter of a thread that could not get a block (no memory): atomic words. */
 extern uint64_t mc_stats_shared[MC_STAT_COUNT];
@@ -148,9 +153,16 @@ extern uint64_t mc_stats_shared[MC_STAT_COUNT];
  * branch per count. */
 extern void (*mc_stats_observer)(int id);
 
-static inline void mc_stat_add(mc_stat_id id, int64_t delta) {
+/* The calling thread's block (made at its first count), or NULL (no memory: shared words). A
+ * caller that counts several things in one call, or keeps the block beside other per-thread state
+ * (module_cache.c's thread cache), reads it once and counts with mc_stat_add_in. */
+static inline mc_stats_block *mc_stats_mine(void) {
   mc_stats_block *b = mc_stats_tl;
-  if (__builtin_expect(!b, 0) && !mc_stat_is_gauge(id)) b = mc_stats_block_slow();
+  return __builtin_expect(b != NULL, 1) ? b : mc_stats_block_slow();
+}
+
+/* Count in block b, the calling thread's (mc_stats_mine), or in the shared words (b NULL). */
+static inline void mc_stat_add_in(mc_stats_block *b, mc_stat_id id, int64_t delta) {
   if (b && !mc_stat_is_gauge(id)) /* this thread's word: no other thread writes it */
     __atomic_store_n(&b->v[id], __atomic_load_n(&b->v[id], __ATOMIC_RELAXED) + (uint64_t)delta,
                      __ATOMIC_RELAXED);
@@ -158,6 +170,10 @@ static inline void mc_stat_add(mc_stat_id id, int64_t delta) {
     __atomic_fetch_add(&mc_stats_shared[id], (uint64_t)delta, __ATOMIC_RELAXED);
   void (*observer)(int) = mc_stats_observer;
   if (__builtin_expect(observer != NULL, 0)) observer((int)id);
+}
+
+static inline void mc_stat_add(mc_stat_id id, int64_t delta) {
+  mc_stat_add_in(mc_stat_is_gauge(id) ? NULL : mc_stats_mine(), id, delta);
 }
 
 /* A counter's value now: the sum over every thread's block (exited threads' included). A count
@@ -181,6 +197,7 @@ void mc_stats_set_backend_name(const char *(*name)(void));
 void mc_stats_fork_child(void);
 
 #define MC_STAT_INC(name) mc_stat_add(MC_STAT_##name, 1)
+#define MC_STAT_INC_IN(block, name) mc_stat_add_in((block), MC_STAT_##name, 1)
 #define MC_STAT_DEC(name) mc_stat_add(MC_STAT_##name, -1)
 
 #endif
