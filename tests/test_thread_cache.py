@@ -48,10 +48,10 @@ def test_repeated_load_lookup_launch_unload_takes_no_lock(rt):
 
 
 def test_a_threads_repeated_lookup_is_answered_from_its_entry(rt):
-    """LLVM <= 20 code looks its kernel up after every load: while the thread holds a load of the
-    module counted in its entry, a look-up of the name it looked up last (same address, same
-    bytes, same device) returns the same handle from the entry (counter function_thread_hits)
-    with no lock; different bytes at that address, or a name elsewhere, take the full way."""
+    """LLVM <= 20 code looks its kernel up after every load: while the thread's entry for the
+    module is live, a look-up of the name it looked up last (same address, same bytes, same
+    device) returns the same handle from the entry (counter function_thread_hits) with no lock;
+    different bytes at that address, or a name elsewhere, take the full way."""
     buf = blob_buffer(ptx("k", "j"))
     name = ctypes.create_string_buffer(b"k")
     m = rt.mgpuModuleLoad(buf, 0)
@@ -64,7 +64,7 @@ def test_a_threads_repeated_lookup_is_answered_from_its_entry(rt):
         rt.launch(fk)
         rt.mgpuModuleUnload(m)
     s = rt.stats()
-    assert s["function_thread_hits"] == 49  # noted at the first: the miss's load is not the entry's
+    assert s["function_thread_hits"] == 50  # noted at the first look-up (the miss made the entry)
     assert s["module_lock_takes"] == locks and rt.fake.count("cuModuleGetFunction") == 1
     # the entry's answers count through the thread's counters (module_cache.c: tcache.stats)
     assert s["module_loads"] == s["module_unloads"] == s["function_lookups"] == 51
@@ -72,10 +72,10 @@ def test_a_threads_repeated_lookup_is_answered_from_its_entry(rt):
     m = rt.mgpuModuleLoad(buf, 0)
     ctypes.memmove(name, b"j", 1)  # other bytes at the same address: another kernel
     fj = rt.mgpuModuleGetFunction(m, name)
-    assert fj and fj != fk and rt.stats()["function_thread_hits"] == 49
-    assert rt.mgpuModuleGetFunction(m, name) == fj and rt.stats()["function_thread_hits"] == 50
+    assert fj and fj != fk and rt.stats()["function_thread_hits"] == 50
+    assert rt.mgpuModuleGetFunction(m, name) == fj and rt.stats()["function_thread_hits"] == 51
     assert rt.mgpuModuleGetFunction(m, b"k") == fk  # another address: the full way
-    assert rt.stats()["function_thread_hits"] == 50
+    assert rt.stats()["function_thread_hits"] == 51
     rt.mgpuModuleUnload(m)
     assert rt.stats()["errors"] == 0 and rt.fake.launches() == 50
 
@@ -92,29 +92,37 @@ def test_a_modules_kernels_looked_up_in_turn_are_answered_from_the_entry(rt):
         assert rt.mgpuModuleLoad(buf, 0) == m
         assert [rt.mgpuModuleGetFunction(m, n) for n in names] == want
         rt.mgpuModuleUnload(m)
-    assert len(set(want)) == 3 and rt.stats()["function_thread_hits"] == 27
+    assert len(set(want)) == 3 and rt.stats()["function_thread_hits"] == 30
     assert rt.stats()["errors"] == 0
 
 
-def test_a_lookup_of_a_module_the_thread_holds_no_load_of_takes_the_full_way(rt, capfd):
-    """A thread's entry answers only while the thread holds a load of the module: after its last
-    unload, and in another thread, the look-up goes the full way (same handle, no error)."""
-    buf = blob_buffer(ptx("k"))
+def test_a_lookup_through_a_live_entry_only(rt, capfd):
+    """A thread's entry answers while it is live, whether or not the thread holds a load of the
+    module (LLVM >= 21 code loads once, in a constructor, and looks its kernel up before every
+    launch); another thread (no entry) goes the full way; once the module left the table (its
+    blob changed) the entry is revoked and the old handle is reported stale, as before."""
+    buf = blob_buffer(ptx("k"), 4096)
     name = ctypes.create_string_buffer(b"k")
-    m = rt.mgpuModuleLoad(buf, 0)
-    f = rt.mgpuModuleGetFunction(m, name)
-    rt.mgpuModuleUnload(m)
-    assert rt.mgpuModuleLoad(buf, 0) == m  # counted in the entry
-    assert rt.mgpuModuleGetFunction(m, name) == f  # noted
-    assert rt.mgpuModuleGetFunction(m, name) == f and rt.stats()["function_thread_hits"] == 1
+    m = rt.mgpuModuleLoad(buf, 0)  # one load, held for good (LLVM >= 21)
+    f = rt.mgpuModuleGetFunction(m, name)  # noted
+    locks = rt.stats()["module_lock_takes"]
+    for _ in range(20):
+        assert rt.mgpuModuleGetFunction(m, name) == f
+    assert rt.stats()["function_thread_hits"] == 20 and rt.stats()["module_lock_takes"] == locks
     got = []
     t = threading.Thread(target=lambda: got.append(rt.mgpuModuleGetFunction(m, name)))
     t.start()
     t.join()
-    assert got == [f] and rt.stats()["function_thread_hits"] == 1
-    rt.mgpuModuleUnload(m)  # no load held any more (the module stays cached)
-    assert rt.mgpuModuleGetFunction(m, name) == f and rt.stats()["function_thread_hits"] == 1
+    assert got == [f] and rt.stats()["function_thread_hits"] == 20
+    rt.mgpuModuleUnload(m)  # no load held any more (the module stays cached, the entry live)
+    assert rt.mgpuModuleGetFunction(m, name) == f and rt.stats()["function_thread_hits"] == 21
     assert rt.stats()["errors"] == 0 and capfd.readouterr().err == ""
+    overwrite(buf, ptx("j"))  # another blob at the same address: the old module leaves the table
+    m2 = rt.mgpuModuleLoad(buf, 0)
+    assert m2 and m2 != m
+    assert not rt.mgpuModuleGetFunction(m, name)  # the revoked entry answers nothing
+    assert rt.stats()["function_thread_hits"] == 21
+    assert "mgpuModuleGetFunction" in capfd.readouterr().err
 
 
 def test_load_in_one_thread_unloaded_in_another(rt, capfd):

@@ -23,8 +23,8 @@ EDITS = {
                   "void mc_ctx_verify(int device) {\n  if (device >= 0) return; /* attribution */\n"),
                  ("platform/context.c", "int mc_ctx_alive(int device) {\n",
                   "int mc_ctx_alive(int device) {\n  if (device >= 0) return 1; /* attribution */\n")],
-    "norelax": [("platform/capture.h", "static inline void mc_relaxed_enter(mc_relaxed *r) {\n  r->swapped = 0;\n",
-                 "static inline void mc_relaxed_enter(mc_relaxed *r) {\n  r->swapped = 0;\n  return; /* attribution */\n")],
+    "norelax": [("platform/capture.h", "  r->depth = depth;\n  r->swapped = 0;\n  r->counted = 0;\n",
+                 "  r->depth = depth;\n  r->swapped = 0;\n  r->counted = 0;\n  return; /* attribution */\n")],
     "nocap": [("platform/capture.h", "  CUstreamCaptureStatus st = MC_CU_STREAM_CAPTURE_STATUS_NONE;\n",
                "  CUstreamCaptureStatus st = MC_CU_STREAM_CAPTURE_STATUS_NONE;\n  if (stream || !stream) return 0; /* attribution */\n")],
 }

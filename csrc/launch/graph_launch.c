@@ -171,7 +171,7 @@ static void launcher_store(uint64_t w) {
 }
 
 int mc_graph_launch_enter(void) {
-  launcher *t = &tl_launcher;
+  launcher *t = MC_TLS_ADDR(tl_launcher);
   if (!t->bit)
     t->bit = 1ull << (__atomic_fetch_add(&g_launcher_count, 1, __ATOMIC_RELAXED) % 64);
   uint64_t w = __atomic_load_n(&g_launchers_line.w, __ATOMIC_RELAXED);
@@ -684,15 +684,16 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
     MC_STAT_INC(graph_contended);
     return 0;
   }
+  mc_stats_block *sb = mc_stats_mine(); /* one thread-local look-up for the counts below */
   if (!fresh) {
     if (same) {
-      MC_STAT_INC(graph_update_skips);
+      MC_STAT_INC_IN(sb, graph_update_skips);
     } else {
       CUDA_KERNEL_NODE_PARAMS p;
       mc_graph_node_params(&p, cf, d, params);
       if (mc_cu.cuGraphExecKernelNodeSetParams(x->exec, x->node, &p) != 0) goto fail_inflight;
       remember_values(x, d, params, 1);
-      MC_STAT_INC(graph_updates);
+      MC_STAT_INC_IN(sb, graph_updates);
     }
   }
   if (mc_cu.cuGraphLaunch(x->exec, stream) != 0) goto fail_inflight;
@@ -700,7 +701,7 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
   x->last_use = ++e->tick;
   end_busy(e);
   graph_exec_free(victim);
-  MC_STAT_INC(graph_launches);
+  MC_STAT_INC_IN(sb, graph_launches);
   return 1;
 fail_inflight: /* nothing was enqueued: drop the exec, send the function down the stream path */
   if (counted) __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);

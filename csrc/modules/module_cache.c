@@ -550,11 +550,12 @@ typedef struct tc_entry {
   int jit, opt_level;
   uint64_t handle;
   struct tc_entry *tnext, **tprev; /* m->tents while not revoked; under the lock */
-  /* The last TC_FNS look-ups of kernels of m this thread made while it held a load of m (its
+  /* The last TC_FNS look-ups of kernels of m this thread made while the entry was live (its
    * thread only; handle 0: none): the name's pointer and bytes, the function handle, and the
    * thread's device it was resolved on. A look-up of one of these names (same pointer, same
-   * bytes) on the same device while this thread still holds a load counted here is answered from
-   * it (LLVM <= 20 code looks each of a module's kernels up after every load of it). */
+   * bytes) on the same device while the entry is still live (not revoked) is answered from it
+   * (LLVM <= 20 code looks each of a module's kernels up after every load of it, LLVM >= 21 code
+   * before every launch). */
   struct tc_fn {
     const char *ptr;
     char name[TC_NAME_BYTES];
@@ -1280,24 +1281,21 @@ static void resolve_for_thread(uint64_t fh) {
   unpin(m);
 }
 
-/* This thread's entry for handle h while it holds a load of it counted there (not revoked, count
- * not zero), else NULL. */
-static tc_entry *tc_held(tcache *tc, uint64_t h) {
+/* This thread's entry for handle h while it is live (not revoked: the record is in the table, so
+ * h is live and so are the handles of the kernels looked up in it), else NULL. The loads counted
+ * there may be none: LLVM >= 21 code loads its module once, in a constructor, and looks its
+ * kernel up before every launch. */
+static tc_entry *tc_live(tcache *tc, uint64_t h) {
   if (!tc) return NULL;
   for (unsigned k = 0; k < TC_WAYS; ++k) { /* the last entry answered first */
     tc_entry *e = &tc->e[(tc->last + k) % TC_WAYS];
     if (e->m && e->handle == h) {
-      uint64_t s = __atomic_load_n(&e->state, __ATOMIC_ACQUIRE);
-      return !(s & TC_REVOKED) && (s & ~TC_REVOKED) ? e : NULL;
+      return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) & TC_REVOKED ? NULL : e;
     }
   }
   return NULL;
 }
 
-/* A look-up answered from this thread's entry (tc_entry.fns): the handle is live (this thread
- * holds a load of it), the name the same bytes at the same address as one of the entry's
- * look-ups, on the same device, where that function was resolved. No lock, no shared read beyond
- * the entry's state word. 0: the full way. */
 /* The same bytes: `kept` (NUL-terminated, shorter than TC_NAME_BYTES) and `name`, compared up to
  * the first difference, so no byte of `name` past its end is read. */
 static int same_name(const char *kept, const char *name) {
@@ -1307,8 +1305,12 @@ static int same_name(const char *kept, const char *name) {
   }
 }
 
+/* A look-up answered from this thread's entry (tc_entry.fns): the handle is live (the entry is
+ * not revoked), the name the same bytes at the same address as one of the entry's look-ups, on
+ * the same device, where that function was resolved. No lock, no shared read beyond the entry's
+ * state word. 0: the full way. */
 static int tc_get_function(tcache *tc, uint64_t h, const char *name, mc_function **out) {
-  tc_entry *e = tc_held(tc, h);
+  tc_entry *e = tc_live(tc, h);
   if (!e) return 0;
   for (int i = 0; i < TC_FNS; ++i) {
     const struct tc_fn *fn = &e->fns[i];
@@ -1323,9 +1325,9 @@ static int tc_get_function(tcache *tc, uint64_t h, const char *name, mc_function
   return 0;
 }
 
-/* Remember a look-up in this thread's entry for h, if it holds a load counted there. */
+/* Remember a look-up in this thread's entry for h, if it has a live one. */
 static void tc_note_function(uint64_t h, const char *name, uint64_t fh) {
-  tc_entry *e = tc_held(tl_tc, h);
+  tc_entry *e = tc_live(tl_tc, h);
   size_t n = strlen(name);
   if (!e || n >= TC_NAME_BYTES) return;
   struct tc_fn *fn = NULL;

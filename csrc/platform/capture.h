@@ -26,6 +26,7 @@
 #include "support/stats.h"
 
 typedef struct mc_relaxed {
+  unsigned *depth;          /* mc_relaxed_depth's address (this thread's), looked up once */
   CUstreamCaptureMode mode; /* the thread's mode before mc_relaxed_enter */
   int swapped;              /* 1 when mc_relaxed_leave must restore it */
   int counted;              /* 1 when it counts in mc_relaxed_depth */
@@ -36,10 +37,12 @@ typedef struct mc_relaxed {
 extern _Thread_local unsigned mc_relaxed_depth MC_TLS_LOCAL; /* stats.h: one look-up per function */
 
 static inline void mc_relaxed_enter(mc_relaxed *r) {
+  unsigned *depth = MC_TLS_ADDR(mc_relaxed_depth);
+  r->depth = depth;
   r->swapped = 0;
   r->counted = 0;
-  if (mc_relaxed_depth) {
-    mc_relaxed_depth++;
+  if (*depth) {
+    ++*depth;
     r->counted = 1;
     return;
   }
@@ -47,14 +50,14 @@ static inline void mc_relaxed_enter(mc_relaxed *r) {
     r->mode = MC_CU_STREAM_CAPTURE_MODE_RELAXED;
     r->swapped = mc_cu.cuThreadExchangeStreamCaptureMode(&r->mode) == 0;
     if (r->swapped) {
-      mc_relaxed_depth = 1;
+      *depth = 1;
       r->counted = 1;
     }
   }
 }
 
 static inline void mc_relaxed_leave(mc_relaxed *r) {
-  if (r->counted) mc_relaxed_depth--;
+  if (r->counted) --*r->depth;
   if (r->swapped) mc_cu.cuThreadExchangeStreamCaptureMode(&r->mode);
   r->swapped = 0;
   r->counted = 0;

@@ -13,8 +13,10 @@
 #include "support/report.h"
 #include "support/stats.h"
 
-static _Thread_local int tl_device;     /* this thread's default device, once set */
-static _Thread_local int tl_device_set; /* mgpuSetDefaultDevice was called on this thread */
+static _Thread_local struct {
+  int device; /* this thread's default device, once set */
+  int set;    /* mgpuSetDefaultDevice was called on this thread */
+} tl_dev;
 static pthread_once_t g_pdev_once = PTHREAD_ONCE_INIT;
 static int g_process_device;            /* default for threads that never set one; written once
                                            under g_pdev_once (MGPU_CACHED_DEVICE) */
@@ -99,16 +101,17 @@ int mc_thread_device(void) {
    * (a program that picks its GPU with hipSetDevice, e.g. one per MPI rank, keeps working). */
   /* mc_backend() is one atomic load; only before the driver is loaded does this load it. */
   if (mc_backend() == MC_BACKEND_HIP || (!mc_driver_loaded() && mc_backend_is_hip())) {
-    if (!tl_device_set && mc_config()->device != MC_CFG_DEVICE_UNSET) return process_device();
+    if (!tl_dev.set && mc_config()->device != MC_CFG_DEVICE_UNSET) return process_device();
     int d = 0;
     if (mc_hip.hipGetDevice(&d) == 0) return d;
   }
-  if (tl_device_set) return tl_device;
+  const __typeof__(tl_dev) *dev = MC_TLS_ADDR(tl_dev);
+  if (dev->set) return dev->device;
   return process_device();
 }
 void mc_set_thread_device(int device) {
-  tl_device = device;
-  tl_device_set = 1;
+  tl_dev.device = device;
+  tl_dev.set = 1;
 }
 
 void mc_hip_set_default_device(int device) {

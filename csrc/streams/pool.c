@@ -1135,8 +1135,9 @@ static mc_status d_use_begin(CUstream handle, const char *call, mc_stream_use *u
  * a thread that destroys a stream and synchronises another at once most often has nothing left
  * to wait for, so the query would delay it (MGPU_CACHED_POOL_POLL_FRESH=1 polls it too). */
 static void d_sync_poll(int device) {
-  void *skip = mc_config()->pool_poll_fresh ? NULL : tl_just_parked;
-  tl_just_parked = NULL;
+  void **parked = MC_TLS_ADDR(tl_just_parked);
+  void *skip = mc_config()->pool_poll_fresh ? NULL : *parked;
+  *parked = NULL;
   if (device < 0 || device >= MC_MAX_DEVICES) return;
   dev_pool *p = &g_pool.devs[device];
   size_t ndrain = __atomic_load_n(&p->ndrain, __ATOMIC_RELAXED);

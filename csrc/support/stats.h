@@ -143,6 +143,16 @@ typedef struct mc_stats_block {
  * default for an extern declaration in position-independent code (global-dynamic) makes one call
  * per access, ~15 per LLVM <= 20 launch (issue 21 item 2). */
 #define MC_TLS_LOCAL __attribute__((tls_model("local-dynamic")))
+
+/* The address of the thread-local variable `var`, looked up once: GCC's code for the
+ * local-dynamic model would otherwise look it up again at each use in a function (it
+ * rematerialises the address, one __tls_get_addr call each, rather than keep it in a register). */
+#define MC_TLS_ADDR(var)                                                                        \
+  ({                                                                                            \
+    __typeof__(&(var)) mc_tls_p_ = &(var);                                                      \
+    __asm__("" : "+r"(mc_tls_p_));                                                              \
+    mc_tls_p_;                                                                                  \
+  })
 extern _Thread_local mc_stats_block *mc_stats_tl MC_TLS_LOCAL;
 mc_stats_block *mc_stats_block_slow(void);
 /* Gauges, and every counter of a thread that could not get a block (no memory): atomic words. */
