@@ -225,9 +225,14 @@ static void decide(void) {
               mc_cu.cuGraphLaunch;
 }
 
+static int g_graph_decided; /* atomic: 1 once decide() ran (no pthread_once call after) */
+
 int mc_graph_enabled(void) {
+  if (__builtin_expect(__atomic_load_n(&g_graph_decided, __ATOMIC_ACQUIRE), 1))
+    return g_graph_enabled;
   if (!mc_driver_loaded()) return 0;
   pthread_once(&g_graph_once, decide);
+  __atomic_store_n(&g_graph_decided, 1, __ATOMIC_RELEASE);
   return g_graph_enabled;
 }
 

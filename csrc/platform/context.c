@@ -246,28 +246,30 @@ static _Thread_local int tl_last_device; /* the device this thread last entered 
  * thread pushes `tl_push.ctx` straight away for CTX_PUSH_RUN enters, then looks again (so a
  * program that makes the context current later stops the pushes). Thread-local. */
 #define CTX_PUSH_RUN 256
-static _Thread_local struct {
+typedef struct {
   CUcontext ctx;  /* the context the last look did not find current; NULL: look */
   unsigned left;  /* enters into ctx that push without a look */
-} tl_push;
+} push_run;
+static _Thread_local push_run tl_push;
 
 mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {
   scope->pushed = 0;
-  tl_last_device = device;
+  *MC_TLS_ADDR(tl_last_device) = device;
   CUcontext want = NULL;
   mc_status st = mc_device_context(device, &want);
   if (MC_FAILED(st)) return st;
-  if (tl_push.ctx != want || tl_push.left == 0) {
+  push_run *run = MC_TLS_ADDR(tl_push); /* one look-up (stats.h) */
+  if (run->ctx != want || run->left == 0) {
     CUcontext cur = NULL;
     MC_CU_TRY("cuCtxGetCurrent", mc_cu.cuCtxGetCurrent(&cur));
     if (cur == want) {
-      tl_push.ctx = NULL;
+      run->ctx = NULL;
       return MC_OK;
     }
-    tl_push.ctx = want;
-    tl_push.left = CTX_PUSH_RUN;
+    run->ctx = want;
+    run->left = CTX_PUSH_RUN;
   } else {
-    --tl_push.left;
+    --run->left;
   }
   MC_CU_TRY("cuCtxPushCurrent", mc_cu.cuCtxPushCurrent(want));
   scope->pushed = 1;
