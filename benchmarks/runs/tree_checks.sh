@@ -20,6 +20,10 @@
 #   side_by_side NAME LIMIT_S PROGRAMS CONFIG...   the synchronous rows (benchmarks/run.py, LLVM 19
 #                                   and 22, $ROUNDS rounds (default 8), no stock columns) of PROGRAMS with the
 #                                   CONFIG options, into $O/NAME.md and NAME.json (runs N6-N13)
+#   chains_now_start LLVMS          chain replay against the hand-made graph (benchmarks/chains.py,
+#                                   K = 10 and 100, the LLVM shapes LLVMS, e.g. 22,19,19exe) with
+#                                   this library and with the starting tree preloaded, into
+#                                   $O/chains_now.md and chains_start.md (the loop of runs N55-N57)
 B=$R/.gpu/base/libmgpu_cached.so
 S=$R/.gpu/start/libmgpu_cached.so
 
@@ -66,4 +70,13 @@ side_by_side() {
     --rounds "${ROUNDS:-8}" --reps 3 --scale 0.3 --skip stock,stock-named,preload "$@" > /tmp/ab.log 2>&1
   echo "rc=$?" >> /tmp/ab.log; { sed -n 1,14p /tmp/ab/results.md; tail -2 /tmp/ab.log; } > $O/$name.md 2>&1
   cp /tmp/ab/results.json $O/$name.json 2>/dev/null; cut -c1-460 $O/$name.md
+}
+chains_now_start() {
+  for t in now start; do
+    pre=""; [ $t = start ] && pre=$S
+    LD_PRELOAD=$pre timeout 170 python3 benchmarks/chains.py --out /tmp/ch_$t --k 10,100 --llvm "$1" \
+      --rounds 3 --reps 3 --launches 3000 > $O/chains_$t.log 2>&1; echo "rc=$?" >> $O/chains_$t.log
+    cp /tmp/ch_$t/chains.md $O/chains_$t.md; cp /tmp/ch_$t/chains.json $O/chains_$t.json 2>/dev/null
+    cut -c1-200 $O/chains_$t.md | tail -6; tail -1 $O/chains_$t.log
+  done
 }
