@@ -7,6 +7,10 @@ of the same build. Issue 21's fourth session found with it that the launch paths
     python3 benchmarks/fake_instructions.py [--programs empty,stencil,large] [--llvm 19,22]
                                             [--n 400] [--lib DIR] [--fake LIBFAKECUDA] [--json]
 
+--programs also takes async and async_prealloc (the allocating step and the step with buffers
+made once; their counts include the allocator's reclaimer thread, which runs against the fake at
+other times than against a GPU, so they vary by a few percent from run to run).
+
 Builds benchmarks/harness/harness.c with each program's MLIR object (tests/data/mlir) against the
 installed library (or --lib DIR's libmgpu_cached.so) and tests/drivers/fakecuda.c (or --fake),
 runs each twice under callgrind, with N and 2N iterations after the same warm-up, and prints per
@@ -32,7 +36,8 @@ from typing import Dict, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = {"empty": ("PROG_EMPTY", "empty_loop"), "stencil": ("PROG_STENCIL", "stencil"),
-            "large": ("PROG_LARGE", "large_module")}
+            "large": ("PROG_LARGE", "large_module"), "async": ("PROG_ASYNC", "async_step"),
+            "async_prealloc": ("PROG_ASYNC_PREALLOC", "async_step")}
 WARMUP = 200  # graph and pool thresholds passed (MGPU_CACHED_GRAPH_FIRST_AFTER is 100)
 
 
