@@ -122,8 +122,7 @@ MC_EXPORT CUmodule mgpuModuleLoad(void *data, size_t gpuBlobSize) {
   if (mc_disabled()) return mc_stock_module_load(data);
   FAULT_CHECK();
   int device = mc_thread_device();
-  if (mc_chain_pending()) mc_chain_owe_verify(device); /* chain.h: checked before submission */
-  else mc_ctx_verify(device);
+  mc_chain_load_verify(device); /* or owed while chain replay's launches are pending */
   CUmodule fm = NULL;
   if (mc_ctx_broken(device) && fault_module_load(device, data, &fm)) return fm;
   mc_module *m = NULL;
@@ -137,8 +136,7 @@ MC_EXPORT CUmodule mgpuModuleLoadJIT(void *data, int optLevel, size_t assemblySi
   if (mc_disabled()) return mc_stock_module_load_jit(data, optLevel);
   FAULT_CHECK();
   int device = mc_thread_device();
-  if (mc_chain_pending()) mc_chain_owe_verify(device); /* chain.h: checked before submission */
-  else mc_ctx_verify(device);
+  mc_chain_load_verify(device); /* or owed while chain replay's launches are pending */
   CUmodule fm = NULL;
   if (mc_ctx_broken(device) && fault_module_load(device, data, &fm)) return fm;
   mc_module *m = NULL;

@@ -91,7 +91,7 @@ static struct {
   pthread_mutex_t lock;      /* everything below (rule above) */
   int pending;               /* atomic mirror of n > 0, for the fast path */
   uint64_t verify_owed;      /* atomic: bit d set when a module load on device d skipped its
-                                context check while launches were pending (mc_chain_owe_verify) */
+                                context check while launches were pending (mc_chain_load_verify) */
   int has_unreported;        /* atomic mirror of "unreported holds a failure" (beside pending:
                                 every launch reads both, and a first call faults one page) */
   mc_status unreported;      /* a failure of a submission before a module unload (no caller to
@@ -364,15 +364,17 @@ static void finish(build_req *req, prep_req *prep, chain_exec *victim) {
 
 /* ---- entry points ---- */
 
-int mc_chain_pending(void) { return __atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE); }
+_Static_assert(MC_MAX_DEVICES <= 64, "verify_owed has a bit per device");
 
-void mc_chain_owe_verify(int device) {
-  uint64_t bit = device >= 0 && device < 64 ? (uint64_t)1 << device : 0;
-  if (bit && (__atomic_load_n(&g_chain.verify_owed, __ATOMIC_ACQUIRE) & bit)) return; /* owed */
-  if (bit)
-    __atomic_fetch_or(&g_chain.verify_owed, bit, __ATOMIC_ACQ_REL);
-  else
+void mc_chain_load_verify(int device) {
+  if (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE)) {
     mc_ctx_verify(device);
+    return;
+  }
+  if (device < 0 || device >= MC_MAX_DEVICES) return; /* mc_ctx_verify checks nothing there */
+  uint64_t bit = (uint64_t)1 << device;
+  if (!(__atomic_load_n(&g_chain.verify_owed, __ATOMIC_ACQUIRE) & bit)) /* not owed yet */
+    __atomic_fetch_or(&g_chain.verify_owed, bit, __ATOMIC_ACQ_REL);
 }
 
 void mc_chain_settle_verify(void) {

@@ -33,11 +33,8 @@
 /* MGPU_CACHED_CHAIN=1 and the graph path usable (graph_launch.h). */
 int mc_chain_enabled(void);
 
-/* 1 when launches are pending (one atomic load). */
-int mc_chain_pending(void);
-
-/* The context check a module load makes (context.h, mc_ctx_verify: one cuCtxGetId) is owed
- * instead while launches are pending: LLVM <= 20 code loads the module before every launch, and
+/* A module load's context check (context.h, mc_ctx_verify: one cuCtxGetId), made now, or owed
+ * while launches are pending: LLVM <= 20 code loads the module before every launch, and
  * a chain of such launches would pay it once per link. It is settled once, before the pending
  * launches are submitted (every flush) and before a launch that is not appended to them uses a
  * kernel (launch.c), so nothing of a reset context is submitted or launched unchecked. A reset
@@ -45,7 +42,8 @@ int mc_chain_pending(void);
  * would have; a kernel launched later outside the chain is resolved again in the new context
  * (the stock wrapper, had the reset come between its load and its launch, would have failed
  * that launch: the one difference, with chain replay on only). */
-void mc_chain_owe_verify(int device);
+void mc_chain_load_verify(int device);
+/* Make the checks owed, if any (one atomic load when none is). No lock held. */
 void mc_chain_settle_verify(void);
 
 /* Submit whatever is pending (any stream). The status of the first failed driver call, if any. */

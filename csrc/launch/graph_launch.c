@@ -56,6 +56,7 @@
 #include "support/config.h"
 #include "platform/driver.h"
 #include "support/stats.h"
+#include "support/thread.h"
 
 #define STREAM_SLOTS 4096u   /* driver streams with execs (all devices) */
 #define DISABLED_SLOTS 1024u /* functions sent down the stream path */
@@ -225,14 +226,11 @@ static void decide(void) {
               mc_cu.cuGraphLaunch;
 }
 
-static int g_graph_decided; /* atomic: 1 once decide() ran (no pthread_once call after) */
+static int g_graph_decided; /* atomic: decide() ran (mc_once) */
 
 int mc_graph_enabled(void) {
-  if (__builtin_expect(__atomic_load_n(&g_graph_decided, __ATOMIC_ACQUIRE), 1))
-    return g_graph_enabled;
-  if (!mc_driver_loaded()) return 0;
-  pthread_once(&g_graph_once, decide);
-  __atomic_store_n(&g_graph_decided, 1, __ATOMIC_RELEASE);
+  if (!__atomic_load_n(&g_graph_decided, __ATOMIC_ACQUIRE) && !mc_driver_loaded()) return 0;
+  mc_once(&g_graph_once, &g_graph_decided, decide);
   return g_graph_enabled;
 }
 

@@ -703,6 +703,17 @@ static int tc_unload(tc_entry *e) {
   return 0;
 }
 
+/* This thread's entry for module handle h (revoked or not), else NULL; the last entry answered
+ * first (tc->last). */
+static tc_entry *tc_find(tcache *tc, uint64_t h) {
+  if (!tc) return NULL;
+  for (unsigned k = 0; k < TC_WAYS; ++k) {
+    tc_entry *e = &tc->e[(tc->last + k) % TC_WAYS];
+    if (e->m && e->handle == h) return e;
+  }
+  return NULL;
+}
+
 static mc_status locked_unload(uint64_t h, int programs);
 static int hit_is_same(module_rec *m, const void *blob, mc_stats_block *sb);
 
@@ -1067,8 +1078,7 @@ static void remove_inflight_locked(inflight *me) {
  * under which the compared bytes were already in place (looked for after, a dlclose and dlopen in
  * between could put a different blob there and have it recorded as checked). Lock-free: racing
  * hits store generations that each held when their comparison ran; an older one stored last only
- * costs a comparison more. */
-/* sb: the calling thread's counters (stats.h, mc_stats_mine). */
+ * costs a comparison more. It counts in sb, the calling thread's counters (mc_stats_mine). */
 static int hit_is_same(module_rec *m, const void *blob, mc_stats_block *sb) {
   if (m->ro_forever) { /* the executable's read-only data: no loader lock, no comparison */
     MC_STAT_INC_IN(sb, verify_skips);
@@ -1203,14 +1213,8 @@ mc_status mc_module_unload(mc_module *module) {
   tcache *tc = tl_tc;
   MC_STAT_INC_IN(tc ? tc->stats : mc_stats_mine(), module_unloads);
   if (!h) return MC_FAIL("mgpuModuleUnload", MC_E_NULL_ARGUMENT);
-  if (tc)
-    for (unsigned k = 0; k < TC_WAYS; ++k) { /* the last entry answered first */
-      unsigned i = (tc->last + k) % TC_WAYS;
-      if (tc->e[i].m && tc->e[i].handle == h) {
-        if (tc_unload(&tc->e[i])) return MC_OK;
-        break;
-      }
-    }
+  tc_entry *e = tc_find(tc, h);
+  if (e && tc_unload(e)) return MC_OK;
   return locked_unload(h, 1);
 }
 
@@ -1286,14 +1290,8 @@ static void resolve_for_thread(uint64_t fh) {
  * there may be none: LLVM >= 21 code loads its module once, in a constructor, and looks its
  * kernel up before every launch. */
 static tc_entry *tc_live(tcache *tc, uint64_t h) {
-  if (!tc) return NULL;
-  for (unsigned k = 0; k < TC_WAYS; ++k) { /* the last entry answered first */
-    tc_entry *e = &tc->e[(tc->last + k) % TC_WAYS];
-    if (e->m && e->handle == h) {
-      return __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) & TC_REVOKED ? NULL : e;
-    }
-  }
-  return NULL;
+  tc_entry *e = tc_find(tc, h);
+  return e && !(__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) & TC_REVOKED) ? e : NULL;
 }
 
 /* The same bytes: `kept` (NUL-terminated, shorter than TC_NAME_BYTES) and `name`, compared up to

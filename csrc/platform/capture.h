@@ -23,7 +23,7 @@
 #define MGPU_CACHED_CAPTURE_H
 
 #include "platform/driver.h"
-#include "support/stats.h"
+#include "support/thread.h"
 
 typedef struct mc_relaxed {
   unsigned *depth;          /* mc_relaxed_depth's address (this thread's), looked up once */
@@ -34,7 +34,7 @@ typedef struct mc_relaxed {
 
 /* Relaxed brackets open on the calling thread (capture.c): inside one, the mode is relaxed already
  * (only the library's own calls run there), so an inner bracket makes no driver call. */
-extern _Thread_local unsigned mc_relaxed_depth MC_TLS_LOCAL; /* stats.h: one look-up per function */
+extern _Thread_local unsigned mc_relaxed_depth MC_TLS_LOCAL; /* support/thread.h */
 
 static inline void mc_relaxed_enter(mc_relaxed *r) {
   unsigned *depth = MC_TLS_ADDR(mc_relaxed_depth);

@@ -12,6 +12,7 @@
 #include "platform/driver.h"
 #include "support/report.h"
 #include "support/stats.h"
+#include "support/thread.h"
 
 static _Thread_local struct {
   int device; /* this thread's default device, once set */
@@ -65,12 +66,10 @@ static void process_device_init(void) {
            g_process_device);
 }
 
-static int g_pdev_ready; /* atomic: 1 once g_process_device is final (no pthread_once call) */
+static int g_pdev_ready; /* atomic: process_device_init ran (mc_once) */
 
 static int process_device(void) {
-  if (__builtin_expect(__atomic_load_n(&g_pdev_ready, __ATOMIC_ACQUIRE), 1)) return g_process_device;
-  pthread_once(&g_pdev_once, process_device_init);
-  __atomic_store_n(&g_pdev_ready, 1, __ATOMIC_RELEASE);
+  mc_once(&g_pdev_once, &g_pdev_ready, process_device_init);
   return g_process_device;
 }
 
@@ -258,7 +257,7 @@ mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {
   CUcontext want = NULL;
   mc_status st = mc_device_context(device, &want);
   if (MC_FAILED(st)) return st;
-  push_run *run = MC_TLS_ADDR(tl_push); /* one look-up (stats.h) */
+  push_run *run = MC_TLS_ADDR(tl_push); /* one look-up (support/thread.h) */
   if (run->ctx != want || run->left == 0) {
     CUcontext cur = NULL;
     MC_CU_TRY("cuCtxGetCurrent", mc_cu.cuCtxGetCurrent(&cur));

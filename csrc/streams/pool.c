@@ -61,6 +61,7 @@
 #include "platform/driver.h"
 #include "streams/handle_map.h"
 #include "support/stats.h"
+#include "support/thread.h"
 
 #define TAG_STREAM 0xC5u
 #define TAG_EVENT 0xCEu

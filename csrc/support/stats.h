@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/thread.h"
+
 #define MC_STATS(X)                                                                           \
   X(module_loads, "mgpuModuleLoad/LoadJIT calls")                                            \
   X(module_hits, "loads answered from the cache (content verified or known unchanged)")     \
@@ -138,21 +140,7 @@ typedef struct mc_stats_block {
 } mc_stats_block;
 
 /* The calling thread's block; NULL until its first count (then mc_stats_block_slow). The
- * local-dynamic model (the variable is the library's own): a function reaches all of the
- * library's thread-local variables through one __tls_get_addr of the library's block, where the
- * default for an extern declaration in position-independent code (global-dynamic) makes one call
- * per access, ~15 per LLVM <= 20 launch (issue 21 item 2). */
-#define MC_TLS_LOCAL __attribute__((tls_model("local-dynamic")))
-
-/* The address of the thread-local variable `var`, looked up once: GCC's code for the
- * local-dynamic model would otherwise look it up again at each use in a function (it
- * rematerialises the address, one __tls_get_addr call each, rather than keep it in a register). */
-#define MC_TLS_ADDR(var)                                                                        \
-  ({                                                                                            \
-    __typeof__(&(var)) mc_tls_p_ = &(var);                                                      \
-    __asm__("" : "+r"(mc_tls_p_));                                                              \
-    mc_tls_p_;                                                                                  \
-  })
+ * local-dynamic model (support/thread.h). */
 extern _Thread_local mc_stats_block *mc_stats_tl MC_TLS_LOCAL;
 mc_stats_block *mc_stats_block_slow(void);
 /* Gauges, and every counter of a thread that could not get a block (no memory): atomic words. */
