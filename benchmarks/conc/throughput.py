@@ -14,8 +14,10 @@ and a C compiler.
 --diagnose adds the modes that locate a loss (issue 21; launch_threads.c says what each does):
 the driver loop with the context pushed and popped around each launch (what the stock wrapper and
 the library do in a thread without a current context: the driver's own cost of that work), the
-driver's graph launches from each thread (the graph path's bound under threads), and the cached
-modes in threads that made the primary context current first (no per-launch context push).
+driver's graph launches from each thread (the graph path's bound under threads), the cached
+modes in threads that made the primary context current first (no per-launch context push), the
+driver loop with no context current at all (the stream names it) and the cached modes with bare
+launches (MGPU_CACHED_BARE_LAUNCH=1: no push in a thread with no current context).
 """
 from __future__ import annotations
 
@@ -36,7 +38,12 @@ MODES = [("driver", "driver", False), ("cached", "mgpu", False), ("stock", "mgpu
          ("cached llvm19-load", "mgpu-load", False), ("stock llvm19-load", "mgpu-load", True)]
 DIAGNOSE = [("driver ctx push/pop", "driver-scoped", False), ("driver graph", "driver-graph", False),
             ("cached ctx current", "mgpu-current", False),
-            ("cached llvm19-load ctx current", "mgpu-load-current", False)]
+            ("cached llvm19-load ctx current", "mgpu-load-current", False),
+            ("driver no context", "driver-nocontext", False),
+            ("cached bare", "mgpu", False), ("cached llvm19-load bare", "mgpu-load", False)]
+# modes run with more of the library's switches set
+MODE_ENV = {"cached bare": {"MGPU_CACHED_BARE_LAUNCH": "1"},
+            "cached llvm19-load bare": {"MGPU_CACHED_BARE_LAUNCH": "1"}}
 
 
 def main() -> None:
@@ -73,6 +80,7 @@ def main() -> None:
                     env["LD_PRELOAD"] = str(Path(a.before).resolve())
                 if disable:
                     env["MGPU_CACHED_DISABLE"] = "1"
+                env.update(MODE_ENV.get(label, {}))
                 out = subprocess.run([str(exe), mode, str(BLOB), str(a.launches),
                                       *map(str, THREADS)], env=env, check=True,
                                      capture_output=True, text=True).stdout

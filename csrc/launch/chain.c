@@ -111,6 +111,8 @@ static struct {
   int exit_registered;
 } g_chain = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+int mc_chain_used; /* chain.h */
+
 int mc_chain_enabled(void) { return mc_config()->chain && mc_graph_enabled(); }
 
 /* ---- argument sizes ---- */
@@ -377,7 +379,7 @@ void mc_chain_load_verify(int device) {
     __atomic_fetch_or(&g_chain.verify_owed, bit, __ATOMIC_ACQ_REL);
 }
 
-void mc_chain_settle_verify(void) {
+void mc_chain_settle_verify_used(void) {
   if (!__atomic_load_n(&g_chain.verify_owed, __ATOMIC_ACQUIRE)) return;
   uint64_t owed = __atomic_exchange_n(&g_chain.verify_owed, 0, __ATOMIC_ACQ_REL);
   for (int d = 0; owed; ++d, owed >>= 1) /* no lock held: a recovery drops the pending launches */
@@ -410,17 +412,17 @@ static mc_status flush_unless(CUstream handle, int any) {
   return st;
 }
 
-mc_status mc_chain_flush(void) { return flush_unless(NULL, 1); }
+mc_status mc_chain_flush_used(void) { return flush_unless(NULL, 1); }
 
-mc_status mc_chain_flush_other(CUstream handle) { return flush_unless(handle, 0); }
+mc_status mc_chain_flush_other_used(CUstream handle) { return flush_unless(handle, 0); }
 
-static void chain_flush_at_exit(void) { (void)mc_chain_flush(); }
+static void chain_flush_at_exit(void) { (void)mc_chain_flush_used(); }
 
 /* The module cache's unload hook (module_cache.h): pending launches may use the kernels of the
  * modules about to be unloaded (a load that replaced or evicted a cached module flushes nothing
  * by itself), so they are submitted first; a failure is kept for the next call that flushes. */
-static void flush_before_unload(void) {
-  mc_status st = mc_chain_flush();
+static void flush_before_unload(void) { /* installed at the first deferred launch */
+  mc_status st = mc_chain_flush_used();
   if (!MC_FAILED(st)) return;
   pthread_mutex_lock(&g_chain.lock);
   if (!g_chain.has_unreported) {
@@ -469,6 +471,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
       }
     }
     append_locked(key, cf, d, pi, params);
+    __atomic_store_n(&mc_chain_used, 1, __ATOMIC_RELEASE); /* before pending (chain.h) */
     __atomic_store_n(&g_chain.pending, 1, __ATOMIC_RELEASE);
     MC_STAT_INC(chain_deferred);
   }
@@ -477,7 +480,8 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
   return deferrable;
 }
 
-int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d, void **params) {
+int mc_chain_append_used(CUstream handle, const void *key, const mc_graph_dims *d,
+                         void **params) {
   if (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE) ||
       __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) != handle)
     return 0;

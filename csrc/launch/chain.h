@@ -43,14 +43,31 @@ int mc_chain_enabled(void);
  * (the stock wrapper, had the reset come between its load and its launch, would have failed
  * that launch: the one difference, with chain replay on only). */
 void mc_chain_load_verify(int device);
+/* Set (under chain.c's lock, before the first launch is made pending) once the process deferred a
+ * launch, never reset: until then nothing is pending, owed or unreported, and the inline entry
+ * points below return without a call (one load: every launch and every entry point asks). */
+extern int mc_chain_used __attribute__((visibility("hidden")));
+static inline int mc_chain_quiet(void) {
+  return !__atomic_load_n(&mc_chain_used, __ATOMIC_ACQUIRE);
+}
+void mc_chain_settle_verify_used(void);
+mc_status mc_chain_flush_used(void);
+mc_status mc_chain_flush_other_used(CUstream handle);
+
 /* Make the checks owed, if any (one atomic load when none is). No lock held. */
-void mc_chain_settle_verify(void);
+static inline void mc_chain_settle_verify(void) {
+  if (!mc_chain_quiet()) mc_chain_settle_verify_used();
+}
 
 /* Submit whatever is pending (any stream). The status of the first failed driver call, if any. */
-mc_status mc_chain_flush(void);
+static inline mc_status mc_chain_flush(void) {
+  return mc_chain_quiet() ? MC_OK : mc_chain_flush_used();
+}
 
 /* Flush unless the pending launches are on `handle` (a launch on it is about to be deferred). */
-mc_status mc_chain_flush_other(CUstream handle);
+static inline mc_status mc_chain_flush_other(CUstream handle) {
+  return mc_chain_quiet() ? MC_OK : mc_chain_flush_other_used(handle);
+}
 
 /* Defer a launch of `cf` (identity `key`) on the library stream `handle`, in use through `use`
  * (its context current). 1: deferred (if it is the first pending launch, the chain takes over
@@ -67,7 +84,11 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
  * stream flushes first; the function handle is checked to be live (another thread may have
  * unloaded its module since the earlier launch). 1: deferred (the caller counts chain_deferred);
  * 0: take the full path (which may defer it too). */
-int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d, void **params);
+int mc_chain_append_used(CUstream handle, const void *key, const mc_graph_dims *d, void **params);
+static inline int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d,
+                                  void **params) {
+  return !mc_chain_quiet() && mc_chain_append_used(handle, key, d, params);
+}
 
 /* A reset primary context (context.h, mc_ctx_on_reset): drop the pending launches and forget
  * every chain exec (no driver call). */

@@ -36,15 +36,25 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
   if (MC_FAILED(st)) return st;
   int device = use.device;
   stream = use.stream;
+  /* A plain launch on one of the library's driver streams goes bare (context.h: no context
+   * pushed in a thread with none current, every other driver call of it settling first), but
+   * not where the graph path is about to be taken (a thread launching alone: the graph gate is
+   * asked here, once), which pushes anyway: the look at the current context would be extra. */
+  int chain = mc_chain_enabled();
+  int graph = mc_graph_enabled();
+  int alone = -1; /* the graph gate's answer (graph_launch.h), asked at most once per launch */
+  int bare = use.rec && (uintptr_t)stream > 2 && !has_cluster && !d->cooperative && !chain &&
+             !MC_TRACE_ON() && mc_backend() == MC_BACKEND_CUDA && mc_ctx_bare_enabled() &&
+             !(graph && (alone = mc_graph_launch_enter()));
   mc_ctx_scope scope;
-  st = mc_ctx_enter(device, &scope);
+  st = bare ? mc_ctx_enter_bare(device, &scope) : mc_ctx_enter(device, &scope);
   if (MC_FAILED(st)) {
     mc_stream_use_end(&use);
     return st;
   }
   CUfunction cf = NULL;
   int transient = 0; /* f's module is not cached: no graph exec or chain for it */
-  st = mc_function_prepare(f, device, d->smem, &cf, &transient);
+  st = mc_function_prepare(f, device, d->smem, &cf, &transient, &scope);
   if (MC_FAILED(st)) {
     mc_ctx_leave(&scope);
     mc_stream_use_end(&use);
@@ -61,7 +71,6 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
     /* Faults (context.h): while a device's context is suspect or broken, every launch takes
      * stock's path (cuLaunchKernel), so it reports what stock reports. */
     int ours = use.rec && !use.pinned && !extra && !transient && !mc_ctx_trouble();
-    int chain = mc_chain_enabled();
     /* A stream being captured (by the program, through the driver handle) gets stock's
      * cuLaunchKernel, captured into its graph: never a graph launch or a deferred launch. Asked
      * (cuStreamIsCapturing, ~67 ns on the H100) only where one of those paths would be taken. */
@@ -74,22 +83,31 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
      * program can enqueue on, query or synchronise a driver handle (pool.h: use.direct) behind
      * the library's back. */
     int defer = chain && ours && !use.direct;
-    if (defer && !CAPTURING() && mc_chain_defer(handle, &use, f, cf, &gd, params, &cst)) {
+#define SETTLED() (!MC_FAILED(mc_ctx_settle(&scope))) /* a bare launch's context, pushed now */
+    if (defer && SETTLED() && !CAPTURING() &&
+        mc_chain_defer(handle, &use, f, cf, &gd, params, &cst)) {
       r = 0; /* deferred */
     } else {
-      if (chain && !MC_FAILED(cst)) cst = mc_chain_flush(); /* anything pending goes first */
+      if (chain && !MC_FAILED(cst) && SETTLED()) cst = mc_chain_flush(); /* pending goes first */
       /* With the graph path on, a graph launch happens only when this thread made the previous
        * launch too (graph_launch.h); with it off, nothing is recorded. */
-      int graph = mc_graph_enabled();
-      int alone = graph && mc_graph_launch_enter();
+      if (alone < 0) alone = graph && mc_graph_launch_enter();
       if (ours && graph && !alone) MC_STAT_INC(graph_contended);
-      if (ours && alone && !mc_graph_launch_early(cf) && !CAPTURING() &&
-          mc_graph_launch(f, cf, stream, &gd, params, 1, NULL))
+      if (ours && alone && !mc_graph_launch_early(cf) && SETTLED() && !CAPTURING() &&
+          mc_graph_launch(f, cf, stream, &gd, params, 1, NULL)) {
         r = 0;
-      else
+      } else {
         r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
                                  gd.block[1], gd.block[2], gd.smem, stream, params, extra);
+        if (r == MC_CUDA_ERROR_INVALID_CONTEXT && scope.bare) { /* refused bare: pushed */
+          mc_ctx_bare_refused();
+          if (SETTLED())
+            r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
+                                     gd.block[1], gd.block[2], gd.smem, stream, params, extra);
+        }
+      }
     }
+#undef SETTLED
 #undef CAPTURING
     if (MC_FAILED(cst)) st = cst;
   } else if (has_cluster && mc_backend() == MC_BACKEND_HIP) { /* HIP has no clusters */

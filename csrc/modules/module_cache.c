@@ -1447,7 +1447,7 @@ int mc_function_live(const mc_function *f) {
 }
 
 mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out,
-                               int *transient) {
+                               int *transient, mc_ctx_scope *scope) {
   uint64_t h = (uint64_t)(uintptr_t)f;
   if (!h) { /* as stock: a NULL function goes to the driver, which reports it (stream path) */
     *out = NULL;
@@ -1464,7 +1464,8 @@ mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *
   *transient = (int)(__atomic_load_n(&w[FLAGS_WORD(n)], __ATOMIC_ACQUIRE) & FN_TRANSIENT);
   if (!mc_slot_still(&g_functions, h)) return MC_FAIL("mgpuLaunchKernel", MC_E_STALE_HANDLE);
   if (!cf) { /* first launch on this device: resolve every kernel of the module here */
-    mc_status st = resolve_for_launch(h, device);
+    mc_status st = scope ? mc_ctx_settle(scope) : MC_OK;
+    if (!MC_FAILED(st)) st = resolve_for_launch(h, device);
     if (MC_FAILED(st)) return st;
     cf = (CUfunction)(uintptr_t)__atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE);
     sm = __atomic_load_n(&w[SMEM_WORD(n, device)], __ATOMIC_ACQUIRE);
@@ -1473,7 +1474,8 @@ mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *
   }
   uint64_t gen = mc_slot_gen(h);
   if (smem > 0 && ((sm >> 32) != gen || (int64_t)(uint32_t)sm < smem)) {
-    mc_status st = raise_smem(h, w, device, smem, cf);
+    mc_status st = scope ? mc_ctx_settle(scope) : MC_OK;
+    if (!MC_FAILED(st)) st = raise_smem(h, w, device, smem, cf);
     if (MC_FAILED(st)) return st;
   }
   *out = cf;

@@ -77,13 +77,16 @@ mc_status mc_module_unload(mc_module *module);
 /* The function `name` of `module` (resolved once per module and name). */
 mc_status mc_module_get_function(mc_module *module, const char *name, mc_function **out);
 
-/* For a launch on `device`, whose context is current: validate `f`, give its CUfunction in that
- * context and make sure its dynamic shared memory limit admits `smem` bytes. *transient is set to
+/* For a launch on `device`, whose context is current (or owed: `scope`, when not NULL, is the
+ * launch's context scope, settled (context.h, mc_ctx_settle) before any driver call made here):
+ * validate `f`, give its CUfunction in that context and make sure its dynamic shared memory limit
+ * admits `smem` bytes. *transient is set to
  * 1 when f's module is not cached (module-scope state: blob_state.h): the next load of the blob
  * gives new handles, so nothing per function (graph execs, chains) is worth keeping for it.
  * A NULL `f` gives a NULL CUfunction (transient): the driver reports that launch, as stock's. */
+struct mc_ctx_scope;
 mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *out,
-                               int *transient);
+                               int *transient, struct mc_ctx_scope *scope);
 
 /* A function the cache calls (no lock held) before it unloads modules from the driver: chain
  * replay (chain.c) submits its pending launches, which may use their kernels, first. Set once,

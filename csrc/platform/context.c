@@ -253,6 +253,7 @@ static _Thread_local push_run tl_push;
 
 mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {
   scope->pushed = 0;
+  scope->bare = 0;
   *MC_TLS_ADDR(tl_last_device) = device;
   CUcontext want = NULL;
   mc_status st = mc_device_context(device, &want);
@@ -271,6 +272,45 @@ mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {
     --run->left;
   }
   MC_CU_TRY("cuCtxPushCurrent", mc_cu.cuCtxPushCurrent(want));
+  scope->pushed = 1;
+  return MC_OK;
+}
+
+static int g_bare_refused; /* atomic: the driver refused a bare launch once (never reset) */
+
+int mc_ctx_bare_enabled(void) {
+  return mc_config()->bare_launch && !__atomic_load_n(&g_bare_refused, __ATOMIC_RELAXED);
+}
+
+void mc_ctx_bare_refused(void) {
+  if (!__atomic_exchange_n(&g_bare_refused, 1, __ATOMIC_RELAXED))
+    mc_debug("the driver refused a launch with no context current: every launch pushes");
+}
+
+mc_status mc_ctx_enter_bare(int device, mc_ctx_scope *scope) {
+  scope->pushed = 0;
+  scope->bare = 0;
+  *MC_TLS_ADDR(tl_last_device) = device;
+  CUcontext want = NULL;
+  mc_status st = mc_device_context(device, &want);
+  if (MC_FAILED(st)) return st;
+  CUcontext cur = NULL;
+  MC_CU_TRY("cuCtxGetCurrent", mc_cu.cuCtxGetCurrent(&cur));
+  if (cur == want) return MC_OK;
+  if (!cur) {
+    scope->bare = 1;
+    scope->want = want;
+    return MC_OK;
+  }
+  MC_CU_TRY("cuCtxPushCurrent", mc_cu.cuCtxPushCurrent(want));
+  scope->pushed = 1;
+  return MC_OK;
+}
+
+mc_status mc_ctx_settle(mc_ctx_scope *scope) {
+  if (!scope->bare) return MC_OK;
+  scope->bare = 0;
+  MC_CU_TRY("cuCtxPushCurrent", mc_cu.cuCtxPushCurrent(scope->want));
   scope->pushed = 1;
   return MC_OK;
 }

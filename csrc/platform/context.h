@@ -46,8 +46,10 @@ mc_status mc_device_max_smem_optin(int device, int *bytes);
  * unknown (no such device, a failure, the HIP backend). */
 int mc_device_sm(int device);
 
-typedef struct mc_ctx_scope {
-  int pushed; /* 1 when mc_ctx_enter pushed a context that mc_ctx_leave must pop */
+typedef struct mc_ctx_scope { /* the caller's, on its stack */
+  int pushed;     /* 1 when a context was pushed that mc_ctx_leave must pop */
+  int bare;       /* mc_ctx_enter_bare found no context current and pushed none (yet) */
+  CUcontext want; /* the context mc_ctx_settle pushes while `bare` */
 } mc_ctx_scope;
 
 /* Fork handlers (the library registers them with pthread_atfork): prepare takes the locks, parent
@@ -65,6 +67,23 @@ void mc_context_fork_child(void);
 mc_status mc_ctx_enter(int device, mc_ctx_scope *scope);
 /* Restore the caller's current context. */
 void mc_ctx_leave(mc_ctx_scope *scope);
+
+/* Bare launches (MGPU_CACHED_BARE_LAUNCH=1, issue 21's threads): for a launch on one of the
+ * library's own driver streams of `device`, whose stream names its context. Asks which context is
+ * current (cuCtxGetCurrent, one thread-local read in the driver): the device's primary context,
+ * nothing to do; another one, pushed as mc_ctx_enter does; none, nothing is pushed and
+ * scope->bare is set: the driver runs a launch on a stream in the stream's context (CUDA 12 and
+ * 13: launch_threads.c's -nocontext probes), and the thread's current context is NULL before and
+ * after, as with the stock wrapper's push and pop. Every driver call of the launch other than its
+ * cuLaunchKernel on that stream calls mc_ctx_settle first, which pushes the context then (so the
+ * function look-up, the graph path and chain replay see it current). A driver that refuses the
+ * bare launch (CUDA_ERROR_INVALID_CONTEXT) gets the same launch again, pushed, and no more bare
+ * launches (mc_ctx_bare_refused). */
+mc_status mc_ctx_enter_bare(int device, mc_ctx_scope *scope);
+mc_status mc_ctx_settle(mc_ctx_scope *scope);
+void mc_ctx_bare_refused(void);
+/* Bare launches on (the switch set and the driver never refused one). */
+int mc_ctx_bare_enabled(void);
 
 /* ---- faults (issue 19 item 5): context resets and sticky errors ----
  *

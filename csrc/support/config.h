@@ -76,6 +76,9 @@
     "launches on the library's streams go through one-node graph execs (0: cuLaunchKernel)")     \
   X(graph_execs, COUNT, "MGPU_CACHED_GRAPH_EXECS", "8",                                            \
     "graph execs kept per driver stream, least recently used replaced (1 to 64)")             \
+  X(bare_launch, FLAG, "MGPU_CACHED_BARE_LAUNCH", "1",                                         \
+    "a launch on one of the library's streams in a thread with no current context pushes no "    \
+    "context (the stream names it; 0: pushed and popped, as stock)")                                \
   X(graph_after, COUNT, "MGPU_CACHED_GRAPH_AFTER", "4",                                            \
     "a kernel's exec is built at its Nth launch that finds none (its earlier launches take "      \
     "cuLaunchKernel: a later exec's build paid back after 3-4 launches on the H100; chain "       \

@@ -781,16 +781,33 @@ EXPORT long fake_live_execs(void) { return g_live_execs; }
 EXPORT long fake_last_arg(int i) { return (i >= 0 && i < GRAPH_MAXARGS) ? g_last_args[i] : -1; }
 
 static int valid_stream(CUstream s);
-static int launch_common(struct fake_func *f, CUstream s) {
-  if (!current()) return INVALID_CONTEXT;
+/* As the real driver (CUDA 12 / 13, launch_threads.c's -nocontext probes): a launch on a stream
+ * (not NULL, legacy or per-thread) with no context current runs in the stream's context
+ * (g_bare_launches counts them); FAKECUDA_BARE_REFUSED=1 refuses it (INVALID_CONTEXT), as a
+ * driver that requires a current context would. Lock held. */
+static long g_bare_launches;
+EXPORT long fake_bare_launches(void) { return g_bare_launches; }
+static int bare_refused(void) {
+  static int v = -1;
+  if (v < 0) v = getenv("FAKECUDA_BARE_REFUSED") && *getenv("FAKECUDA_BARE_REFUSED") == '1';
+  return v;
+}
+static int launch_common(struct fake_func *f, CUstream s, CUcontext *used) {
+  CUcontext cx = current();
+  if (!cx) {
+    if (!s || (uintptr_t)s <= 2 || !valid_stream(s) || bare_refused()) return INVALID_CONTEXT;
+    cx = s->ctx;
+    g_bare_launches++;
+  }
+  *used = cx;
   if (!f || f->magic != 0xF0 || f->lib->unloaded) return INVALID_HANDLE;
-  if (f->lib->magic == 0x11B && f->ctx != current()) return INVALID_CONTEXT;
+  if (f->lib->magic == 0x11B && f->ctx != cx) return INVALID_CONTEXT;
   if (s && !valid_stream(s)) return INVALID_HANDLE;
   /* as the real driver (seen on two H200s): a function of one device's context on a stream of
    * another's is rejected */
   if (s && (uintptr_t)s > 2 && f->ctx && s->ctx != f->ctx) return INVALID_HANDLE;
-  if (fake_ctx_error(current())) return fake_ctx_error(current()); /* reset */
-  if (fake_obj_error(f)) return fake_obj_error(f);                 /* reset */
+  if (fake_ctx_error(cx)) return fake_ctx_error(cx); /* reset */
+  if (fake_obj_error(f)) return fake_obj_error(f);   /* reset */
   if (fake_obj_error(s)) return fake_obj_error(s);                 /* reset */
   fake_launched(f);                                                /* reset: k_assert */
   g_last_stream = s;
@@ -805,7 +822,8 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned 
   BEGIN(cuLaunchKernel);
   if (cap_absorb(s)) RETURN(0); /* fake_capture.h */
   (void)extra;
-  int r = launch_common((struct fake_func *)f, s);
+  CUcontext cx = NULL;
+  int r = launch_common((struct fake_func *)f, s, &cx);
   if (r) RETURN(r);
   if (smem_refused(f, smem)) RETURN(INVALID_VALUE); /* modcache */
   if (exec_on()) x_launch(((struct fake_func *)f)->lib->names[((struct fake_func *)f)->index], params, s, current());
@@ -823,7 +841,8 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **p
   BEGIN(cuLaunchKernelEx);
   if (cap_absorb(c->hStream)) RETURN(0); /* fake_capture.h */
   (void)params, (void)extra;
-  int r = launch_common((struct fake_func *)f, c->hStream);
+  CUcontext cx = NULL;
+  int r = launch_common((struct fake_func *)f, c->hStream, &cx);
   if (r) RETURN(r);
   if (smem_refused(f, c->sharedMemBytes)) RETURN(INVALID_VALUE); /* modcache */
   if (exec_on()) x_launch(((struct fake_func *)f)->lib->names[((struct fake_func *)f)->index], params, c->hStream, current());
@@ -1173,7 +1192,8 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
   if (!valid_exec(x)) RETURN(INVALID_HANDLE);
   RS_CHECK(fake_obj_error(x)); /* reset */
   for (int i = 0; i < x->n; ++i) {
-    int r = launch_common(x->nodes[i].func, s);
+    CUcontext cx = NULL; /* the library pushes before every graph launch: a bare one is an error */
+    int r = current() ? launch_common(x->nodes[i].func, s, &cx) : INVALID_CONTEXT;
     if (r) RETURN(r);
     memset(g_last_launch, 0, sizeof g_last_launch);
     for (int k = 0; k < 7; ++k) g_last_launch[k] = x->nodes[i].dims[k];

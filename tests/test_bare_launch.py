@@ -1,0 +1,124 @@
+"""Bare launches (MGPU_CACHED_BARE_LAUNCH=1, issue 21's threads; csrc/platform/context.h): a launch
+on one of the library's streams, in a thread with no current context, makes one cuCtxGetCurrent and
+its cuLaunchKernel, no push and no pop; the thread's current context is the same after every call
+as before it. Every other driver call of such a launch (the kernel's first resolution, a shared
+memory raise, the graph path) runs with the context pushed; a driver that refuses the bare launch
+gets the same launch again, pushed, and no bare launch after it. The fake driver runs a launch on
+a stream in the stream's context when none is current (as the CUDA 12 / 13 driver does) and counts
+those (fake_bare_launches); FAKECUDA_BARE_REFUSED=1 makes it refuse them."""
+
+import ctypes
+
+from conftest import GRAPH_EAGER, blob_buffer, ptx
+from test_call_counts import calls
+
+BARE = {"MGPU_CACHED_BARE_LAUNCH": "1", "MGPU_CACHED_GRAPH": "0"}
+PUSH, POP, GET = "cuCtxPushCurrent", "cuCtxPopCurrent", "cuCtxGetCurrent"
+
+
+def setup(rt, *names):
+    rt.fake.fake_bare_launches.restype = ctypes.c_long
+    m = rt.mgpuModuleLoad(blob_buffer(ptx(*(names or ("k",)))), 0)
+    fns = [rt.mgpuModuleGetFunction(m, n.encode()) for n in (names or ("k",))]
+    s = rt.mgpuStreamCreate()
+    rt.launch(fns[0], stream=s)  # the first launch: whatever it resolves
+    rt.mgpuStreamSynchronize(s)
+    return fns, s
+
+
+def test_a_launch_on_a_library_stream_pushes_no_context(make_runtime):
+    rt = make_runtime(env=BARE)
+    (f,), s = setup(rt)
+    before = rt.fake.fake_bare_launches()
+    assert calls(rt, lambda: rt.launch(f, stream=s)) == {GET: 1, "cuLaunchKernel": 1}
+    assert rt.fake.fake_bare_launches() == before + 1
+    assert rt.fake.fake_current_context() is None  # as before the call
+    rt.mgpuStreamSynchronize(s)
+    # the default: the stock wrapper's push and pop around the launch, the same kernel launched
+    rt2 = make_runtime(env={"MGPU_CACHED_GRAPH": "0", "MGPU_CACHED_BARE_LAUNCH": "0"})
+    (f2,), s2 = setup(rt2)
+    got = calls(rt2, lambda: rt2.launch(f2, stream=s2))
+    assert got.get(PUSH) == got.get(POP) == got.get("cuLaunchKernel") == 1
+    assert rt2.fake.fake_bare_launches() == 0
+    assert rt.fake.fake_last_function() and rt2.fake.fake_last_function()
+
+
+def test_a_thread_with_the_primary_context_current_keeps_it(make_runtime):
+    rt = make_runtime(env=BARE)
+    (f,), s = setup(rt)
+    primary = rt.fake.fake_primary_context(0)
+    rt.fake.fake_set_current_context(primary)
+    before = rt.fake.fake_bare_launches()
+    assert calls(rt, lambda: rt.launch(f, stream=s)) == {GET: 1, "cuLaunchKernel": 1}
+    assert rt.fake.fake_bare_launches() == before  # it ran in the current context
+    assert rt.fake.fake_current_context() == primary
+    rt.fake.fake_set_current_context(None)
+
+
+def test_a_thread_with_another_context_current_gets_the_push_and_keeps_its_own(make_runtime):
+    rt = make_runtime(env=BARE)
+    (f,), s = setup(rt)
+    other = 0x1234  # some other context of the caller's (the fake never dereferences it)
+    rt.fake.fake_set_current_context(other)
+    before = rt.fake.fake_bare_launches()
+    assert calls(rt, lambda: rt.launch(f, stream=s)) == {GET: 1, PUSH: 1, "cuLaunchKernel": 1,
+                                                           POP: 1}
+    assert rt.fake.fake_bare_launches() == before
+    assert rt.fake.fake_current_context() == other
+    rt.fake.fake_set_current_context(None)
+
+
+def test_the_null_stream_and_foreign_streams_are_pushed(make_runtime):
+    rt = make_runtime(env=BARE)
+    (f,), _ = setup(rt)
+    before = rt.fake.fake_bare_launches()
+    got = calls(rt, lambda: rt.launch(f, stream=None))
+    assert got.get(PUSH) == got.get(POP) == got.get("cuLaunchKernel") == 1
+    assert rt.fake.fake_bare_launches() == before
+    assert rt.fake.fake_current_context() is None
+
+
+def test_the_first_resolution_and_a_shared_memory_raise_run_pushed(make_runtime):
+    rt = make_runtime(env=dict(BARE, FAKECUDA_CHECK_SMEM="1"))
+    rt.fake.fake_bare_launches.restype = ctypes.c_long
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k", "big")), 0)
+    big = rt.mgpuModuleGetFunction(m, b"big")
+    s = rt.mgpuStreamCreate()
+    got = calls(rt, lambda: rt.launch(big, smem=96 << 10, stream=s))
+    assert got.get("cuFuncSetAttribute", 0) >= 1  # the raise, made in the pushed context
+    assert got.get(PUSH) == got.get(POP) == 1 and got["cuLaunchKernel"] == 1
+    assert rt.fake.fake_function_smem_limit(rt.fake.fake_last_function()) >= 96 << 10
+    assert rt.fake.fake_current_context() is None
+    # the limit now admits it: the next launch goes bare
+    before = rt.fake.fake_bare_launches()
+    assert calls(rt, lambda: rt.launch(big, smem=96 << 10, stream=s)) == {GET: 1,
+                                                                          "cuLaunchKernel": 1}
+    assert rt.fake.fake_bare_launches() == before + 1
+    rt.mgpuStreamSynchronize(s)
+
+
+def test_graph_launches_run_pushed(make_runtime):
+    rt = make_runtime(env=dict(GRAPH_EAGER, MGPU_CACHED_BARE_LAUNCH="1"))
+    (f,), s = setup(rt)
+    for _ in range(6):
+        got = calls(rt, lambda: rt.launch(f, stream=s))
+        assert got.get(PUSH) == got.get(POP) == 1, got  # the fake refuses a bare graph launch
+    assert rt.fake.count("cuGraphLaunch") >= 1 or rt.stats()["graph_launches"] >= 1
+    assert rt.fake.fake_current_context() is None
+    rt.mgpuStreamSynchronize(s)
+
+
+def test_a_driver_that_refuses_bare_launches_gets_them_pushed(make_runtime, capfd):
+    rt = make_runtime(env=dict(BARE, FAKECUDA_BARE_REFUSED="1"))
+    rt.fake.fake_bare_launches.restype = ctypes.c_long
+    f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0), b"k")
+    s = rt.mgpuStreamCreate()
+    first = calls(rt, lambda: rt.launch(f, stream=s))
+    # refused (CUDA_ERROR_INVALID_CONTEXT), then the same launch pushed
+    assert first == {GET: 1, "cuLaunchKernel": 2, PUSH: 1, POP: 1}
+    later = calls(rt, lambda: rt.launch(f, stream=s))
+    assert later.get(PUSH) == later.get(POP) == later.get("cuLaunchKernel") == 1  # no more tries
+    rt.mgpuStreamSynchronize(s)
+    assert rt.fake.fake_bare_launches() == 0
+    assert "failed" not in capfd.readouterr().err  # nothing reported: every launch ran
+    assert rt.fake.fake_current_context() is None
