@@ -20,6 +20,9 @@
  *              stream (cuGraphLaunch): the bound of the library's graph path under threads
  *   mgpu-current / mgpu-load-current   the mgpu modes in threads that made the primary context
  *              current first (cuCtxSetCurrent): the library then pushes no context per launch
+ *   driver-nocontext-checks   driver-nocontext with the two driver calls the library's bare
+ *              launch of LLVM <= 20 code makes beside it: cuCtxGetCurrent (is a context current?)
+ *              and cuCtxGetId (the module load's reset check, context.h): their bound under threads
  *   driver-nocontext / driver-graph-nocontext   a probe: cuLaunchKernel / cuGraphLaunch on the
  *              thread's stream with NO context current and none pushed (the stream names its
  *              context); whether the driver accepts that (else "failed: <code>" and exit 1) and
@@ -41,7 +44,7 @@ typedef int (*fn_t)();
 static fn_t cuInit_, cuDeviceGet_, cuDevicePrimaryCtxRetain_, cuCtxSetCurrent_, cuModuleLoadData_,
     cuModuleGetFunction_, cuStreamCreate_, cuStreamSynchronize_, cuStreamDestroy_,
     cuCtxPushCurrent_, cuCtxPopCurrent_, cuGraphCreate_, cuGraphAddKernelNode_,
-    cuGraphInstantiate_, cuGraphLaunch_;
+    cuGraphInstantiate_, cuGraphLaunch_, cuCtxGetCurrent_, cuCtxGetId_;
 
 /* CUDA 12's kernel node parameters (cuGraphAddKernelNode_v2), as csrc/platform/cuda_api.h. */
 typedef struct {
@@ -82,6 +85,7 @@ static void *worker(void *arg) {
   int bare = strstr(g_mode, "-nocontext") != NULL; /* no context current while launching */
   int driver = !strncmp(g_mode, "driver", 6), load = !strncmp(g_mode, "mgpu-load", 9);
   int current = strstr(g_mode, "-current") != NULL;
+  int checks = strstr(g_mode, "-checks") != NULL; /* cuCtxGetCurrent + cuCtxGetId per launch */
   if (driver) {
     CK(cuCtxSetCurrent_(g_ctx));
     CK(cuStreamCreate_(&s, 1));
@@ -107,6 +111,12 @@ static void *worker(void *arg) {
       CK(cuLaunchKernel_(g_dfunc, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
       CK(cuCtxPopCurrent_(&popped));
     } else if (driver) {
+      if (checks) {
+        void *cur = NULL;
+        unsigned long long id = 0;
+        CK(cuCtxGetCurrent_(&cur));
+        CK(cuCtxGetId_(g_ctx, &id));
+      }
       CK(cuLaunchKernel_(g_dfunc, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
     } else if (load) {
       void *m = mgpuModuleLoad(g_blob, g_len);
@@ -130,7 +140,7 @@ static void *worker(void *arg) {
 
 int main(int argc, char **argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: %s driver[-scoped|-graph|-nocontext|-graph-nocontext]|"
+    fprintf(stderr, "usage: %s driver[-scoped|-graph|-nocontext[-checks]|-graph-nocontext]|"
             "mgpu[-load][-current] BLOB LAUNCHES "
             "THREADS...\n", argv[0]);
     return 2;
@@ -165,6 +175,8 @@ int main(int argc, char **argv) {
   SYM(cuGraphAddKernelNode_, "cuGraphAddKernelNode_v2");
   SYM(cuGraphInstantiate_, "cuGraphInstantiateWithFlags");
   SYM(cuGraphLaunch_, "cuGraphLaunch");
+  SYM(cuCtxGetCurrent_, "cuCtxGetCurrent");
+  SYM(cuCtxGetId_, "cuCtxGetId");
   cuLaunchKernel_ = (int (*)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, void *, void **, void **))dlsym(h, "cuLaunchKernel");
   int dev = 0;

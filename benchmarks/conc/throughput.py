@@ -16,8 +16,9 @@ the driver loop with the context pushed and popped around each launch (what the 
 the library do in a thread without a current context: the driver's own cost of that work), the
 driver's graph launches from each thread (the graph path's bound under threads), the cached
 modes in threads that made the primary context current first (no per-launch context push), the
-driver loop with no context current at all (the stream names it) and the cached modes with bare
-launches (MGPU_CACHED_BARE_LAUNCH=1: no push in a thread with no current context).
+driver loop with no context current at all (the stream names it; "+ checks": with the
+cuCtxGetCurrent and cuCtxGetId the library's bare launches of LLVM <= 20 code make) and the cached
+modes with the context pushed and popped around each launch (MGPU_CACHED_BARE_LAUNCH=0).
 """
 from __future__ import annotations
 
@@ -40,10 +41,11 @@ DIAGNOSE = [("driver ctx push/pop", "driver-scoped", False), ("driver graph", "d
             ("cached ctx current", "mgpu-current", False),
             ("cached llvm19-load ctx current", "mgpu-load-current", False),
             ("driver no context", "driver-nocontext", False),
-            ("cached bare", "mgpu", False), ("cached llvm19-load bare", "mgpu-load", False)]
+            ("driver no context + checks", "driver-nocontext-checks", False),
+            ("cached pushed", "mgpu", False), ("cached llvm19-load pushed", "mgpu-load", False)]
 # modes run with more of the library's switches set
-MODE_ENV = {"cached bare": {"MGPU_CACHED_BARE_LAUNCH": "1"},
-            "cached llvm19-load bare": {"MGPU_CACHED_BARE_LAUNCH": "1"}}
+MODE_ENV = {"cached pushed": {"MGPU_CACHED_BARE_LAUNCH": "0"},
+            "cached llvm19-load pushed": {"MGPU_CACHED_BARE_LAUNCH": "0"}}
 
 
 def main() -> None:
