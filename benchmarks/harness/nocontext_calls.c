@@ -5,7 +5,10 @@
  * (cuCtxSetCurrent(NULL)), and the two results are printed side by side; then the cost of each
  * accepted call both ways (median of 7 batches of N calls, ns per call).
  *
- *   nocontext_calls FATBIN [N]     FATBIN: a blob with a kernel `empty` (no arguments)
+ *   nocontext_calls FATBIN [N [OP]]   FATBIN: a blob with a kernel `empty` (no arguments); OP:
+ *                                     only the call of that index (a call the driver crashes on
+ *                                     with no context current then ends that process only: the
+ *                                     run script runs each OP in its own process)
  *
  * Build: cc -O2 -I$CUDA/include nocontext_calls.c -lcuda
  */
@@ -118,6 +121,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   long n = argc > 2 ? atol(argv[2]) : 5000;
+  int only = argc > 3 ? atoi(argv[3]) : -1;
   FILE *f = fopen(argv[1], "rb");
   if (!f) return 2;
   static char image[1 << 22];
@@ -139,8 +143,11 @@ int main(int argc, char **argv) {
   CK(cuGraphAddKernelNode(&node, g, NULL, 0, &p));
   CK(cuGraphInstantiate(&exec, g, 0));
   int ok[OP_COUNT];
-  printf("%-40s %-28s %s\n", "call", "context current", "no context current");
+  if (only < 0) printf("%-40s %-28s %s\n", "call", "context current", "no context current");
   for (int i = 0; i < OP_COUNT; ++i) {
+    if (only >= 0 && i != only) continue;
+    printf("%-40s ", names[i]);
+    fflush(stdout); /* a crash below still names the call */
     CK(cuCtxSetCurrent(ctx));
     CUresult a = op(i);
     CK(cuStreamSynchronize(s));
@@ -149,11 +156,10 @@ int main(int argc, char **argv) {
     CK(cuCtxSetCurrent(ctx));
     CK(cuStreamSynchronize(s));
     ok[i] = a == CUDA_SUCCESS && b == CUDA_SUCCESS;
-    printf("%-40s %-28s %s\n", names[i], err(a), err(b));
+    printf("%-28s %s", err(a), err(b));
+    fflush(stdout);
+    if (ok[i]) printf("   ns per call, current %.1f, none %.1f", cost(i, 0, n), cost(i, 1, n));
+    printf("\n");
   }
-  printf("\n%-40s %12s %12s   (ns per call, median of 7 batches of %ld)\n", "call", "current",
-         "none", n);
-  for (int i = 0; i < OP_COUNT; ++i)
-    if (ok[i]) printf("%-40s %12.1f %12.1f\n", names[i], cost(i, 0, n), cost(i, 1, n));
   return 0;
 }
