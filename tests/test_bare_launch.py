@@ -97,13 +97,28 @@ def test_the_first_resolution_and_a_shared_memory_raise_run_pushed(make_runtime)
     rt.mgpuStreamSynchronize(s)
 
 
-def test_graph_launches_run_pushed(make_runtime):
+def test_graph_launches_go_bare_and_builds_and_updates_run_pushed(make_runtime):
+    """The graph path: the exec's build (cuGraphInstantiate) and a node update run with the context
+    pushed (the fake refuses both with none current), the steady launch bare: its capture check,
+    the relaxed-mode bracket and cuGraphLaunch."""
     rt = make_runtime(env=dict(GRAPH_EAGER, MGPU_CACHED_BARE_LAUNCH="1"))
-    (f,), s = setup(rt)
-    for _ in range(6):
-        got = calls(rt, lambda: rt.launch(f, stream=s))
-        assert got.get(PUSH) == got.get(POP) == 1, got  # the fake refuses a bare graph launch
-    assert rt.fake.count("cuGraphLaunch") >= 1 or rt.stats()["graph_launches"] >= 1
+    rt.fake.fake_bare_launches.restype = ctypes.c_long
+    m = rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0)
+    f = rt.mgpuModuleGetFunction(m, b"k")
+    s = rt.mgpuStreamCreate()
+    log = [calls(rt, lambda: rt.launch(f, stream=s)) for _ in range(4)]
+    built = [c for c in log if c.get("cuGraphInstantiate")]
+    assert len(built) == 1 and built[0].get(PUSH) == built[0].get(POP) == 1, log
+    steady = log[-1]
+    assert steady == {GET: 1, "cuStreamIsCapturing": 1, "cuThreadExchangeStreamCaptureMode": 2,
+                      "cuGraphLaunch": 1}, log
+    before = rt.fake.fake_bare_launches()
+    # other grid dimensions: the node is updated, pushed, and the launch goes on the graph path
+    got = calls(rt, lambda: rt.launch(f, stream=s, grid=(2, 1, 1)))
+    assert got.get("cuGraphExecKernelNodeSetParams") == 1 and got.get(PUSH) == got.get(POP) == 1
+    assert got.get("cuGraphLaunch") == 1 and "cuLaunchKernel" not in got
+    assert rt.fake.fake_bare_launches() == before  # pushed by then
+    assert rt.stats()["graph_launches"] >= 2 and rt.stats()["graph_disabled_functions"] == 0
     assert rt.fake.fake_current_context() is None
     rt.mgpuStreamSynchronize(s)
 
@@ -122,3 +137,22 @@ def test_a_driver_that_refuses_bare_launches_gets_them_pushed(make_runtime, capf
     assert rt.fake.fake_bare_launches() == 0
     assert "failed" not in capfd.readouterr().err  # nothing reported: every launch ran
     assert rt.fake.fake_current_context() is None
+
+
+def test_a_driver_that_refuses_bare_graph_launches_keeps_the_graph_path(make_runtime, capfd):
+    rt = make_runtime(env={"MGPU_CACHED_GRAPH_AFTER": "1", "MGPU_CACHED_GRAPH_FIRST_AFTER": "0",
+                           "MGPU_CACHED_BARE_LAUNCH": "1", "FAKECUDA_BARE_REFUSED": "1"})
+    f = rt.mgpuModuleGetFunction(rt.mgpuModuleLoad(blob_buffer(ptx("k")), 0), b"k")
+    s = rt.mgpuStreamCreate()
+    first = calls(rt, lambda: rt.launch(f, stream=s))  # the exec built (pushed) and launched
+    assert first.get("cuGraphInstantiate") == 1 and first.get("cuGraphLaunch") == 1, first
+    # the first bare attempt: a graph launch, refused (CUDA_ERROR_INVALID_CONTEXT), then pushed
+    second = calls(rt, lambda: rt.launch(f, stream=s))
+    assert second.get("cuGraphLaunch") == 2 and second.get(PUSH) == second.get(POP) == 1, second
+    assert "cuLaunchKernel" not in second
+    later = calls(rt, lambda: rt.launch(f, stream=s))  # pushed from then on
+    assert later.get(PUSH) == later.get(POP) == later.get("cuGraphLaunch") == 1, later
+    rt.mgpuStreamSynchronize(s)
+    st = rt.stats()
+    assert st["graph_disabled_functions"] == 0 and st["graph_launches"] >= 2 and st["errors"] == 0
+    assert "failed" not in capfd.readouterr().err

@@ -238,7 +238,7 @@ static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **vi
         seg_launch *s = &g_chain.l[i];
         params_of(s, g_chain.args, params);
         int missing = 0;
-        if (mc_graph_launch(s->key, s->cf, stream, &s->d, params, 0, &missing)) continue;
+        if (mc_graph_launch(s->key, s->cf, stream, &s->d, params, 0, &missing, NULL)) continue;
         if (missing && !*prep && (*prep = malloc(sizeof **prep + s->pi->bytes)) != NULL) {
           prep_req *q = *prep;
           q->key = s->key;

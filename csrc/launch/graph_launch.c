@@ -54,6 +54,7 @@
 #include "platform/backend.h"
 #include "platform/capture.h"
 #include "support/config.h"
+#include "platform/context.h"
 #include "platform/driver.h"
 #include "support/stats.h"
 #include "support/thread.h"
@@ -623,7 +624,7 @@ static void graph_prepare(const void *key, CUfunction cf, CUstream stream, const
 }
 
 static int graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
-                        void **params, int build, int *missing) {
+                        void **params, int build, int *missing, mc_ctx_scope *scope) {
   g_stream *e = stream_entry(stream);
   if (!e || !try_busy(e)) return 0;
   int same = 0, count = 0;
@@ -657,6 +658,7 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
   if (i < 0 || another) {
     end_busy(e);
     int bad_input = 0;
+    if (scope && MC_FAILED(mc_ctx_settle(scope))) return 0; /* a bare launch: pushed now */
     g_exec *x = exec_build(key, cf, d, params, &bad_input); /* no lock held across it */
     if (!x) {
       if (!bad_input) disable(cf);
@@ -694,12 +696,18 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
     } else {
       CUDA_KERNEL_NODE_PARAMS p;
       mc_graph_node_params(&p, cf, d, params);
+      if (scope && MC_FAILED(mc_ctx_settle(scope))) goto fail_inflight; /* bare: pushed now */
       if (mc_cu.cuGraphExecKernelNodeSetParams(x->exec, x->node, &p) != 0) goto fail_inflight;
       remember_values(x, d, params, 1);
       MC_STAT_INC_IN(sb, graph_updates);
     }
   }
-  if (mc_cu.cuGraphLaunch(x->exec, stream) != 0) goto fail_inflight;
+  CUresult lr = mc_cu.cuGraphLaunch(x->exec, stream);
+  if (lr == MC_CUDA_ERROR_INVALID_CONTEXT && scope && scope->bare) { /* refused bare: pushed */
+    mc_ctx_bare_refused();
+    if (!MC_FAILED(mc_ctx_settle(scope))) lr = mc_cu.cuGraphLaunch(x->exec, stream);
+  }
+  if (lr != 0) goto fail_inflight;
   if (counted) __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
   x->last_use = ++e->tick;
   end_busy(e);
@@ -708,6 +716,7 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
   return 1;
 fail_inflight: /* nothing was enqueued: drop the exec, send the function down the stream path */
   if (counted) __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
+  if (scope) (void)mc_ctx_settle(scope); /* the exec is destroyed in its context */
   remove_exec(e, i);
   end_busy(e);
   graph_exec_free(x);
@@ -742,12 +751,12 @@ int mc_graph_launch_early(CUfunction cf) {
 }
 
 int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
-                    void **params, int build, int *missing) {
+                    void **params, int build, int *missing, mc_ctx_scope *scope) {
   if (missing) *missing = 0;
   if (!stream || !mc_graph_enabled() || is_disabled(cf)) return 0;
   mc_relaxed r;
   mc_relaxed_enter(&r);
-  int done = graph_launch(key, cf, stream, d, params, build, missing);
+  int done = graph_launch(key, cf, stream, d, params, build, missing, scope);
   mc_relaxed_leave(&r);
   return done;
 }

@@ -63,11 +63,15 @@ int mc_graph_enabled(void);
 int mc_graph_launch_early(CUfunction cf);
 /* Launch `cf` (whose identity for the cache is `key`: the library's never-reused function
  * handle) on the library's driver stream `stream` through that stream's exec for it, the
- * function's device context current. 1: launched. 0: nothing enqueued, launch it as before.
- * build = 0 (the caller holds a lock): no exec is made here; *missing (if given) is set when
- * none exists yet, and mc_graph_prepare can make it once the lock is released. */
+ * function's device context current, or owed: `scope`, when not NULL, is a bare launch's context
+ * scope (context.h), settled before an exec is made or updated; its cuGraphLaunch runs bare (a
+ * driver refusing that gets it again, pushed: mc_ctx_bare_refused). 1: launched. 0: nothing
+ * enqueued, launch it as before. build = 0 (the caller holds a lock): no exec is made here;
+ * *missing (if given) is set when none exists yet, and mc_graph_prepare can make it once the lock
+ * is released. */
+struct mc_ctx_scope;
 int mc_graph_launch(const void *key, CUfunction cf, CUstream stream, const mc_graph_dims *d,
-                    void **params, int build, int *missing);
+                    void **params, int build, int *missing, struct mc_ctx_scope *scope);
 
 /* While the graph path is on, every launch of the cached mode calls this first (launch.c),
  * whichever path it takes. It returns 1 when the process's last few launches (graph_launch.c:

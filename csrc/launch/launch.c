@@ -36,16 +36,13 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
   if (MC_FAILED(st)) return st;
   int device = use.device;
   stream = use.stream;
-  /* A plain launch on one of the library's driver streams goes bare (context.h: no context
-   * pushed in a thread with none current, every other driver call of it settling first), but
-   * not where the graph path is about to be taken (a thread launching alone: the graph gate is
-   * asked here, once), which pushes anyway: the look at the current context would be extra. */
+  /* A launch on one of the library's driver streams goes bare (context.h): no context pushed
+   * in a thread with none current; its cuLaunchKernel, or its graph path's capture check and
+   * cuGraphLaunch, run so, every other driver call of it settles the push first. */
   int chain = mc_chain_enabled();
-  int graph = mc_graph_enabled();
-  int alone = -1; /* the graph gate's answer (graph_launch.h), asked at most once per launch */
+  /* (GPU trace spans enter the context for their events themselves: trace_gpu.c) */
   int bare = use.rec && (uintptr_t)stream > 2 && !has_cluster && !d->cooperative && !chain &&
-             !MC_TRACE_ON() && mc_backend() == MC_BACKEND_CUDA && mc_ctx_bare_enabled() &&
-             !(graph && (alone = mc_graph_launch_enter()));
+             mc_backend() == MC_BACKEND_CUDA && mc_ctx_bare_enabled();
   mc_ctx_scope scope;
   st = bare ? mc_ctx_enter_bare(device, &scope) : mc_ctx_enter(device, &scope);
   if (MC_FAILED(st)) {
@@ -91,10 +88,11 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
       if (chain && !MC_FAILED(cst) && SETTLED()) cst = mc_chain_flush(); /* pending goes first */
       /* With the graph path on, a graph launch happens only when this thread made the previous
        * launch too (graph_launch.h); with it off, nothing is recorded. */
-      if (alone < 0) alone = graph && mc_graph_launch_enter();
+      int graph = mc_graph_enabled();
+      int alone = graph && mc_graph_launch_enter();
       if (ours && graph && !alone) MC_STAT_INC(graph_contended);
-      if (ours && alone && !mc_graph_launch_early(cf) && SETTLED() && !CAPTURING() &&
-          mc_graph_launch(f, cf, stream, &gd, params, 1, NULL)) {
+      if (ours && alone && !mc_graph_launch_early(cf) && !CAPTURING() &&
+          mc_graph_launch(f, cf, stream, &gd, params, 1, NULL, &scope)) {
         r = 0;
       } else {
         r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],

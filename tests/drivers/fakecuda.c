@@ -1140,6 +1140,7 @@ EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *pn, CUgraph g, const CUgrap
 }
 EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned long long flags) {
   BEGIN(cuGraphInstantiate);
+  if (!current()) RETURN(INVALID_CONTEXT); /* the library pushes first (bare launches: context.h) */
   if (!valid_graph(g) || flags) RETURN(INVALID_VALUE);
   CUgraphExec x = calloc(1, sizeof *x);
   x->magic = 0x6E;
@@ -1162,6 +1163,7 @@ EXPORT CUresult cuGraphExecDestroy(CUgraphExec x) {
 EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec x, CUgraphNode n,
                                                   const CUDA_KERNEL_NODE_PARAMS *p) {
   BEGIN(cuGraphExecKernelNodeSetParams);
+  if (!current()) RETURN(INVALID_CONTEXT); /* as cuGraphInstantiate */
   if (!valid_exec(x)) RETURN(INVALID_HANDLE);
   struct fake_node *gn = (struct fake_node *)n;
   long i = gn - x->from->nodes;
@@ -1192,8 +1194,8 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec x, CUstream s) {
   if (!valid_exec(x)) RETURN(INVALID_HANDLE);
   RS_CHECK(fake_obj_error(x)); /* reset */
   for (int i = 0; i < x->n; ++i) {
-    CUcontext cx = NULL; /* the library pushes before every graph launch: a bare one is an error */
-    int r = current() ? launch_common(x->nodes[i].func, s, &cx) : INVALID_CONTEXT;
+    CUcontext cx = NULL; /* with no context current: the stream's (launch_common) */
+    int r = launch_common(x->nodes[i].func, s, &cx);
     if (r) RETURN(r);
     memset(g_last_launch, 0, sizeof g_last_launch);
     for (int k = 0; k < 7; ++k) g_last_launch[k] = x->nodes[i].dims[k];
