@@ -9,7 +9,12 @@
  *   driver     the CUDA driver directly (cuLaunchKernel on a module loaded once): the reference
  *   mgpu       mgpuLaunchKernel with a function resolved once (what any caller pays per launch)
  *   mgpu-load  per launch what LLVM <= 20 code does: mgpuModuleLoad, mgpuModuleGetFunction,
- *              mgpuLaunchKernel, mgpuModuleUnload (the module cache's hit path under threads)
+ *              mgpuLaunchKernel, mgpuModuleUnload (the module cache's hit path under threads),
+ *              the blob read from BLOB into the heap, as the JIT runner has it (each hit compares
+ *              its bytes)
+ *   mgpu-load-exe  the same with the blob in this executable's .rodata, where a program linked
+ *              from MLIR's AOT object has it (never compared): linked in between the symbols
+ *              chain_blob_start / chain_blob_end (throughput.py assembles them from BLOB)
  * The mgpu modes use whatever libmgpu_cached does (MGPU_CACHED_DISABLE=1: the stock behaviour).
  * Modes that locate a loss (issue 21), each the driver loop or an mgpu mode with one thing changed:
  *   driver-scoped  the driver loop in a thread with no current context, the primary context
@@ -41,6 +46,8 @@
 #include "../../csrc/include/mgpu_abi.h"
 
 typedef int (*fn_t)();
+extern const char chain_blob_start[] __attribute__((weak)); /* mgpu-load-exe's blob */
+extern const char chain_blob_end[] __attribute__((weak));
 static fn_t cuInit_, cuDeviceGet_, cuDevicePrimaryCtxRetain_, cuCtxSetCurrent_, cuModuleLoadData_,
     cuModuleGetFunction_, cuStreamCreate_, cuStreamSynchronize_, cuStreamDestroy_,
     cuCtxPushCurrent_, cuCtxPopCurrent_, cuGraphCreate_, cuGraphAddKernelNode_,
@@ -155,6 +162,11 @@ int main(int argc, char **argv) {
   if (fread(g_blob, 1, g_len, fp) != g_len) return 2;
   fclose(fp);
   g_launches = atol(argv[3]);
+  if (strstr(g_mode, "-exe")) { /* the linked copy in .rodata instead of the heap's */
+    if (!chain_blob_start || !chain_blob_end) return 2;
+    g_blob = (void *)chain_blob_start;
+    g_len = (size_t)(chain_blob_end - chain_blob_start);
+  }
   /* the driver: the reference loop's, and the primary context the -current modes make current
    * (the one the library retains too) */
   void *h = dlopen("libcuda.so.1", RTLD_NOW);

@@ -18,7 +18,9 @@ driver's graph launches from each thread (the graph path's bound under threads),
 modes in threads that made the primary context current first (no per-launch context push), the
 driver loop with no context current at all (the stream names it; "+ checks": with the
 cuCtxGetCurrent and cuCtxGetId the library's bare launches of LLVM <= 20 code make) and the cached
-modes with the context pushed and popped around each launch (MGPU_CACHED_BARE_LAUNCH=0).
+modes with the context pushed and popped around each launch (MGPU_CACHED_BARE_LAUNCH=0), and the
+load-per-launch shape with the blob in the executable's .rodata ("exe", as in a program linked
+from MLIR's AOT object; the other load shape reads it into the heap, as the JIT runner has it).
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ DIAGNOSE = [("driver ctx push/pop", "driver-scoped", False), ("driver graph", "d
             ("cached llvm19-load ctx current", "mgpu-load-current", False),
             ("driver no context", "driver-nocontext", False),
             ("driver no context + checks", "driver-nocontext-checks", False),
-            ("cached pushed", "mgpu", False), ("cached llvm19-load pushed", "mgpu-load", False)]
+            ("cached pushed", "mgpu", False), ("cached llvm19-load pushed", "mgpu-load", False),
+            ("cached llvm19-load exe", "mgpu-load-exe", False)]
 # modes run with more of the library's switches set
 MODE_ENV = {"cached pushed": {"MGPU_CACHED_BARE_LAUNCH": "0"},
             "cached llvm19-load pushed": {"MGPU_CACHED_BARE_LAUNCH": "0"}}
@@ -70,9 +73,15 @@ def main() -> None:
         modes = [m for m in modes if m[0] in keep]
     with tempfile.TemporaryDirectory() as d:
         exe = Path(d) / "launch_threads"
+        # the blob linked into .rodata too, for mgpu-load-exe (as chains.py's 19exe shape)
+        asm = Path(d) / "blob_exe.S"
+        asm.write_text('\t.section .rodata\n\t.balign 16\n\t.globl chain_blob_start\n'
+                       f'chain_blob_start:\n\t.incbin "{BLOB.resolve()}"\n'
+                       '\t.globl chain_blob_end\nchain_blob_end:\n'
+                       '\t.section .note.GNU-stack,"",@progbits\n')
         subprocess.run(["cc", "-std=c11", "-O2", "-pthread", "-o", str(exe),
-                        str(HERE / "launch_threads.c"), *mgpu_cached.ldflags_list(), "-ldl"],
-                       check=True)
+                        str(HERE / "launch_threads.c"), str(asm), *mgpu_cached.ldflags_list(),
+                        "-ldl"], check=True)
         res: dict = {}
         for _ in range(a.reps):
             for label, mode, disable in modes:
