@@ -15,8 +15,13 @@
 
 typedef enum { MC_BACKEND_NONE = 0, MC_BACKEND_CUDA = 1, MC_BACKEND_HIP = 2 } mc_backend_id;
 
-/* The chosen backend (MC_BACKEND_NONE until a driver loaded, or if none could be). No loading. */
-mc_backend_id mc_backend(void);
+/* The chosen backend (MC_BACKEND_NONE until a driver loaded, or if none could be). No loading.
+ * Inline, one load: mc_backend_loaded is the backend once its driver loaded, else 0 (driver.c
+ * stores it with release after the symbol table is filled). */
+extern int mc_backend_loaded __attribute__((visibility("hidden")));
+static inline mc_backend_id mc_backend(void) {
+  return (mc_backend_id)__atomic_load_n(&mc_backend_loaded, __ATOMIC_ACQUIRE);
+}
 
 /* "cuda" or "hip" (the one loaded, else the one MGPU_CACHED_BACKEND asks for), or "none".
  * No loading. */

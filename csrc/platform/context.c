@@ -251,13 +251,24 @@ typedef struct {
 } push_run;
 static _Thread_local push_run tl_push;
 
+/* mc_device_context's answer once the device's context is retained (one load and a bound
+ * check, inline on the enter paths); NULL: ask mc_device_context. */
+static inline CUcontext ctx_ready(int device) {
+  if (__atomic_load_n(&g_init_state, __ATOMIC_ACQUIRE) != INIT_DONE || device < 0 ||
+      device >= g_device_count)
+    return NULL;
+  return __atomic_load_n(&g_ctx[device], __ATOMIC_ACQUIRE);
+}
+
 mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {
   scope->pushed = 0;
   scope->bare = 0;
   *MC_TLS_ADDR(tl_last_device) = device;
-  CUcontext want = NULL;
-  mc_status st = mc_device_context(device, &want);
-  if (MC_FAILED(st)) return st;
+  CUcontext want = ctx_ready(device);
+  if (!want) {
+    mc_status st = mc_device_context(device, &want);
+    if (MC_FAILED(st)) return st;
+  }
   push_run *run = MC_TLS_ADDR(tl_push); /* one look-up (support/thread.h) */
   if (run->ctx != want || run->left == 0) {
     CUcontext cur = NULL;
@@ -291,9 +302,11 @@ mc_status mc_ctx_enter_bare(int device, mc_ctx_scope *scope) {
   scope->pushed = 0;
   scope->bare = 0;
   *MC_TLS_ADDR(tl_last_device) = device;
-  CUcontext want = NULL;
-  mc_status st = mc_device_context(device, &want);
-  if (MC_FAILED(st)) return st;
+  CUcontext want = ctx_ready(device);
+  if (!want) {
+    mc_status st = mc_device_context(device, &want);
+    if (MC_FAILED(st)) return st;
+  }
   CUcontext cur = NULL;
   MC_CU_TRY("cuCtxGetCurrent", mc_cu.cuCtxGetCurrent(&cur));
   if (cur == want) return MC_OK;

@@ -15,7 +15,8 @@ mc_cuda_fns mc_cu;                          /* written once under g_driver_once 
 mc_cuda_extra_fns mc_cu_extra;              /* written once under g_driver_once */
 static pthread_once_t g_driver_once = PTHREAD_ONCE_INIT;
 static int g_loaded;                        /* 1 after a successful load, written under g_driver_once */
-static int g_backend;                       /* mc_backend_id, written under g_driver_once */
+int mc_backend_loaded; /* backend.h: the mc_backend_id once its driver loaded, else 0; written
+                          once under g_driver_once, with release */
 static char g_error[1024];                  /* why the load failed, written under g_driver_once */
 
 /* dlopen the CUDA driver and resolve both tables. 0, or -1 with the reason in err. */
@@ -51,8 +52,9 @@ static int cuda_has_devices(void) {
 
 static void choose(int backend) {
   if (backend == MC_BACKEND_HIP) mc_hip_install_adapters(&mc_cu, &mc_cu_extra);
-  g_backend = backend;
-  /* The library handles are never closed: entry points stay valid until the process ends. */
+  /* The library handles are never closed: entry points stay valid until the process ends. The
+   * backend is published first: whoever sees the driver loaded sees its backend. */
+  __atomic_store_n(&mc_backend_loaded, backend, __ATOMIC_RELEASE); /* backend.h */
   __atomic_store_n(&g_loaded, 1, __ATOMIC_RELEASE);
 }
 
@@ -114,9 +116,6 @@ const char *mc_driver_path(void) {
   return cfg->driver_path;
 }
 
-mc_backend_id mc_backend(void) {
-  return mc_driver_loaded() ? (mc_backend_id)g_backend : MC_BACKEND_NONE;
-}
 
 const char *mc_backend_name(void) {
   switch (mc_backend()) {

@@ -65,7 +65,6 @@ static unsigned char g_explicit[MC_CFG_COUNT]; /* set to a valid value; written 
 static char g_text[MC_CFG_COUNT][48];        /* value in use as text (not PATH); under g_config_once */
 static char g_default[MC_CFG_COUNT][48];     /* default as text (CHOICE: the first); constant */
 static pthread_once_t g_config_once = PTHREAD_ONCE_INIT;
-static int g_disabled_cached = -1;           /* copy of g_config.disabled for the hot path */
 
 /* ---- parsers: 0 and the value, or -1 (malformed) or -2 (out of range) ---- */
 
@@ -291,7 +290,6 @@ static void read_environment(void) {
     }
   }
   report_unknown_names();
-  __atomic_store_n(&g_disabled_cached, g_config.disabled, __ATOMIC_RELEASE);
   __atomic_store_n(&mc_config_ready_, &g_config, __ATOMIC_RELEASE);
 }
 
@@ -312,11 +310,6 @@ int mc_config_is_set(mc_config_var var) {
   return v && *v;
 }
 
-int mc_disabled(void) {
-  int d = __atomic_load_n(&g_disabled_cached, __ATOMIC_ACQUIRE);
-  if (d >= 0) return d;
-  return mc_config()->disabled;
-}
 
 /* ---- the exported description (include/mgpu_cached.h) ---- */
 

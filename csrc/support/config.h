@@ -209,7 +209,8 @@ int mc_config_explicit(mc_config_var var);
  * constructor, which reads the configuration at load only when the trace is asked for). */
 int mc_config_is_set(mc_config_var var);
 
-/* True when MGPU_CACHED_DISABLE is set: the hot-path test of every ABI entry point. */
-int mc_disabled(void);
+/* True when MGPU_CACHED_DISABLE is set: the hot-path test of every ABI entry point (inline: one
+ * load once the configuration was read). */
+static inline int mc_disabled(void) { return mc_config()->disabled; }
 
 #endif
