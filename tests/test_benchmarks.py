@@ -461,16 +461,18 @@ def _fake_instructions():
 def test_launch_paths_look_thread_locals_up_once_per_call(fake_driver_build):
     """Issue 21 (fourth session of 2026-11-26): the library's calls to __tls_get_addr per
     iteration of the README's synchronous program, counted under callgrind against the fake
-    driver: ~20 with LLVM 19 code (load, look-up, create, launch, sync, destroy, unload) and ~17
-    with LLVM 22 code; the code before measured 34 and 27 (GCC looked a thread-local up again at
-    each use). A count, not a time: the same on every run of a build."""
+    driver: 16 with LLVM 19 code (load, look-up, create, launch, sync, destroy, unload) and 14
+    with LLVM 22 code (fifth session: the default device and the context enter's state without
+    a look-up of their own; 20 and 17 before it); the code before the fourth session measured 34
+    and 27 (GCC looked a thread-local up again at each use). A count, not a time: the same on
+    every run of a build."""
     import shutil
     if CC is None or not shutil.which("valgrind"):
         pytest.skip("needs valgrind and a C compiler (valgrind counts the calls)")
     fi = _fake_instructions()
     res = fi.measure(["empty"], [19, 22], 100, str(mgpu_cached.libdir()), str(fake_driver_build))
-    assert res["empty 19"]["library tls calls"] <= 24, res
-    assert res["empty 22"]["library tls calls"] <= 20, res
+    assert res["empty 19"]["library tls calls"] <= 18, res
+    assert res["empty 22"]["library tls calls"] <= 16, res
     assert res["empty 19"]["library instructions"] > 0 and res["empty 22"]["instructions"] > 0
 
 

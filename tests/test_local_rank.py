@@ -94,3 +94,30 @@ def test_llvm22_module_loaded_before_main_lands_on_the_rank_device(tmp_path, fak
     p = subprocess.run([str(exe), "3"], env=env, capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "device stream=1 function=1", p.stdout + p.stderr
+
+
+def test_a_thread_that_sets_its_device_leaves_the_others_on_the_process_device(make_runtime):
+    """Until some thread calls mgpuSetDefaultDevice, no thread looks up its own default device
+    (context.c: g_any_thread_device); once one does, it gets its own device and the others keep
+    the process device, before and after."""
+    import threading
+    rt = make_runtime(devices=3, env={"MGPU_CACHED_DEVICE": "2"})
+    assert work_device(rt) == (2, 2)
+    out = []
+
+    def setter():
+        rt.mgpuSetDefaultDevice(1)
+        out.append(work_device(rt))
+
+    t = threading.Thread(target=setter)
+    t.start()
+    t.join()
+    assert out == [(1, 1)]
+    assert work_device(rt) == (2, 2)  # this thread never set one
+    other = []
+    t = threading.Thread(target=lambda: other.append(work_device(rt)))
+    t.start()
+    t.join()
+    assert other == [(2, 2)]
+    rt.mgpuSetDefaultDevice(0)
+    assert work_device(rt) == (0, 0)

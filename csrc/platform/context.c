@@ -18,6 +18,7 @@ static _Thread_local struct {
   int device; /* this thread's default device, once set */
   int set;    /* mgpuSetDefaultDevice was called on this thread */
 } tl_dev;
+static int g_any_thread_device; /* atomic: some thread called mgpuSetDefaultDevice (never reset) */
 static pthread_once_t g_pdev_once = PTHREAD_ONCE_INIT;
 static int g_process_device;            /* default for threads that never set one; written once
                                            under g_pdev_once (MGPU_CACHED_DEVICE) */
@@ -104,6 +105,8 @@ int mc_thread_device(void) {
     int d = 0;
     if (mc_hip.hipGetDevice(&d) == 0) return d;
   }
+  /* No thread set a default device yet (most programs never do): no thread-local look-up. */
+  if (!__atomic_load_n(&g_any_thread_device, __ATOMIC_ACQUIRE)) return process_device();
   const __typeof__(tl_dev) *dev = MC_TLS_ADDR(tl_dev);
   if (dev->set) return dev->device;
   return process_device();
@@ -111,6 +114,7 @@ int mc_thread_device(void) {
 void mc_set_thread_device(int device) {
   tl_dev.device = device;
   tl_dev.set = 1;
+  __atomic_store_n(&g_any_thread_device, 1, __ATOMIC_RELEASE); /* after this thread's own */
 }
 
 void mc_hip_set_default_device(int device) {
@@ -237,19 +241,22 @@ int mc_device_sm(int device) {
   return v;
 }
 
-static _Thread_local int tl_last_device; /* the device this thread last entered (faults) */
 
 /* Threads whose programs keep no context current (a launch from a thread of their own, as in
  * benchmarks/conc/launch_threads.c) push at every enter: the driver's cuCtxGetCurrent before each
  * push is a call stock does not make. After a look found another context current (or none), the
- * thread pushes `tl_push.ctx` straight away for CTX_PUSH_RUN enters, then looks again (so a
+ * thread pushes `tl_ctx.push.ctx` straight away for CTX_PUSH_RUN enters, then looks again (so a
  * program that makes the context current later stops the pushes). Thread-local. */
 #define CTX_PUSH_RUN 256
 typedef struct {
   CUcontext ctx;  /* the context the last look did not find current; NULL: look */
   unsigned left;  /* enters into ctx that push without a look */
 } push_run;
-static _Thread_local push_run tl_push;
+/* This thread's enters: one thread-local look-up for both fields. */
+static _Thread_local struct {
+  int last_device; /* the device this thread last entered (faults) */
+  push_run push;   /* see above */
+} tl_ctx;
 
 /* mc_device_context's answer once the device's context is retained (one load and a bound
  * check, inline on the enter paths); NULL: ask mc_device_context. */
@@ -263,13 +270,14 @@ static inline CUcontext ctx_ready(int device) {
 mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {
   scope->pushed = 0;
   scope->bare = 0;
-  *MC_TLS_ADDR(tl_last_device) = device;
+  __typeof__(tl_ctx) *t = MC_TLS_ADDR(tl_ctx); /* one look-up (support/thread.h) */
+  t->last_device = device;
   CUcontext want = ctx_ready(device);
   if (!want) {
     mc_status st = mc_device_context(device, &want);
     if (MC_FAILED(st)) return st;
   }
-  push_run *run = MC_TLS_ADDR(tl_push); /* one look-up (support/thread.h) */
+  push_run *run = &t->push;
   if (run->ctx != want || run->left == 0) {
     CUcontext cur = NULL;
     MC_CU_TRY("cuCtxGetCurrent", mc_cu.cuCtxGetCurrent(&cur));
@@ -301,7 +309,7 @@ void mc_ctx_bare_refused(void) {
 mc_status mc_ctx_enter_bare(int device, mc_ctx_scope *scope) {
   scope->pushed = 0;
   scope->bare = 0;
-  *MC_TLS_ADDR(tl_last_device) = device;
+  MC_TLS_ADDR(tl_ctx)->last_device = device;
   CUcontext want = ctx_ready(device);
   if (!want) {
     mc_status st = mc_device_context(device, &want);
@@ -424,7 +432,7 @@ static int sticky(int r) {
   }
 }
 
-void mc_ctx_note_device(int device) { tl_last_device = device; }
+void mc_ctx_note_device(int device) { tl_ctx.last_device = device; }
 
 void mc_ctx_note_result(int result) {
   if (mc_backend() != MC_BACKEND_CUDA) return;
@@ -433,9 +441,9 @@ void mc_ctx_note_result(int result) {
     for (int d = 0; d < n; ++d)
       if (__atomic_load_n(&g_ctx[d], __ATOMIC_ACQUIRE)) fault_set(d, FAULT_SUSPECT);
   } else if (sticky(result)) {
-    if (tl_last_device >= 0 && tl_last_device < MC_MAX_DEVICES)
-      __atomic_store_n(&g_sticky[tl_last_device], result, __ATOMIC_RELEASE);
-    fault_set(tl_last_device, FAULT_BROKEN);
+    int d = tl_ctx.last_device;
+    if (d >= 0 && d < MC_MAX_DEVICES) __atomic_store_n(&g_sticky[d], result, __ATOMIC_RELEASE);
+    fault_set(d, FAULT_BROKEN);
   }
 }
 
