@@ -703,10 +703,7 @@ static int graph_launch(const void *key, CUfunction cf, CUstream stream, const m
     }
   }
   CUresult lr = mc_cu.cuGraphLaunch(x->exec, stream);
-  if (lr == MC_CUDA_ERROR_INVALID_CONTEXT && scope && scope->bare) { /* refused bare: pushed */
-    mc_ctx_bare_refused();
-    if (!MC_FAILED(mc_ctx_settle(scope))) lr = mc_cu.cuGraphLaunch(x->exec, stream);
-  }
+  if (scope && mc_ctx_bare_retry(scope, lr)) lr = mc_cu.cuGraphLaunch(x->exec, stream);
   if (lr != 0) goto fail_inflight;
   if (counted) __atomic_fetch_sub(&g_inflight, 1, __ATOMIC_RELEASE);
   x->last_use = ++e->tick;

@@ -65,7 +65,7 @@ int mc_graph_launch_early(CUfunction cf);
  * handle) on the library's driver stream `stream` through that stream's exec for it, the
  * function's device context current, or owed: `scope`, when not NULL, is a bare launch's context
  * scope (context.h), settled before an exec is made or updated; its cuGraphLaunch runs bare (a
- * driver refusing that gets it again, pushed: mc_ctx_bare_refused). 1: launched. 0: nothing
+ * driver refusing that gets it again, pushed: mc_ctx_bare_retry). 1: launched. 0: nothing
  * enqueued, launch it as before. build = 0 (the caller holds a lock): no exec is made here;
  * *missing (if given) is set when none exists yet, and mc_graph_prepare can make it once the lock
  * is released. */

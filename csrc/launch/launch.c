@@ -97,12 +97,9 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
       } else {
         r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
                                  gd.block[1], gd.block[2], gd.smem, stream, params, extra);
-        if (r == MC_CUDA_ERROR_INVALID_CONTEXT && scope.bare) { /* refused bare: pushed */
-          mc_ctx_bare_refused();
-          if (SETTLED())
-            r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
-                                     gd.block[1], gd.block[2], gd.smem, stream, params, extra);
-        }
+        if (mc_ctx_bare_retry(&scope, r)) /* refused bare: again, pushed */
+          r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
+                                   gd.block[1], gd.block[2], gd.smem, stream, params, extra);
       }
     }
 #undef SETTLED

@@ -17,7 +17,7 @@ typedef enum { MC_BACKEND_NONE = 0, MC_BACKEND_CUDA = 1, MC_BACKEND_HIP = 2 } mc
 
 /* The chosen backend (MC_BACKEND_NONE until a driver loaded, or if none could be). No loading.
  * Inline, one load: mc_backend_loaded is the backend once its driver loaded, else 0 (driver.c
- * stores it with release after the symbol table is filled). */
+ * stores it with release after the symbol tables are filled; mc_driver_loaded reads it too). */
 extern int mc_backend_loaded __attribute__((visibility("hidden")));
 static inline mc_backend_id mc_backend(void) {
   return (mc_backend_id)__atomic_load_n(&mc_backend_loaded, __ATOMIC_ACQUIRE);

@@ -241,7 +241,6 @@ int mc_device_sm(int device) {
   return v;
 }
 
-
 /* Threads whose programs keep no context current (a launch from a thread of their own, as in
  * benchmarks/conc/launch_threads.c) push at every enter: the driver's cuCtxGetCurrent before each
  * push is a call stock does not make. After a look found another context current (or none), the
@@ -267,16 +266,24 @@ static inline CUcontext ctx_ready(int device) {
   return __atomic_load_n(&g_ctx[device], __ATOMIC_ACQUIRE);
 }
 
-mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {
+/* What both enters begin with: an empty scope, the device noted as this thread's last (faults),
+ * and the device's primary context in *want. *t: this thread's enter state. */
+static inline __attribute__((always_inline)) mc_status enter_begin(int device, mc_ctx_scope *scope,
+                                                                   __typeof__(tl_ctx) **t,
+                                                                   CUcontext *want) {
   scope->pushed = 0;
   scope->bare = 0;
-  __typeof__(tl_ctx) *t = MC_TLS_ADDR(tl_ctx); /* one look-up (support/thread.h) */
-  t->last_device = device;
-  CUcontext want = ctx_ready(device);
-  if (!want) {
-    mc_status st = mc_device_context(device, &want);
-    if (MC_FAILED(st)) return st;
-  }
+  *t = MC_TLS_ADDR(tl_ctx); /* one look-up (support/thread.h) */
+  (*t)->last_device = device;
+  *want = ctx_ready(device);
+  return *want ? MC_OK : mc_device_context(device, want);
+}
+
+mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {
+  __typeof__(tl_ctx) *t;
+  CUcontext want;
+  mc_status st = enter_begin(device, scope, &t, &want);
+  if (MC_FAILED(st)) return st;
   push_run *run = &t->push;
   if (run->ctx != want || run->left == 0) {
     CUcontext cur = NULL;
@@ -295,26 +302,13 @@ mc_status mc_ctx_enter(int device, mc_ctx_scope *scope) {
   return MC_OK;
 }
 
-static int g_bare_refused; /* atomic: the driver refused a bare launch once (never reset) */
-
-int mc_ctx_bare_enabled(void) {
-  return mc_config()->bare_launch && !__atomic_load_n(&g_bare_refused, __ATOMIC_RELAXED);
-}
-
-void mc_ctx_bare_refused(void) {
-  if (!__atomic_exchange_n(&g_bare_refused, 1, __ATOMIC_RELAXED))
-    mc_debug("the driver refused a launch with no context current: every launch pushes");
-}
+int mc_ctx_bare_refused_; /* context.h; atomic: the driver refused a bare launch (never reset) */
 
 mc_status mc_ctx_enter_bare(int device, mc_ctx_scope *scope) {
-  scope->pushed = 0;
-  scope->bare = 0;
-  MC_TLS_ADDR(tl_ctx)->last_device = device;
-  CUcontext want = ctx_ready(device);
-  if (!want) {
-    mc_status st = mc_device_context(device, &want);
-    if (MC_FAILED(st)) return st;
-  }
+  __typeof__(tl_ctx) *t;
+  CUcontext want;
+  mc_status st = enter_begin(device, scope, &t, &want);
+  if (MC_FAILED(st)) return st;
   CUcontext cur = NULL;
   MC_CU_TRY("cuCtxGetCurrent", mc_cu.cuCtxGetCurrent(&cur));
   if (cur == want) return MC_OK;
@@ -334,6 +328,12 @@ mc_status mc_ctx_settle(mc_ctx_scope *scope) {
   MC_CU_TRY("cuCtxPushCurrent", mc_cu.cuCtxPushCurrent(scope->want));
   scope->pushed = 1;
   return MC_OK;
+}
+
+int mc_ctx_bare_refused_now(mc_ctx_scope *scope) {
+  if (!__atomic_exchange_n(&mc_ctx_bare_refused_, 1, __ATOMIC_RELAXED))
+    mc_debug("the driver refused a launch with no context current: every launch pushes");
+  return !MC_FAILED(mc_ctx_settle(scope));
 }
 
 void mc_ctx_leave(mc_ctx_scope *scope) {

@@ -18,6 +18,7 @@
 #define MGPU_CACHED_CONTEXT_H
 
 #include "platform/cuda_api.h"
+#include "support/config.h"
 #include "support/status.h"
 
 /* Devices the library serves: the device count is capped to it, so every valid ordinal is below. */
@@ -78,12 +79,21 @@ void mc_ctx_leave(mc_ctx_scope *scope);
  * cuLaunchKernel on that stream calls mc_ctx_settle first, which pushes the context then (so the
  * function look-up, the graph path and chain replay see it current). A driver that refuses the
  * bare launch (CUDA_ERROR_INVALID_CONTEXT) gets the same launch again, pushed, and no more bare
- * launches (mc_ctx_bare_refused). */
+ * launches (mc_ctx_bare_retry). */
 mc_status mc_ctx_enter_bare(int device, mc_ctx_scope *scope);
 mc_status mc_ctx_settle(mc_ctx_scope *scope);
-void mc_ctx_bare_refused(void);
-/* Bare launches on (the switch set and the driver never refused one). */
-int mc_ctx_bare_enabled(void);
+/* After a bare launch's driver call gave `result`: 1 when the driver refused it for want of a
+ * context (the process makes no bare launch from then on) and the context is now pushed, so the
+ * caller makes the same call again; 0 otherwise. */
+int mc_ctx_bare_refused_now(mc_ctx_scope *scope); /* the refusal's part (context.c) */
+static inline int mc_ctx_bare_retry(mc_ctx_scope *scope, CUresult result) {
+  return result == MC_CUDA_ERROR_INVALID_CONTEXT && scope->bare && mc_ctx_bare_refused_now(scope);
+}
+/* Bare launches on: the switch set and the driver never refused one (inline, two loads). */
+extern int mc_ctx_bare_refused_ __attribute__((visibility("hidden")));
+static inline int mc_ctx_bare_enabled(void) {
+  return mc_config()->bare_launch && !__atomic_load_n(&mc_ctx_bare_refused_, __ATOMIC_RELAXED);
+}
 
 /* ---- faults (issue 19 item 5): context resets and sticky errors ----
  *

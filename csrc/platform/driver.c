@@ -14,7 +14,6 @@
 mc_cuda_fns mc_cu;                          /* written once under g_driver_once */
 mc_cuda_extra_fns mc_cu_extra;              /* written once under g_driver_once */
 static pthread_once_t g_driver_once = PTHREAD_ONCE_INIT;
-static int g_loaded;                        /* 1 after a successful load, written under g_driver_once */
 int mc_backend_loaded; /* backend.h: the mc_backend_id once its driver loaded, else 0; written
                           once under g_driver_once, with release */
 static char g_error[1024];                  /* why the load failed, written under g_driver_once */
@@ -52,10 +51,8 @@ static int cuda_has_devices(void) {
 
 static void choose(int backend) {
   if (backend == MC_BACKEND_HIP) mc_hip_install_adapters(&mc_cu, &mc_cu_extra);
-  /* The library handles are never closed: entry points stay valid until the process ends. The
-   * backend is published first: whoever sees the driver loaded sees its backend. */
-  __atomic_store_n(&mc_backend_loaded, backend, __ATOMIC_RELEASE); /* backend.h */
-  __atomic_store_n(&g_loaded, 1, __ATOMIC_RELEASE);
+  /* The library handles are never closed: entry points stay valid until the process ends. */
+  __atomic_store_n(&mc_backend_loaded, backend, __ATOMIC_RELEASE); /* backend.h: loaded */
 }
 
 static void load_driver(void) {
@@ -101,10 +98,10 @@ static void load_driver(void) {
 
 mc_status mc_driver_load(void) {
   pthread_once(&g_driver_once, load_driver);
-  return __atomic_load_n(&g_loaded, __ATOMIC_ACQUIRE) ? MC_OK : MC_FAIL("dlopen", MC_E_NO_DRIVER);
+  return mc_driver_loaded() ? MC_OK : MC_FAIL("dlopen", MC_E_NO_DRIVER);
 }
 
-int mc_driver_loaded(void) { return __atomic_load_n(&g_loaded, __ATOMIC_ACQUIRE); }
+int mc_driver_loaded(void) { return mc_backend() != MC_BACKEND_NONE; }
 
 const char *mc_driver_error(void) { return g_error[0] ? g_error : NULL; }
 
@@ -115,7 +112,6 @@ const char *mc_driver_path(void) {
     return cfg->hip_path;
   return cfg->driver_path;
 }
-
 
 const char *mc_backend_name(void) {
   switch (mc_backend()) {

@@ -310,7 +310,6 @@ int mc_config_is_set(mc_config_var var) {
   return v && *v;
 }
 
-
 /* ---- the exported description (include/mgpu_cached.h) ---- */
 
 MC_EXPORT int mgpu_cached_config_count(void) { return MC_CFG_COUNT; }
