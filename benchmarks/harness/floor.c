@@ -8,7 +8,13 @@
  *
  * PROGRAM: empty | stencil | async_prealloc (buffers made once, as the floor of the async step) |
  * async_alloc (three cuMemAllocManaged + cuMemFree per step, as the stock wrapper does, but with
- * no other per-step cost). The driver's own limits of the graph path (issue 12), same kernels:
+ * no other per-step cost) | async_pool (the three buffers from the driver's own stream-ordered
+ * allocator instead: cuMemAllocAsync on the stream of their first use, cuMemFreeAsync on the
+ * combine's stream, the device's default memory pool keeping what is freed (release threshold
+ * UINT64_MAX); device memory, not managed, and none of a runtime library's guarantees (no wait
+ * for other streams' work before reuse, no clearing): what stream-ordered allocation costs the
+ * driver itself) | async_mpool (the same from the driver's default pool of managed memory,
+ * cuMemAllocFromPoolAsync, CUDA 13 and later: the same kind of memory as `gpu.alloc host_shared`). The driver's own limits of the graph path (issue 12), same kernels:
  * empty_graph (a one-node graph exec made once, cuGraphLaunch + sync), stencil_graph1 (one exec,
  * cuGraphExecKernelNodeSetParams with the swapped buffers before each cuGraphLaunch) and
  * stencil_graph2 (two execs made once, one per direction of the swap: no update). Same timing, hashing, CPU check and JSON line as harness.c; the async
@@ -54,10 +60,22 @@ static void launch_desc1(CUfunction f, CUstream s, Desc1 *d, int nd) {
 }
 
 /* One async step; with ev (6 events) it records around each kernel. */
+static CUmemoryPool mpool; /* async_mpool: the default managed pool; else NULL (the device's) */
+
+static void *pool_alloc(CUstream s) {
+  CUdeviceptr p = 0;
+  if (mpool)
+    CK(cuMemAllocFromPoolAsync(&p, sizeof(float) * AS_N, mpool, s));
+  else
+    CK(cuMemAllocAsync(&p, sizeof(float) * AS_N, s));
+  return (void *)(uintptr_t)p;
+}
+
 static void async_step(CUevent *ev) {
   float *h[3] = {gh[0], gh[1], gh[2]};
-  if (alloc_per_step)
+  if (alloc_per_step == 1)
     for (int i = 0; i < 3; ++i) h[i] = managed(sizeof(float) * AS_N);
+  if (alloc_per_step == 2) h[0] = pool_alloc(s1), h[1] = pool_alloc(s2);
   Desc1 a[2] = {d1(gx), d1(h[0])}, b[2] = {d1(gy), d1(h[1])};
   Desc1 c[4] = {d1(h[0]), d1(h[1]), d1(h[2]), d1(gacc)};
   if (ev) CK(cuEventRecord(ev[0], s1));
@@ -68,11 +86,15 @@ static void async_step(CUevent *ev) {
   if (ev) CK(cuEventRecord(ev[3], s2));
   CK(cuStreamSynchronize(s1));
   CK(cuStreamSynchronize(s2));
+  if (alloc_per_step == 2) h[2] = pool_alloc(s3);
+  c[2] = d1(h[2]);
   if (ev) CK(cuEventRecord(ev[4], s3));
   launch_desc1(fn_c, s3, c, 4);
   if (ev) CK(cuEventRecord(ev[5], s3));
-  if (alloc_per_step)
+  if (alloc_per_step == 1)
     for (int i = 0; i < 3; ++i) CK(cuMemFree((CUdeviceptr)(uintptr_t)h[i]));
+  if (alloc_per_step == 2)
+    for (int i = 0; i < 3; ++i) CK(cuMemFreeAsync((CUdeviceptr)(uintptr_t)h[i], s3));
   CK(cuStreamSynchronize(s3));
 }
 
@@ -148,7 +170,7 @@ static void run(long n) {
 
 int main(int argc, char **argv) {
   if (argc != 6) {
-    fprintf(stderr, "usage: %s empty[_graph]|stencil[_graph1|_graph2]|async_prealloc|async_alloc FATBIN N "
+    fprintf(stderr, "usage: %s empty[_graph]|stencil[_graph1|_graph2]|async_prealloc|async_alloc|async_pool|async_mpool FATBIN N "
             "REPS WARMUP\n",
             argv[0]);
     return 2;
@@ -160,7 +182,7 @@ int main(int argc, char **argv) {
   n += n & 1;
   warm += warm & 1;
   int is_async = !strncmp(program, "async", 5);
-  alloc_per_step = !strcmp(program, "async_alloc");
+  alloc_per_step = !strcmp(program, "async_alloc") ? 1 : !strcmp(program, "async_pool") || !strcmp(program, "async_mpool") ? 2 : 0;
   void *image = read_file(argv[2], NULL);
   CUmodule mod = driver_setup(image, NULL);
   CK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
@@ -198,6 +220,26 @@ int main(int argc, char **argv) {
     gacc = managed(sizeof(float) * AS_N);
     for (int i = 0; i < 3; ++i) gh[i] = managed(sizeof(float) * AS_N);
     async_init(gx, gy, gacc);
+    if (alloc_per_step == 2) { /* the default pool keeps what is freed */
+      CUdevice dev;
+      CUmemoryPool pool;
+      cuuint64_t keep = ~(cuuint64_t)0;
+      CK(cuCtxGetDevice(&dev));
+      CK(cuDeviceGetDefaultMemPool(&pool, dev));
+      if (!strcmp(program, "async_mpool")) {
+#if CUDA_VERSION >= 13000
+        CUmemLocation none;
+        memset(&none, 0, sizeof none);
+        none.type = CU_MEM_LOCATION_TYPE_NONE;
+        CK(cuMemGetDefaultMemPool(&pool, &none, CU_MEM_ALLOCATION_TYPE_MANAGED));
+        mpool = pool;
+#else
+        fprintf(stderr, "floor: async_mpool needs CUDA 13's cuda.h\n");
+        return 2;
+#endif
+      }
+      CK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep));
+    }
   } else {
     fprintf(stderr, "floor: unknown program %s\n", program);
     return 2;
