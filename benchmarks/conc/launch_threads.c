@@ -28,6 +28,9 @@
  *   driver-nocontext-checks   driver-nocontext with the two driver calls the library's bare
  *              launch of LLVM <= 20 code makes beside it: cuCtxGetCurrent (is a context current?)
  *              and cuCtxGetId (the module load's reset check, context.h): their bound under threads
+ *   LT_SPIN_NS=N in the environment: the driver modes spin for N ns of host work (a clock read
+ *              loop) before each launch: what host work beside the driver's costs under threads
+ *              (issue 21: how much of a loss a runtime's own work per launch can explain)
  *   driver-nocontext / driver-graph-nocontext   a probe: cuLaunchKernel / cuGraphLaunch on the
  *              thread's stream with NO context current and none pushed (the stream names its
  *              context); whether the driver accepts that (else "failed: <code>" and exit 1) and
@@ -76,6 +79,15 @@ static double now(void) {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+static long g_spin_ns; /* LT_SPIN_NS: host work before each launch of the driver modes */
+
+static void spin(void) {
+  if (g_spin_ns <= 0) return;
+  double until = now() + (double)g_spin_ns * 1e-9;
+  while (now() < until) {
+  }
+}
+
 #define CK(x)                                                                                     \
   do {                                                                                            \
     int r_ = (x);                                                                                 \
@@ -118,6 +130,7 @@ static void *worker(void *arg) {
       CK(cuLaunchKernel_(g_dfunc, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
       CK(cuCtxPopCurrent_(&popped));
     } else if (driver) {
+      spin();
       if (checks) {
         void *cur = NULL;
         unsigned long long id = 0;
@@ -162,6 +175,7 @@ int main(int argc, char **argv) {
   if (fread(g_blob, 1, g_len, fp) != g_len) return 2;
   fclose(fp);
   g_launches = atol(argv[3]);
+  if (getenv("LT_SPIN_NS")) g_spin_ns = atol(getenv("LT_SPIN_NS"));
   if (strstr(g_mode, "-exe")) { /* the linked copy in .rodata instead of the heap's */
     if (!chain_blob_start || !chain_blob_end) return 2;
     g_blob = (void *)chain_blob_start;

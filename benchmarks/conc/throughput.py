@@ -7,7 +7,7 @@ runs every mode once, back to back, so a drift of the machine between reps cance
 and a C compiler.
 
     python3 benchmarks/conc/throughput.py [--launches 5000] [--reps 3] [--before LIB] [--diagnose]
-                                          [--only LABEL,LABEL...]
+                                          [--only LABEL,LABEL...] [--threads 1,2,4,8,16]
 
 --before LIB adds the two cached modes run with another build of the library preloaded
 (LD_PRELOAD=LIB), e.g. the build before a change, for a before/after comparison in the same run.
@@ -45,10 +45,16 @@ DIAGNOSE = [("driver ctx push/pop", "driver-scoped", False), ("driver graph", "d
             ("driver no context", "driver-nocontext", False),
             ("driver no context + checks", "driver-nocontext-checks", False),
             ("cached pushed", "mgpu", False), ("cached llvm19-load pushed", "mgpu-load", False),
-            ("cached llvm19-load exe", "mgpu-load-exe", False)]
+            ("cached llvm19-load exe", "mgpu-load-exe", False),
+            ("cached graph off", "mgpu", False),
+            ("driver no context + checks + 100 ns", "driver-nocontext-checks", False),
+            ("driver no context + checks + 300 ns", "driver-nocontext-checks", False)]
 # modes run with more of the library's switches set
 MODE_ENV = {"cached pushed": {"MGPU_CACHED_BARE_LAUNCH": "0"},
-            "cached llvm19-load pushed": {"MGPU_CACHED_BARE_LAUNCH": "0"}}
+            "cached llvm19-load pushed": {"MGPU_CACHED_BARE_LAUNCH": "0"},
+            "cached graph off": {"MGPU_CACHED_GRAPH": "0"},
+            "driver no context + checks + 100 ns": {"LT_SPIN_NS": "100"},
+            "driver no context + checks + 300 ns": {"LT_SPIN_NS": "300"}}
 
 
 def main() -> None:
@@ -57,9 +63,12 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--before", help="another libmgpu_cached.so to compare (preloaded)")
     ap.add_argument("--diagnose", action="store_true", help="add the modes that locate a loss")
+    ap.add_argument("--threads", default=",".join(map(str, THREADS)), metavar="COUNTS",
+                    help="comma-separated thread counts (default 1,2,4,8,16)")
     ap.add_argument("--only", default="", metavar="LABELS",
                     help="comma-separated mode labels to run (the driver loop always runs)")
     a = ap.parse_args()
+    threads = [int(x) for x in a.threads.split(",") if x.strip()]
     modes = list(MODES)
     if a.before:
         modes += [("before", "mgpu", False), ("before llvm19-load", "mgpu-load", False)]
@@ -93,7 +102,7 @@ def main() -> None:
                     env["MGPU_CACHED_DISABLE"] = "1"
                 env.update(MODE_ENV.get(label, {}))
                 out = subprocess.run([str(exe), mode, str(BLOB), str(a.launches),
-                                      *map(str, THREADS)], env=env, check=True,
+                                      *map(str, threads)], env=env, check=True,
                                      capture_output=True, text=True).stdout
                 for line in out.splitlines():
                     _, t, v = line.rsplit(" ", 2)
@@ -106,7 +115,7 @@ def main() -> None:
         part = modes[first:first + 6]
         w = max(24, *(len(m[0]) + 1 for m in part))
         print(f"{'threads':>8} " + " ".join(f"{m[0]:>{w}}" for m in part))
-        for t in THREADS:
+        for t in threads:
             drv = res[("driver", t)]
             cells = []
             for label, _, _ in part:
