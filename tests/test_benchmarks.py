@@ -485,3 +485,34 @@ def test_callgrind_parser_counts_own_instructions_and_tls_calls(tmp_path):
                    "cob=(2) /lib/ld.so\ncfn=(2) __tls_get_addr\ncalls=3 0\n10 30\n+1 2\n"
                    "ob=(3) /x/other.so\nfn=(3) g\n5 40\ncfn=(2)\ncalls=4 0\n5 12\n")
     assert _fake_instructions().parse_callgrind(out) == (100, 9, 3)
+
+
+# ---- paired.py: per-round ratios of two runtimes of one run ----------------------------------------
+
+def test_paired_ratios_cancel_a_drift_between_rounds(tmp_path):
+    """benchmarks/paired.py pairs two runtimes round by round: a machine that slows down between
+    rounds moves both, so the per-round ratio stays exact where the ratio of the overall medians
+    does not; the bootstrap interval of identical ratios is that ratio; a missing cell is skipped."""
+    spec = importlib.util.spec_from_file_location("bench_paired", ROOT / "benchmarks" / "paired.py")
+    paired = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(paired)
+    drift = [10.0, 10.0, 10.0, 20.0, 20.0, 20.0, 40.0, 40.0, 40.0, 41.0, 40.0, 39.0]  # 4 rounds
+    a = [x * 1.05 for x in drift]
+    med, lo, hi, n = paired.paired(a, drift, 3)
+    assert n == 4 and abs(med - 1.05) < 1e-9 and abs(lo - 1.05) < 1e-9 and abs(hi - 1.05) < 1e-9
+    a_late = [x * (1.2 if i >= 6 else 1.0) for i, x in enumerate(drift)]  # slower in 2 of 4 rounds
+    med, lo, hi, _ = paired.paired(a_late, drift, 3)
+    assert abs(med - 1.1) < 1e-9 and abs(lo - 1.0) < 1e-9 and abs(hi - 1.2) < 1e-9
+    res = {"args": {"reps": 3}, "cells": [
+        {"program": "async", "llvm": 22, "runtime": "cached", "samples_us": a},
+        {"program": "async", "llvm": 22, "runtime": "before", "samples_us": drift}]}
+    (tmp_path / "r.json").write_text(json.dumps(res))
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "paired.py"), str(tmp_path / "r.json"),
+                          "cached", "before", "cached", "other"], capture_output=True, text=True)
+    assert out.returncode == 0
+    assert out.stdout.splitlines() == [
+        "async LLVM 22 cached / before: 1.050× per round (90% [1.050, 1.050], 4 rounds); "
+        "ratio of medians 1.050×"]
+    usage = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "paired.py"), "x.json", "a"],
+                           capture_output=True, text=True)
+    assert usage.returncode == 2 and "paired.py RESULTS.json A B" in usage.stderr
