@@ -127,8 +127,9 @@ def _toolchain_differs(llvm):
     d = Path(os.environ.get(f"MLIR_BIN_{llvm}") or {
         19: "/usr/lib/llvm-19/bin", 22: str(ROOT / ".toolchains/llvm22/usr/lib/llvm-22/bin")}[llvm])
     cuda = Path(os.environ.get("CUDA_PATH_DIR", "/usr/local/cuda")) / "bin" / "ptxas"
-    if not (d / "mlir-opt").exists() or not cuda.exists():
-        return f"MLIR {llvm} (mlir-opt in {d}) or {cuda} not installed"
+    missing = [tool for tool in ("mlir-opt", "mlir-translate", "llc") if not (d / tool).exists()]
+    if missing or not cuda.exists():  # compile.sh runs all three (Debian: mlir-19-tools, llvm-19)
+        return f"MLIR {llvm} ({', '.join(missing) or 'its tools'} in {d}) or {cuda} not installed"
     env = dict(os.environ, LD_LIBRARY_PATH=str(d.parent / "lib"))
     have = subprocess.run([str(d / "mlir-opt"), "--version"], capture_output=True, text=True,
                           env=env).stdout

@@ -52,7 +52,9 @@ def test_committed_object_links_and_runs(tmp_path, fake_driver_build):
 
 @pytest.fixture
 def mlir19():
-    if not (MLIR_BIN / "mlir-opt").exists() or CC is None:
+    tools = [MLIR_BIN / "mlir-opt", MLIR_BIN / "mlir-translate", MLIR_BIN / "llc"]
+    utils = list((MLIR_BIN.parent / "lib").glob("libmlir_c_runner_utils.so*"))
+    if not all(t.exists() for t in tools) or not utils or CC is None:  # what build.sh runs
         pytest.skip(f"MLIR 19 is not installed in {MLIR_BIN} (apt-get install mlir-19-tools "
                     "llvm-19 libmlir-19)")
     return MLIR_BIN

@@ -418,8 +418,8 @@ PLANTS = {  # a prototype written in a .c (no include), and what the symbol chec
                "int mc_layers_planted(void) { return mc_alloc_release_all(0); }\n",
                "csrc/support/report.c uses mc_alloc_release_all of csrc/memory/allocator.c: "
                "layer support reaches up to layer memory"),
-    "cycle": ("platform/driver.c", "int mc_thread_device(void);\n"
-              "int mc_layers_planted(void) { return mc_thread_device(); }\n",
+    "cycle": ("platform/driver.c", "int mc_device_count(void);\n"
+              "int mc_layers_planted(void) { return mc_device_count(); }\n",
               "call cycle between files: platform/context -> platform/driver -> platform/context"),
 }
 

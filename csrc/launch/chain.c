@@ -113,7 +113,6 @@ static struct {
 
 int mc_chain_used; /* chain.h */
 
-int mc_chain_enabled(void) { return mc_config()->chain && mc_graph_enabled(); }
 
 /* ---- argument sizes ---- */
 

@@ -28,10 +28,11 @@
 #include "platform/cuda_api.h"
 #include "launch/graph_launch.h"
 #include "streams/pool.h"
+#include "support/config.h"
 #include "support/status.h"
 
-/* MGPU_CACHED_CHAIN=1 and the graph path usable (graph_launch.h). */
-int mc_chain_enabled(void);
+/* MGPU_CACHED_CHAIN=1 and the graph path usable (graph_launch.h). Inline: two loads. */
+static inline int mc_chain_enabled(void) { return mc_config()->chain && mc_graph_enabled(); }
 
 /* A module load's context check (context.h, mc_ctx_verify: one cuCtxGetId), made now, or owed
  * while launches are pending: LLVM <= 20 code loads the module before every launch, and

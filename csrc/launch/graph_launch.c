@@ -228,10 +228,12 @@ static void decide(void) {
 }
 
 static int g_graph_decided; /* atomic: decide() ran (mc_once) */
+int mc_graph_state_ = -1;   /* graph_launch.h: g_graph_enabled once decided; atomic */
 
-int mc_graph_enabled(void) {
+int mc_graph_enabled_slow(void) {
   if (!__atomic_load_n(&g_graph_decided, __ATOMIC_ACQUIRE) && !mc_driver_loaded()) return 0;
   mc_once(&g_graph_once, &g_graph_decided, decide);
+  __atomic_store_n(&mc_graph_state_, g_graph_enabled, __ATOMIC_RELEASE);
   return g_graph_enabled;
 }
 

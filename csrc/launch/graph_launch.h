@@ -52,8 +52,14 @@ static inline int mc_bytes_equal(const void *a, const void *b, size_t n) {
   return 1;
 }
 
-/* Is the graph path usable at all (switch on, CUDA backend, every entry point present)? */
-int mc_graph_enabled(void);
+/* Is the graph path usable at all (switch on, CUDA backend, every entry point present)? Inline,
+ * one load, once decided (mc_graph_state_: -1 until graph_launch.c decided it, then 0 or 1). */
+extern int mc_graph_state_ __attribute__((visibility("hidden")));
+int mc_graph_enabled_slow(void);
+static inline int mc_graph_enabled(void) {
+  int v = __atomic_load_n(&mc_graph_state_, __ATOMIC_ACQUIRE);
+  return v >= 0 ? v : mc_graph_enabled_slow();
+}
 
 /* With the graph path on (mc_graph_enabled returned 1), while the process has no exec yet:
  * whether this launch of cf is one of the early ones that take the stream path (see "First

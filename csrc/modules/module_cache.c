@@ -1462,14 +1462,14 @@ mc_status mc_function_prepare(mc_function *f, int device, int smem, CUfunction *
   CUfunction cf = (CUfunction)(uintptr_t)__atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE);
   uint64_t sm = __atomic_load_n(&w[SMEM_WORD(n, device)], __ATOMIC_ACQUIRE);
   *transient = (int)(__atomic_load_n(&w[FLAGS_WORD(n)], __ATOMIC_ACQUIRE) & FN_TRANSIENT);
-  if (!mc_slot_still(&g_functions, h)) return MC_FAIL("mgpuLaunchKernel", MC_E_STALE_HANDLE);
+  if (!mc_slot_payload_still(w, h)) return MC_FAIL("mgpuLaunchKernel", MC_E_STALE_HANDLE);
   if (!cf) { /* first launch on this device: resolve every kernel of the module here */
     mc_status st = scope ? mc_ctx_settle(scope) : MC_OK;
     if (!MC_FAILED(st)) st = resolve_for_launch(h, device);
     if (MC_FAILED(st)) return st;
     cf = (CUfunction)(uintptr_t)__atomic_load_n(&w[FN_WORD(device)], __ATOMIC_ACQUIRE);
     sm = __atomic_load_n(&w[SMEM_WORD(n, device)], __ATOMIC_ACQUIRE);
-    if (!mc_slot_still(&g_functions, h) || !cf)
+    if (!mc_slot_payload_still(w, h) || !cf)
       return MC_FAIL("mgpuLaunchKernel", MC_E_STALE_HANDLE);
   }
   uint64_t gen = mc_slot_gen(h);

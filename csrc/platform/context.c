@@ -95,7 +95,14 @@ static void faults_fork_child(void);
 static int g_smem_optin[MC_MAX_DEVICES];   /* 0 = not queried yet; no lock: racing queries store
                                               the same value, with release */
 
-int mc_thread_device(void) {
+/* context.h's inline answer: -1 until published, the process device while it answers every
+ * thread, -2 for good once a thread set its own (or never published: HIP). Published with a
+ * compare-and-swap from -1 only, so a thread's mc_set_thread_device (which stores -2 before it
+ * sets its device) is never undone: that thread's later calls take the slow way. Another thread
+ * may still read the process device for a moment after that store, which is its answer anyway. */
+int mc_thread_device_fast_ = -1;
+
+int mc_thread_device_slow(void) {
   /* HIP: the stock ROCm wrapper has no default device of its own (mgpuSetDefaultDevice is
    * hipSetDevice) and runs every call on the thread's current HIP device, so that is the device
    * (a program that picks its GPU with hipSetDevice, e.g. one per MPI rank, keeps working). */
@@ -105,16 +112,27 @@ int mc_thread_device(void) {
     int d = 0;
     if (mc_hip.hipGetDevice(&d) == 0) return d;
   }
-  /* No thread set a default device yet (most programs never do): no thread-local look-up. */
-  if (!__atomic_load_n(&g_any_thread_device, __ATOMIC_ACQUIRE)) return process_device();
+  /* No thread set a default device yet (most programs never do): no thread-local look-up, and
+   * once the CUDA driver is loaded the answer is published for the inline way. */
+  if (!__atomic_load_n(&g_any_thread_device, __ATOMIC_ACQUIRE)) {
+    int d = process_device();
+    if (mc_driver_loaded() && mc_backend() == MC_BACKEND_CUDA) {
+      int unset = -1;
+      __atomic_compare_exchange_n(&mc_thread_device_fast_, &unset, d, 0, __ATOMIC_SEQ_CST,
+                                  __ATOMIC_RELAXED);
+    }
+    return d;
+  }
   const __typeof__(tl_dev) *dev = MC_TLS_ADDR(tl_dev);
   if (dev->set) return dev->device;
   return process_device();
 }
+
 void mc_set_thread_device(int device) {
+  __atomic_store_n(&mc_thread_device_fast_, -2, __ATOMIC_SEQ_CST); /* before this thread's own */
   tl_dev.device = device;
   tl_dev.set = 1;
-  __atomic_store_n(&g_any_thread_device, 1, __ATOMIC_RELEASE); /* after this thread's own */
+  __atomic_store_n(&g_any_thread_device, 1, __ATOMIC_SEQ_CST); /* after this thread's own */
 }
 
 void mc_hip_set_default_device(int device) {
@@ -447,8 +465,7 @@ void mc_ctx_note_result(int result) {
   }
 }
 
-int mc_ctx_broken(int device) {
-  if (!__atomic_load_n(&mc_ctx_trouble_count, __ATOMIC_RELAXED)) return 0;
+int mc_ctx_broken_now(int device) {
   return device >= 0 && device < MC_MAX_DEVICES &&
          (__atomic_load_n(&g_fault[device], __ATOMIC_ACQUIRE) & FAULT_BROKEN);
 }

@@ -24,8 +24,16 @@
 /* Devices the library serves: the device count is capped to it, so every valid ordinal is below. */
 #define MC_MAX_DEVICES 64
 
-/* The calling thread's default device ordinal. */
-int mc_thread_device(void);
+/* The calling thread's default device ordinal. Inline, one load, while it is the process's for
+ * every thread (the CUDA backend, and no thread called mgpuSetDefaultDevice): mc_thread_device_
+ * fast_ then holds it (context.c publishes it once, from -1; -2 from the first
+ * mc_set_thread_device on, for good). */
+extern int mc_thread_device_fast_ __attribute__((visibility("hidden")));
+int mc_thread_device_slow(void);
+static inline int mc_thread_device(void) {
+  int d = __atomic_load_n(&mc_thread_device_fast_, __ATOMIC_ACQUIRE);
+  return d >= 0 ? d : mc_thread_device_slow();
+}
 void mc_set_thread_device(int device);
 /* mgpuSetDefaultDevice on HIP also makes the device current (hipSetDevice), as the stock ROCm
  * wrapper does; reports a failure in its style. Nothing on CUDA. */
@@ -135,8 +143,10 @@ static inline int mc_ctx_trouble(void) {
   return __atomic_load_n(&mc_ctx_trouble_count, __ATOMIC_RELAXED) != 0;
 }
 
-/* Is `device`'s context broken by a sticky error (take the stock path)? */
-int mc_ctx_broken(int device);
+/* Is `device`'s context broken by a sticky error (take the stock path)? Inline: one load while no
+ * device is in trouble. */
+int mc_ctx_broken_now(int device);
+static inline int mc_ctx_broken(int device) { return mc_ctx_trouble() && mc_ctx_broken_now(device); }
 
 /* The device's context is still the one the caches were filled in, or recover (see above).
  * Safe in every capture mode; no lock of the library may be held by the caller. */

@@ -723,10 +723,7 @@ mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *
   return MC_OK;
 }
 
-void mc_stream_use_end(mc_stream_use *use) {
-  if (use->rec && !use->direct) use_end((obj_rec *)use->rec);
-  use->rec = NULL;
-}
+void mc_stream_use_end_ours(mc_stream_use *use) { use_end((obj_rec *)use->rec); }
 
 typedef struct drv_obj drv_obj;
 static drv_obj *d_find(const void *h);

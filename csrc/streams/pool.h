@@ -83,7 +83,11 @@ typedef struct mc_stream_use {
                         stream and may enqueue on it, query or capture it behind the library's back */
 } mc_stream_use;
 mc_status mc_stream_use_begin(CUstream handle, const char *call, mc_stream_use *use);
-void mc_stream_use_end(mc_stream_use *use);
+void mc_stream_use_end_ours(mc_stream_use *use); /* a tagged handle's use (pool.c) */
+static inline void mc_stream_use_end(mc_stream_use *use) {
+  if (use->rec && !use->direct) mc_stream_use_end_ours(use);
+  use->rec = NULL;
+}
 
 /* The device a handle of ours belongs to (streams: where made; events: last recorded), or the
  * thread's default device for anything else. Never binds, never fails. */

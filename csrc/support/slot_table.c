@@ -7,19 +7,15 @@
 
 _Static_assert(sizeof(void *) == 8, "handles are 64-bit values");
 
-typedef struct slot_header {
-  uint32_t gen;       /* odd: live; atomic (release stores, acquire loads) */
-  uint32_t next_free; /* free-list link, index + 1 (0: end); owner's lock */
-} slot_header;
+typedef mc_slot_header slot_header; /* slot_table.h */
 
 #define GEN_LIMIT 0xFFFFFFF0u /* a slot retired at this generation or above is never reused */
 
 /* Where slot `index` lies: its chunk (see slot_table.h) and its place there. */
-static uint32_t chunk_of(uint32_t index) {
-  if (index < MC_SLOT_FIRST) return 0;
-  return (uint32_t)(31 - __builtin_clz(index)) - MC_SLOT_FIRST_BITS + 1;
-}
-static uint32_t chunk_base(uint32_t c) { return c ? MC_SLOT_FIRST << (c - 1) : 0; }
+static uint32_t chunk_of(uint32_t index) { return mc_slot_chunk_of(index); }
+
+static uint32_t chunk_base(uint32_t c) { return mc_slot_chunk_base(c); }
+
 static uint32_t chunk_slots(uint32_t c) { return c ? MC_SLOT_FIRST << (c - 1) : MC_SLOT_FIRST; }
 
 static slot_header *slot_at(const mc_slot_table *t, unsigned char *chunk, uint32_t c,
@@ -96,26 +92,6 @@ void mc_slot_retire(mc_slot_table *t, uint32_t index) {
   uint32_t gen = s->gen + 1; /* odd (live) -> even (free) */
   __atomic_store_n(&s->gen, gen, __ATOMIC_SEQ_CST);
   if (gen < GEN_LIMIT) push_free(t, index);
-}
-
-mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload) {
-  if ((h >> 56) != t->tag) return MC_SLOT_UNKNOWN;
-  uint32_t i = mc_slot_index(h), gen = mc_slot_gen(h);
-  if (!(gen & 1)) return MC_SLOT_UNKNOWN; /* never issued: handles carry odd generations */
-  uint32_t c = chunk_of(i);
-  unsigned char *chunk = __atomic_load_n(&t->chunks[c], __ATOMIC_ACQUIRE);
-  if (!chunk) return MC_SLOT_UNKNOWN;
-  slot_header *s = slot_at(t, chunk, c, i);
-  uint32_t now = __atomic_load_n(&s->gen, __ATOMIC_SEQ_CST);
-  if (now == gen) {
-    if (payload) *payload = s + 1;
-    return MC_SLOT_LIVE;
-  }
-  return gen < now ? MC_SLOT_STALE : MC_SLOT_UNKNOWN;
-}
-
-int mc_slot_still(const mc_slot_table *t, uint64_t h) {
-  return mc_slot_find(t, h, NULL) == MC_SLOT_LIVE;
 }
 
 void mc_slot_table_fork_child(mc_slot_table *t) {

@@ -71,18 +71,56 @@ void mc_slot_unalloc(mc_slot_table *t, uint32_t index);
 /* Retire a live slot: its handles become stale; the slot is reused later. Owner's lock. */
 void mc_slot_retire(mc_slot_table *t, uint32_t index);
 
-/* The payload of handle h's slot (if live) and whether h is live, stale or unknown.
- * Lock-free; never reads memory the table did not allocate. */
-mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload);
-
-/* Whether handle h is still live (after reading its payload lock-free). */
-int mc_slot_still(const mc_slot_table *t, uint64_t h);
-
 /* The slot index and the generation handle h names (its parts; nothing checked). */
 static inline uint32_t mc_slot_index(uint64_t h) {
   return (uint32_t)(h & (((uint64_t)1 << MC_SLOT_INDEX_BITS) - 1));
 }
 static inline uint32_t mc_slot_gen(uint64_t h) { return (uint32_t)(h >> MC_SLOT_INDEX_BITS); }
+
+/* A slot: this header, then the owner's payload (stride bytes in all). Here, not in
+ * slot_table.c, because the launch path finds a function's slot at every launch (inline). */
+typedef struct mc_slot_header {
+  uint32_t gen;       /* odd: live; atomic (release stores, acquire loads) */
+  uint32_t next_free; /* free-list link, index + 1 (0: end); owner's lock */
+} mc_slot_header;
+
+/* The chunk holding slot `index`, and the index of that chunk's first slot (see Memory above). */
+static inline uint32_t mc_slot_chunk_of(uint32_t index) {
+  if (index < MC_SLOT_FIRST) return 0;
+  return (uint32_t)(31 - __builtin_clz(index)) - MC_SLOT_FIRST_BITS + 1;
+}
+static inline uint32_t mc_slot_chunk_base(uint32_t c) { return c ? MC_SLOT_FIRST << (c - 1) : 0; }
+
+/* The payload of handle h's slot (if live) and whether h is live, stale or unknown.
+ * Lock-free; never reads memory the table did not allocate. */
+static inline mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload) {
+  if ((h >> 56) != t->tag) return MC_SLOT_UNKNOWN;
+  uint32_t i = mc_slot_index(h), gen = mc_slot_gen(h);
+  if (!(gen & 1)) return MC_SLOT_UNKNOWN; /* never issued: handles carry odd generations */
+  uint32_t c = mc_slot_chunk_of(i);
+  unsigned char *chunk = __atomic_load_n(&t->chunks[c], __ATOMIC_ACQUIRE);
+  if (!chunk) return MC_SLOT_UNKNOWN;
+  mc_slot_header *s =
+      (mc_slot_header *)(chunk + (size_t)(i - mc_slot_chunk_base(c)) * t->stride);
+  uint32_t now = __atomic_load_n(&s->gen, __ATOMIC_SEQ_CST);
+  if (now == gen) {
+    if (payload) *payload = s + 1;
+    return MC_SLOT_LIVE;
+  }
+  return gen < now ? MC_SLOT_STALE : MC_SLOT_UNKNOWN;
+}
+
+/* Whether handle h is still live (after reading its payload lock-free). */
+static inline int mc_slot_still(const mc_slot_table *t, uint64_t h) {
+  return mc_slot_find(t, h, NULL) == MC_SLOT_LIVE;
+}
+
+/* The same for a payload mc_slot_find gave for h: its slot's generation read again, without
+ * finding the slot (a slot never moves and its chunk is never freed). */
+static inline int mc_slot_payload_still(const void *payload, uint64_t h) {
+  const mc_slot_header *s = (const mc_slot_header *)payload - 1;
+  return __atomic_load_n(&s->gen, __ATOMIC_SEQ_CST) == mc_slot_gen(h);
+}
 
 /* The payload of slot `index` (allocated). */
 void *mc_slot_payload(const mc_slot_table *t, uint32_t index);
