@@ -120,6 +120,41 @@ def test_streams_of_another_device_are_never_reclaimed(make_runtime):
     assert rt.fake.fake_stream_device(rt.driver_stream(f, b)) == 1
 
 
+def test_a_thread_that_sets_its_device_leaves_the_inline_answer_of_the_others(make_runtime):
+    """The thread's default device is answered inline (context.h) while it is the process's for
+    every thread. Once the main thread's calls have published that answer, a thread that calls
+    mgpuSetDefaultDevice(1) works on device 1 from its next call on; the main thread and a thread
+    that never set one stay on device 0, and the kernel is resolved on each device it runs on."""
+    import threading
+
+    rt = make_runtime(devices=2)
+    f = _kernel(rt)
+    main = rt.mgpuStreamCreate()
+    assert rt.fake.fake_stream_device(rt.driver_stream(f, main)) == 0  # the answer published
+    seen = {}
+
+    def setter():
+        rt.mgpuSetDefaultDevice(1)
+        s = rt.mgpuStreamCreate()
+        seen["setter"] = rt.fake.fake_stream_device(rt.driver_stream(f, s))
+        rt.mgpuStreamSynchronize(s)
+        rt.mgpuStreamDestroy(s)
+
+    def other():
+        s = rt.mgpuStreamCreate()
+        seen["other"] = rt.fake.fake_stream_device(rt.driver_stream(f, s))
+        rt.mgpuStreamSynchronize(s)
+        rt.mgpuStreamDestroy(s)
+
+    for fn in (setter, other):
+        th = threading.Thread(target=fn)
+        th.start()
+        th.join()
+    again = rt.mgpuStreamCreate()
+    assert seen == {"setter": 1, "other": 0}
+    assert rt.fake.fake_stream_device(rt.driver_stream(f, again)) == 0
+
+
 def test_pinned_handles_are_never_reclaimed(make_runtime):
     rt = make_runtime(env={"MGPU_CACHED_STREAM_HANDLES": "tagged", "MGPU_CACHED_STREAM_CAP": "1"})
     f = _kernel(rt)
