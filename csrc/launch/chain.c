@@ -113,7 +113,6 @@ static struct {
 
 int mc_chain_used; /* chain.h */
 
-
 /* ---- argument sizes ---- */
 
 static const pinfo *param_info_locked(const void *key, CUfunction cf) {
