@@ -209,8 +209,8 @@ int mc_graph_launch_enter(void) {
 }
 
 static pthread_once_t g_graph_once = PTHREAD_ONCE_INIT;
-static int g_graph_enabled;     /* written once under g_graph_once */
 static int g_max_execs;   /* written once under g_graph_once */
+int mc_graph_state_ = -1; /* graph_launch.h: -1 until decide() ran, then 0 or 1; atomic */
 
 static void decide(void) {
   const mc_config_t *cfg = mc_config();
@@ -221,20 +221,20 @@ static void decide(void) {
   g_graph_threads = (unsigned)cfg->graph_threads; /* 1 to 3: config.c clamps it */
   g_first_after = (unsigned)(cfg->graph_first_after > 100000000 ? 100000000
                                                                 : cfg->graph_first_after);
-  g_graph_enabled = cfg->graph && mc_backend() == MC_BACKEND_CUDA && mc_cu.cuGraphCreate &&
+  int enabled = cfg->graph && mc_backend() == MC_BACKEND_CUDA && mc_cu.cuGraphCreate &&
               mc_cu.cuGraphDestroy && mc_cu.cuGraphAddKernelNode && mc_cu.cuGraphInstantiate &&
               mc_cu.cuGraphExecDestroy && mc_cu.cuGraphExecKernelNodeSetParams &&
               mc_cu.cuGraphLaunch;
+  __atomic_store_n(&mc_graph_state_, enabled, __ATOMIC_RELEASE); /* after the settings above */
 }
 
 static int g_graph_decided; /* atomic: decide() ran (mc_once) */
-int mc_graph_state_ = -1;   /* graph_launch.h: g_graph_enabled once decided; atomic */
 
+/* Until decided (graph_launch.h's inline test goes on to here): off while no driver is loaded. */
 int mc_graph_enabled_slow(void) {
-  if (!__atomic_load_n(&g_graph_decided, __ATOMIC_ACQUIRE) && !mc_driver_loaded()) return 0;
+  if (!mc_driver_loaded()) return 0;
   mc_once(&g_graph_once, &g_graph_decided, decide);
-  __atomic_store_n(&mc_graph_state_, g_graph_enabled, __ATOMIC_RELEASE);
-  return g_graph_enabled;
+  return __atomic_load_n(&mc_graph_state_, __ATOMIC_ACQUIRE);
 }
 
 static size_t hash_ptr(const void *p, size_t n) {

@@ -18,7 +18,6 @@ static _Thread_local struct {
   int device; /* this thread's default device, once set */
   int set;    /* mgpuSetDefaultDevice was called on this thread */
 } tl_dev;
-static int g_any_thread_device; /* atomic: some thread called mgpuSetDefaultDevice (never reset) */
 static pthread_once_t g_pdev_once = PTHREAD_ONCE_INIT;
 static int g_process_device;            /* default for threads that never set one; written once
                                            under g_pdev_once (MGPU_CACHED_DEVICE) */
@@ -96,27 +95,30 @@ static int g_smem_optin[MC_MAX_DEVICES];   /* 0 = not queried yet; no lock: raci
                                               the same value, with release */
 
 /* context.h's inline answer: -1 until published, the process device while it answers every
- * thread, -2 for good once a thread set its own (or never published: HIP). Published with a
- * compare-and-swap from -1 only, so a thread's mc_set_thread_device (which stores -2 before it
- * sets its device) is never undone: that thread's later calls take the slow way. Another thread
- * may still read the process device for a moment after that store, which is its answer anyway. */
+ * thread, -2 for good once some thread called mgpuSetDefaultDevice (HIP: never published).
+ * Published with a compare-and-swap from -1 only, so a thread's mc_set_thread_device (which
+ * stores -2 before it sets its device) is never undone: that thread's later calls take the slow
+ * way. Another thread may still read the process device for a moment after that store, which is
+ * its answer anyway. */
+#define DEVICE_SET_BY_A_THREAD (-2)
 int mc_thread_device_fast_ = -1;
 
 int mc_thread_device_slow(void) {
   /* HIP: the stock ROCm wrapper has no default device of its own (mgpuSetDefaultDevice is
    * hipSetDevice) and runs every call on the thread's current HIP device, so that is the device
    * (a program that picks its GPU with hipSetDevice, e.g. one per MPI rank, keeps working). */
-  /* mc_backend() is one atomic load; only before the driver is loaded does this load it. */
-  if (mc_backend() == MC_BACKEND_HIP || (!mc_driver_loaded() && mc_backend_is_hip())) {
+  /* mc_backend() is one atomic load; only before the driver is loaded is the choice asked. */
+  mc_backend_id backend = mc_backend();
+  if (backend == MC_BACKEND_HIP || (backend == MC_BACKEND_NONE && mc_backend_is_hip())) {
     if (!tl_dev.set && mc_config()->device != MC_CFG_DEVICE_UNSET) return process_device();
     int d = 0;
     if (mc_hip.hipGetDevice(&d) == 0) return d;
   }
   /* No thread set a default device yet (most programs never do): no thread-local look-up, and
    * once the CUDA driver is loaded the answer is published for the inline way. */
-  if (!__atomic_load_n(&g_any_thread_device, __ATOMIC_ACQUIRE)) {
+  if (__atomic_load_n(&mc_thread_device_fast_, __ATOMIC_ACQUIRE) != DEVICE_SET_BY_A_THREAD) {
     int d = process_device();
-    if (mc_driver_loaded() && mc_backend() == MC_BACKEND_CUDA) {
+    if (backend == MC_BACKEND_CUDA) {
       int unset = -1;
       __atomic_compare_exchange_n(&mc_thread_device_fast_, &unset, d, 0, __ATOMIC_SEQ_CST,
                                   __ATOMIC_RELAXED);
@@ -129,10 +131,10 @@ int mc_thread_device_slow(void) {
 }
 
 void mc_set_thread_device(int device) {
-  __atomic_store_n(&mc_thread_device_fast_, -2, __ATOMIC_SEQ_CST); /* before this thread's own */
+  /* before this thread's own: its next call takes the thread-local way */
+  __atomic_store_n(&mc_thread_device_fast_, DEVICE_SET_BY_A_THREAD, __ATOMIC_SEQ_CST);
   tl_dev.device = device;
   tl_dev.set = 1;
-  __atomic_store_n(&g_any_thread_device, 1, __ATOMIC_SEQ_CST); /* after this thread's own */
 }
 
 void mc_hip_set_default_device(int device) {

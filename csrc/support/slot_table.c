@@ -7,32 +7,21 @@
 
 _Static_assert(sizeof(void *) == 8, "handles are 64-bit values");
 
-typedef mc_slot_header slot_header; /* slot_table.h */
-
 #define GEN_LIMIT 0xFFFFFFF0u /* a slot retired at this generation or above is never reused */
 
-/* Where slot `index` lies: its chunk (see slot_table.h) and its place there. */
-static uint32_t chunk_of(uint32_t index) { return mc_slot_chunk_of(index); }
-
-static uint32_t chunk_base(uint32_t c) { return mc_slot_chunk_base(c); }
-
+/* A chunk's slots (slot_table.h's Memory: mc_slot_chunk_of, mc_slot_chunk_base). */
 static uint32_t chunk_slots(uint32_t c) { return c ? MC_SLOT_FIRST << (c - 1) : MC_SLOT_FIRST; }
 
-static slot_header *slot_at(const mc_slot_table *t, unsigned char *chunk, uint32_t c,
-                            uint32_t index) {
-  return (slot_header *)(chunk + (size_t)(index - chunk_base(c)) * t->stride);
-}
-
-static slot_header *slot_of(const mc_slot_table *t, uint32_t index) {
-  uint32_t c = chunk_of(index);
-  return slot_at(t, t->chunks[c], c, index);
+static mc_slot_header *slot_of(const mc_slot_table *t, uint32_t index) {
+  uint32_t c = mc_slot_chunk_of(index);
+  return mc_slot_at(t, t->chunks[c], c, index);
 }
 
 void mc_slot_table_set_tag(mc_slot_table *t, uint8_t tag) { t->tag = tag; }
 
 void mc_slot_table_set_payload(mc_slot_table *t, size_t payload) {
   t->payload = payload;
-  t->stride = (sizeof(slot_header) + payload + 7) & ~(size_t)7;
+  t->stride = (sizeof(mc_slot_header) + payload + 7) & ~(size_t)7;
 }
 
 void *mc_slot_payload(const mc_slot_table *t, uint32_t index) { return slot_of(t, index) + 1; }
@@ -48,7 +37,7 @@ void *mc_slot_alloc(mc_slot_table *t, uint32_t *index, uint64_t *handle) {
   } else {
     if (t->nslots >= ((uint32_t)1 << MC_SLOT_INDEX_BITS)) return NULL;
     i = t->nslots;
-    uint32_t c = chunk_of(i);
+    uint32_t c = mc_slot_chunk_of(i);
     if (!t->chunks[c]) {
       unsigned char *chunk = calloc(chunk_slots(c), t->stride);
       if (!chunk) return NULL;
@@ -56,7 +45,7 @@ void *mc_slot_alloc(mc_slot_table *t, uint32_t *index, uint64_t *handle) {
     }
     t->nslots++;
   }
-  slot_header *s = slot_of(t, i);
+  mc_slot_header *s = slot_of(t, i);
   s->next_free = 0;
   /* The payload is written with atomic stores: a lock-free reader holding a stale handle may read
    * it concurrently (and then sees the generation moved on). */
@@ -72,7 +61,7 @@ static uint64_t handle_of(const mc_slot_table *t, uint32_t gen, uint32_t index) 
 }
 
 uint64_t mc_slot_publish(mc_slot_table *t, uint32_t index) {
-  slot_header *s = slot_of(t, index);
+  mc_slot_header *s = slot_of(t, index);
   uint32_t gen = s->gen + 1; /* even (free) -> odd (live) */
   __atomic_store_n(&s->gen, gen, __ATOMIC_SEQ_CST);
   return handle_of(t, gen, index);
@@ -88,7 +77,7 @@ static void push_free(mc_slot_table *t, uint32_t index) {
 void mc_slot_unalloc(mc_slot_table *t, uint32_t index) { push_free(t, index); }
 
 void mc_slot_retire(mc_slot_table *t, uint32_t index) {
-  slot_header *s = slot_of(t, index);
+  mc_slot_header *s = slot_of(t, index);
   uint32_t gen = s->gen + 1; /* odd (live) -> even (free) */
   __atomic_store_n(&s->gen, gen, __ATOMIC_SEQ_CST);
   if (gen < GEN_LIMIT) push_free(t, index);

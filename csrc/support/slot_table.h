@@ -91,6 +91,12 @@ static inline uint32_t mc_slot_chunk_of(uint32_t index) {
 }
 static inline uint32_t mc_slot_chunk_base(uint32_t c) { return c ? MC_SLOT_FIRST << (c - 1) : 0; }
 
+/* Slot `index`'s header in `chunk`, chunk number c of table t. */
+static inline mc_slot_header *mc_slot_at(const mc_slot_table *t, unsigned char *chunk, uint32_t c,
+                                         uint32_t index) {
+  return (mc_slot_header *)(chunk + (size_t)(index - mc_slot_chunk_base(c)) * t->stride);
+}
+
 /* The payload of handle h's slot (if live) and whether h is live, stale or unknown.
  * Lock-free; never reads memory the table did not allocate. */
 static inline mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, void **payload) {
@@ -100,8 +106,7 @@ static inline mc_slot_state mc_slot_find(const mc_slot_table *t, uint64_t h, voi
   uint32_t c = mc_slot_chunk_of(i);
   unsigned char *chunk = __atomic_load_n(&t->chunks[c], __ATOMIC_ACQUIRE);
   if (!chunk) return MC_SLOT_UNKNOWN;
-  mc_slot_header *s =
-      (mc_slot_header *)(chunk + (size_t)(i - mc_slot_chunk_base(c)) * t->stride);
+  mc_slot_header *s = mc_slot_at(t, chunk, c, i);
   uint32_t now = __atomic_load_n(&s->gen, __ATOMIC_SEQ_CST);
   if (now == gen) {
     if (payload) *payload = s + 1;
