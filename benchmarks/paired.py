@@ -6,9 +6,13 @@ as the median over rounds with a bootstrap 90% interval (2,000 resamples of the 
 and the ratio of the two runtimes' overall medians beside it.
 
     python3 benchmarks/paired.py RESULTS.json A B [A B ...]
+    python3 benchmarks/paired.py --chains CHAINS.json [REPS]
 
 e.g. `paired.py results.json cached before-391bd88` (issue 19's 3% rule). A runtime pair a cell
-lacks is skipped. Prints one line per program, LLVM version and pair.
+lacks is skipped. Prints one line per program, LLVM version and pair. With --chains, the same for
+benchmarks/chains.py's chains.json (REPS: its --reps, default 3): per K and LLVM shape, chain
+replay against the hand-made graph of the same round and against the same program without chain
+replay, with the lowest and highest round.
 """
 
 from __future__ import annotations
@@ -37,7 +41,29 @@ def paired(a: Sequence[float], b: Sequence[float], reps: int,
             len(r))
 
 
+def chains(data: Dict[str, List[float]], reps: int) -> List[str]:
+    """chains.json ("K:shape:mode" -> samples, rounds x reps): the per-round lines."""
+    out = []
+    keys = sorted({tuple(k.split(":")[:2]) for k in data if k.endswith(":chain")},
+                  key=lambda ks: (int(ks[0]), ks[1]))
+    for k, shape in keys:
+        chain = data[f"{k}:{shape}:chain"]
+        for name, ref in (("hand-made graph", f"{k}:-:graphK floor"),
+                          ("without chain replay", f"{k}:{shape}:default")):
+            if ref not in data:
+                continue
+            med, lo, hi, n = paired(chain, data[ref], reps)
+            r = [x / y for x, y in zip(round_medians(chain, reps), round_medians(data[ref], reps))]
+            out.append(f"K={k} LLVM {shape} chain / {name}: {med:.3f}× per round (90% [{lo:.3f}, "
+                       f"{hi:.3f}], {n} rounds; lowest {min(r):.3f}×, highest {max(r):.3f}×)")
+    return out
+
+
 def main(argv: Sequence[str]) -> int:
+    if argv[:1] == ["--chains"] and len(argv) in (2, 3):
+        data = json.loads(Path(argv[1]).read_text())
+        print("\n".join(chains(data, int(argv[2]) if len(argv) == 3 else 3)))
+        return 0
     if len(argv) < 3 or len(argv) % 2 == 0:
         print(__doc__.split("\n\n")[1].strip(), file=sys.stderr)
         return 2

@@ -516,3 +516,20 @@ def test_paired_ratios_cancel_a_drift_between_rounds(tmp_path):
     usage = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "paired.py"), "x.json", "a"],
                            capture_output=True, text=True)
     assert usage.returncode == 2 and "paired.py RESULTS.json A B" in usage.stderr
+
+
+def test_paired_chains_per_round(tmp_path):
+    """paired.py --chains: chain replay against the same round's hand-made graph and against the
+    program without chain replay, per K and LLVM shape, with the lowest and highest round."""
+    data = {"10:-:graphK floor": [10.0, 10.0, 10.0, 20.0, 20.0, 20.0],
+            "10:22:chain": [11.0, 11.0, 11.0, 24.0, 24.0, 24.0],
+            "10:22:default": [22.0, 22.0, 22.0, 24.0, 24.0, 24.0]}
+    (tmp_path / "chains.json").write_text(json.dumps(data))
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "paired.py"), "--chains",
+                          str(tmp_path / "chains.json"), "3"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "K=10 LLVM 22 chain / hand-made graph: 1.150× per round (90% [1.100, 1.200], 2 rounds; "
+        "lowest 1.100×, highest 1.200×)",
+        "K=10 LLVM 22 chain / without chain replay: 0.750× per round (90% [0.500, 1.000], 2 rounds; "
+        "lowest 0.500×, highest 1.000×)"]
