@@ -29,7 +29,11 @@
  * Reclaimer (one thread per device, started on the first stream free of that device or a release
  * request, detached, every signal blocked but the synchronous faults (SIGSEGV, SIGBUS, SIGFPE,
  * SIGILL: a crash reaches the program's handlers), its capture mode RELAXED for its whole life, the device's
- * primary context current): while blocks are pending or a release is asked it runs rounds: fence,
+ * primary context current): while blocks are pending or a release is asked it runs rounds. Woken by
+ * a free, it first gathers the frees that follow for MGPU_CACHED_ALLOCATOR_RECLAIM_US (default 50
+ * us; none for a release request): one round then covers a loop's several frees, and a program
+ * thread meets a round's driver calls and memsets less often (run N82: the allocating async step
+ * 1.07-1.09x the tree before issue 19 with a round at every free, 0.98-1.03x gathering). A round: fence,
  * then clears the idle blocks (cuMemsetD32Async on the device's clearing stream, non-blocking, made
  * when the thread is started and shared with NULL-stream frees, + cuStreamSynchronize of that idle
  * stream: only memsets wait) and makes them ready; when a release was asked, or the device is
@@ -85,6 +89,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "platform/capture.h"
 #include "support/config.h"
@@ -994,6 +1001,11 @@ static int reclaim_round_(int device, CUstream zs) {
 
 static void *reclaimer_main(void *arg) {
   int device = (int)(intptr_t)arg;
+#ifdef __linux__
+  /* Its gathering sleep (MGPU_CACHED_ALLOCATOR_RECLAIM_US) lasts what the switch says: the
+   * kernel's default timer slack for a thread (50 us) would add up to 50 us to each. */
+  (void)prctl(PR_SET_TIMERSLACK, 1000ul, 0ul, 0ul, 0ul);
+#endif
   mc_ctx_scope scope; /* the device's context stays current on this thread for its life */
   /* Its driver calls (cuCtxGetCurrent, cuCtxPushCurrent) count as a round too: a thread that
    * starts while the process exits makes none (seen under load: a call after the driver's own
