@@ -9,7 +9,7 @@ set -u
 . benchmarks/neighbour/setup_h100.sh
 for v in 19 22; do
   cc -std=c11 -O2 -o /tmp/al$v benchmarks/alloc_loop_main.c tests/data/mlir/alloc_loop_llvm$v.o \
-    $(python3 -m mgpu_cached --libs) -ldl || exit 1
+    $(python3 -m mgpu_cached --ldflags) -ldl || exit 1
 done
 CONFIGS="r0:0:1 r50:50:1 r200:200:1 r0z0:0:0 r50z0:50:0 r200z0:200:0"
 {
