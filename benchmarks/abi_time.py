@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Where a program's step spends its host time, entry point by entry point, for several runtimes
-side by side in one run: the README's programs (benchmarks/run.py's harness) run under the timing
+side by side in one run: the README's programs (benchmarks/run.py's harness) and alloc_loop
+(benchmarks/alloc_loop_main.c) run under the timing
 shim benchmarks/harness/abi_time.c with N and then 2N steps; the difference of the two runs, per
 mgpu* entry point, divided by N is its time per step, free of the start-up and the warm-up.
 
@@ -41,6 +42,15 @@ def build(bdir: Path, programs: Sequence[str], llvms: Sequence[int]) -> Dict[Tup
                     str(HARNESS / "abi_time.c"), "-ldl"], check=True)
     exes = {}
     for prog in programs:
+        if prog == "alloc_loop":  # benchmarks/alloc_loop_main.c: `exe N`
+            for v in llvms:
+                exe = bdir / f"alloc_loop_llvm{v}"
+                subprocess.run(["gcc", "-std=c11", "-O2", "-o", str(exe),
+                                str(HARNESS.parent / "alloc_loop_main.c"),
+                                str(OBJECTS / f"alloc_loop_llvm{v}.o"),
+                                *mgpu_cached.ldflags_list(), "-ldl"], check=True)
+                exes[(prog, v)] = exe
+            continue
         stem, macro, _, _ = PROGRAMS[prog]
         for v in llvms:
             obj = OBJECTS / f"{stem}_llvm{v}.o"
@@ -123,7 +133,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = ap.parse_args(argv)
     programs = [p for p in args.programs.split(",") if p]
     llvms = [int(v) for v in args.llvm.split(",") if v]
-    unknown = [p for p in programs if p not in PROGRAMS]
+    unknown = [p for p in programs if p not in PROGRAMS and p != "alloc_loop"]
     if unknown:
         ap.error(f"unknown programs {unknown}; known: {sorted(PROGRAMS)}")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -147,7 +157,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         env2 = dict(env, ABI_TIME_OUT=str(f),
                                     LD_PRELOAD=" ".join(x for x in (str(shim), env.get("LD_PRELOAD", ""))
                                                         if x))
-                        proc = subprocess.run([str(exe), str(n), "1", "50"], env=env2,
+                        argv = [str(exe), str(n)] + ([] if prog == "alloc_loop" else ["1", "50"])
+                        proc = subprocess.run(argv, env=env2,
                                               capture_output=True, text=True, timeout=300)
                         ok = proc.returncode == 0 or (args.fake and proc.returncode == 1)
                         if not ok or not f.exists():
