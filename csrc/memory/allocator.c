@@ -31,9 +31,12 @@
  * SIGILL: a crash reaches the program's handlers), its capture mode RELAXED for its whole life, the device's
  * primary context current): while blocks are pending or a release is asked it runs rounds. Woken by
  * a free, it first gathers the frees that follow for MGPU_CACHED_ALLOCATOR_RECLAIM_US (default 50
- * us; none for a release request): one round then covers a loop's several frees, and a program
- * thread meets a round's driver calls and memsets less often (run N82: the allocating async step
- * 1.07-1.09x the tree before issue 19 with a round at every free, 0.98-1.03x gathering). A round: fence,
+ * us; none for a release request) when the last round's fence found work in flight (and before
+ * its first round): a loop that frees while its kernels run then meets one round per gathering
+ * time, not one per free (the allocating async step: 1.07-1.09x the tree before issue 19 with a
+ * round at every free, 0.99-1.00x gathering, runs N82-N83), while a loop that waits for its work
+ * before it frees gets its block back at once (alloc_loop, which reads its block on the host every
+ * step, took 1.4x as long per step when it was handed other blocks, run N84). A round: fence,
  * then clears the idle blocks (cuMemsetD32Async on the device's clearing stream, non-blocking, made
  * when the thread is started and shared with NULL-stream frees, + cuStreamSynchronize of that idle
  * stream: only memsets wait) and makes them ready; when a release was asked, or the device is
@@ -166,6 +169,9 @@ typedef struct dev_alloc {
   pthread_mutex_t round_lock;           /* serialises rounds; guards fev (see the locking rule) */
   CUevent *fev;                         /* fence events, one per stream of a round (owned) */
   size_t nfev;
+  int fence_waited;                     /* atomic: the last fence found work in flight, 1 before
+                                           the first (written by fence(), read by
+                                           reclaimer_main: see there) */
 } dev_alloc;
 
 static struct {
@@ -306,6 +312,7 @@ static dev_alloc *dev_of(int device) {
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&d->wake, NULL);
     pthread_mutex_init(&d->round_lock, NULL);
+    d->fence_waited = 1; /* the first round gathers (reclaimer_main) */
     g_alloc.devs[device] = d;
   }
   return g_alloc.devs[device];
@@ -881,8 +888,16 @@ static int fence(int device, dev_alloc *d) {
     if (capture_blocks(f.s[i])) rc = 1;
   for (size_t i = 0; rc == 0 && i < f.n; ++i)
     if (exiting() || mc_cu.cuEventRecord(d->fev[i], f.s[i]) != 0) rc = -1;
-  for (size_t i = 0; rc == 0 && i < f.n; ++i)
-    if (exiting() || mc_cu.cuEventSynchronize(d->fev[i]) != 0) rc = -1;
+  int waited = 0; /* asked first: a fence that finds the device idle waits for nothing */
+  for (size_t i = 0; rc == 0 && i < f.n; ++i) {
+    CUresult q = exiting() ? (CUresult)-1 : mc_cu.cuEventQuery(d->fev[i]);
+    if (q == MC_CUDA_ERROR_NOT_READY) {
+      waited = 1;
+      q = mc_cu.cuEventSynchronize(d->fev[i]);
+    }
+    if (q != 0) rc = -1;
+  }
+  if (rc == 0) __atomic_store_n(&d->fence_waited, waited, __ATOMIC_RELAXED);
   free(f.s);
   /* every given-back stream noted above had an event recorded after its work: proven idle, so
    * the program's next synchronisation has no query to make for it (pool.h) */
@@ -1030,9 +1045,15 @@ static void *reclaimer_main(void *arg) {
     int release = d->release_req != d->release_done;
     pthread_mutex_unlock(&g_alloc.lock);
     unsigned long us = mc_config()->allocator_reclaim_us;
-    if (us && !release) { /* gather the frees that follow before the round */
+    /* gather the frees that follow before the round, while the program keeps the device busy
+     * (the last fence found work in flight): a loop that frees while its kernels run then meets
+     * one round per gathering time, not one per free. A fence that found the device idle (a
+     * program that waited for its work before freeing) lets the next round run at once, so its
+     * freed block is ready for its next allocation. */
+    if (us && !release && __atomic_load_n(&d->fence_waited, __ATOMIC_RELAXED)) {
       struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000L};
       nanosleep(&t, NULL);
+      MC_STAT_INC(alloc_gathers);
     }
     /* the clearing stream, read each round: a context reset (context.h) forgets it */
     CUstream zs = zero_stream(d); /* made by start_reclaimer; NULL: the legacy stream */

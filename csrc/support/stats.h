@@ -69,6 +69,7 @@
   /* allocator reuse as safe as cuMemFree + cuMemAlloc (trust issue) */                       \
   X(alloc_bytes_pending, "bytes freed on a stream, not yet cleared for reuse (gauge)")       \
   X(alloc_reclaims, "reclaimer rounds (fences of events on the device's streams)")           \
+  X(alloc_gathers, "reclaimer rounds that first gathered frees (MGPU_CACHED_ALLOCATOR_RECLAIM_US)") \
   X(alloc_bytes_zeroed, "bytes of freed blocks cleared before reuse")                        \
   X(alloc_oom_timeouts, "out-of-memory releases not finished within the wait")               \
   X(alloc_lost, "freed blocks never reused: the fence or the clearing failed")               \
