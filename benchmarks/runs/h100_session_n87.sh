@@ -3,7 +3,7 @@
 # Run N87 (one H100, nvidia-h100-x1): the reclaimer gathers frees (50 us) only while the device is
 # busy (its last fence found work in flight). The README's async rows (run.py, 8 rounds) and
 # alloc_loop (7 rounds), with the library, gathering off (RECLAIM_US=0), the fixed 50 us gathering
-# of commit 36bd5b8-era (.gpu/bisect/fixed50: the tree before this change) and the tree before issue
+# of eb4d403 (.gpu/bisect/fixed50) and the tree before issue
 # 19; and benchmarks/managed_rotation_probe.c (a host-read loop going round K managed blocks).
 # Carry `.gpu`, `.whl`.
 set -u
