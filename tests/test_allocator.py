@@ -193,10 +193,10 @@ def test_ready_blocks_are_handed_out_lowest_address_first(art, host_shared):
 
 
 def test_the_reclaimer_gathers_frees_only_while_the_device_is_busy(make_runtime):
-    """MGPU_CACHED_ALLOCATOR_RECLAIM_US: before its first round, and after a round whose fence found
-    work in flight, the reclaimer gathers frees before the round (alloc_gathers); after a fence that
-    found the device idle the next round runs at once, so a loop that waits for its work before it
-    frees gets its block back for its next allocation (alloc_loop on the H100, run N84)."""
+    """MGPU_CACHED_ALLOCATOR_RECLAIM_US: the reclaimer gathers frees before a round
+    (alloc_gathers) unless the last 4 fences found the device idle; then the rounds run at once, so
+    a loop that waits for its work before it frees gets its block back for its next allocation
+    (alloc_loop on the H100, runs N83-N87), until a fence finds work in flight again."""
     rt = setup_fake(make_runtime(env={"MGPU_CACHED_ALLOCATOR_RECLAIM_US": "1000"}))
     k = busy_kernel(rt)
     s = rt.mgpuStreamCreate()
@@ -209,12 +209,13 @@ def test_the_reclaimer_gathers_frees_only_while_the_device_is_busy(make_runtime)
         settle(rt)
         return rt.stats()["alloc_gathers"], rt.stats()["alloc_reclaims"]
 
-    assert free_and_settle(False) == (1, 1)  # the first round gathers
-    assert free_and_settle(False) == (1, 2)  # its fence found the device idle: at once
-    assert free_and_settle(False) == (1, 3)
-    assert free_and_settle(True) == (1, 4)  # this round's fence waits for the kernel
-    assert free_and_settle(False) == (2, 5)  # so the next one gathers
-    assert free_and_settle(False) == (2, 6)
+    for n in range(1, 5):  # gathering, each fence finding the device idle
+        assert free_and_settle(False) == (n, n)
+    assert free_and_settle(False) == (4, 5)  # 4 idle fences in a row: at once
+    assert free_and_settle(False) == (4, 6)
+    assert free_and_settle(True) == (4, 7)  # this round's fence waits for the kernel
+    assert free_and_settle(False) == (5, 8)  # so the next ones gather again
+    assert free_and_settle(False) == (6, 9)
 
 
 def test_stream_free_makes_no_driver_call_and_reuses_after_the_reclaimer(art):

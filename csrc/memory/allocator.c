@@ -31,12 +31,12 @@
  * SIGILL: a crash reaches the program's handlers), its capture mode RELAXED for its whole life, the device's
  * primary context current): while blocks are pending or a release is asked it runs rounds. Woken by
  * a free, it first gathers the frees that follow for MGPU_CACHED_ALLOCATOR_RECLAIM_US (default 50
- * us; none for a release request) when the last round's fence found work in flight (and before
- * its first round): a loop that frees while its kernels run then meets one round per gathering
- * time, not one per free (the allocating async step: 1.07-1.09x the tree before issue 19 with a
- * round at every free, 0.99-1.00x gathering, runs N82-N83), while a loop that waits for its work
- * before it frees gets its block back at once (alloc_loop, which reads its block on the host every
- * step, took 1.4x as long per step when it was handed other blocks, run N84). A round: fence,
+ * us; none for a release request) unless the last 4 fences all found the device idle: a loop
+ * that frees while its kernels run then meets one round per gathering time, not one per free (the
+ * allocating async step: 1.07-1.09x the tree before issue 19 with a round at every free,
+ * 0.99-1.02x gathering, runs N82-N87), while a loop that waits for its work before it frees gets
+ * its block back at once (alloc_loop, which reads its block on the host every step, took 1.35-1.5x
+ * as long per step with a fixed gathering, runs N83-N87). A round: fence,
  * then clears the idle blocks (cuMemsetD32Async on the device's clearing stream, non-blocking, made
  * when the thread is started and shared with NULL-stream frees, + cuStreamSynchronize of that idle
  * stream: only memsets wait) and makes them ready; when a release was asked, or the device is
@@ -169,9 +169,9 @@ typedef struct dev_alloc {
   pthread_mutex_t round_lock;           /* serialises rounds; guards fev (see the locking rule) */
   CUevent *fev;                         /* fence events, one per stream of a round (owned) */
   size_t nfev;
-  int fence_waited;                     /* atomic: the last fence found work in flight, 1 before
-                                           the first (written by fence(), read by
-                                           reclaimer_main: see there) */
+  int idle_fences;                      /* atomic: fences in a row that found the device idle
+                                           (written by fence(), read by reclaimer_main: see
+                                           there) */
 } dev_alloc;
 
 static struct {
@@ -312,7 +312,6 @@ static dev_alloc *dev_of(int device) {
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&d->wake, NULL);
     pthread_mutex_init(&d->round_lock, NULL);
-    d->fence_waited = 1; /* the first round gathers (reclaimer_main) */
     g_alloc.devs[device] = d;
   }
   return g_alloc.devs[device];
@@ -897,7 +896,10 @@ static int fence(int device, dev_alloc *d) {
     }
     if (q != 0) rc = -1;
   }
-  if (rc == 0) __atomic_store_n(&d->fence_waited, waited, __ATOMIC_RELAXED);
+  if (rc == 0) /* one writer at a time (round_lock) */
+    __atomic_store_n(&d->idle_fences,
+                     waited ? 0 : __atomic_load_n(&d->idle_fences, __ATOMIC_RELAXED) + 1,
+                     __ATOMIC_RELAXED);
   free(f.s);
   /* every given-back stream noted above had an event recorded after its work: proven idle, so
    * the program's next synchronisation has no query to make for it (pool.h) */
@@ -1014,6 +1016,10 @@ static int reclaim_round_(int device, CUstream zs) {
   return 0;
 }
 
+/* Fences in a row that must find the device idle before the reclaimer stops gathering frees (a
+ * loop with its kernels in flight at most frees finds the device idle now and then). */
+#define GATHER_IDLE_FENCES 4
+
 static void *reclaimer_main(void *arg) {
   int device = (int)(intptr_t)arg;
 #ifdef __linux__
@@ -1045,12 +1051,11 @@ static void *reclaimer_main(void *arg) {
     int release = d->release_req != d->release_done;
     pthread_mutex_unlock(&g_alloc.lock);
     unsigned long us = mc_config()->allocator_reclaim_us;
-    /* gather the frees that follow before the round, while the program keeps the device busy
-     * (the last fence found work in flight): a loop that frees while its kernels run then meets
-     * one round per gathering time, not one per free. A fence that found the device idle (a
-     * program that waited for its work before freeing) lets the next round run at once, so its
-     * freed block is ready for its next allocation. */
-    if (us && !release && __atomic_load_n(&d->fence_waited, __ATOMIC_RELAXED)) {
+    /* gather the frees that follow before the round, unless the last GATHER_IDLE_FENCES fences
+     * all found the device idle: a loop that frees while its kernels run then meets one round
+     * per gathering time, not one per free, and a program that waits for its work before it
+     * frees gets its block back at once for its next allocation. */
+    if (us && !release && __atomic_load_n(&d->idle_fences, __ATOMIC_RELAXED) < GATHER_IDLE_FENCES) {
       struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000L};
       nanosleep(&t, NULL);
       MC_STAT_INC(alloc_gathers);
