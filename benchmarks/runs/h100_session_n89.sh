@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
-# Run N89 (one H100, nvidia-h100-x1): the reclaimer gathers frees (50 us) only while the device is
-# busy (its last fence found work in flight). The README's async rows (run.py, 8 rounds) and
-# alloc_loop (7 rounds), with the library, gathering off (RECLAIM_US=0), the fixed 50 us gathering
-# of eb4d403 (.gpu/bisect/fixed50) and the tree before issue
+# Run N89 (one H100, nvidia-h100-x1): the reclaimer gathers frees (50 us) unless its last 4 fences
+# all found the device idle (run N87 stopped gathering after one idle fence: 1.03-1.06x). The
+# README's async rows (run.py, 8 rounds) and alloc_loop (7 rounds), with the library, gathering off
+# (RECLAIM_US=0), the fixed 50 us gathering of eb4d403 (.gpu/bisect/fixed50) and the tree before
+# issue 19.
 # Carry `.gpu`, `.whl`.
 set -u
 . benchmarks/neighbour/setup_h100.sh
