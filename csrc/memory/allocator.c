@@ -12,12 +12,13 @@
  * Idleness without a device-wide wait (issue 19). cuCtxSynchronize invalidates every stream capture
  * of the process in every capture mode (H100), so the library never calls it on its own
  * initiative. A block freed on a stream may still be used by work enqueued before the free; the
- * reclaimer proves that work finished with events: a round reads the device's free sequence E, then
- * records one event (its own, reused) on every driver stream of the library's pools that may have
- * work (mc_pool_for_each_stream: bound and draining streams; idle ones have none) and on the legacy
- * NULL stream of the device's primary context (which also covers every blocking stream of that
- * context), waits for them (cuEventSynchronize), and then the pending blocks numbered <= E are
- * idle. A block freed on a stream the library did not create (a foreign stream: another library's,
+ * reclaimer proves that work finished: a round reads the device's free sequence E, then, for every
+ * driver stream of the library's pools that may have work (mc_pool_for_each_stream: bound and
+ * draining streams; idle ones have none), asks the driver (cuStreamQuery: complete now means the
+ * work enqueued before is done) and records one event (its own, reused) on each one that is not
+ * complete and on the legacy NULL stream of the device's primary context (which also covers every
+ * blocking stream of that context), waits for them (cuEventSynchronize), and then the pending
+ * blocks numbered <= E are idle. A block freed on a stream the library did not create (a foreign stream: another library's,
  * CU_STREAM_PER_THREAD) gets its own event, recorded on that stream at the free (if the stream is
  * being captured, or the record fails, the free is the stock cuMemFree instead). A stream that is
  * being captured (cuStreamIsCapturing; for the legacy stream also its "implicit" error) gets no
@@ -848,8 +849,9 @@ static int capture_blocks(CUstream s) {
 
 /* The fence of a round (device's context current, relaxed mode, round_lock held): 0 when every
  * piece of work enqueued before the call on the library's streams of the device and on its legacy
- * stream has completed (cuEventSynchronize); 1 to try again later (a stream is being captured);
- * -1 on failure. */
+ * stream has completed (cuStreamQuery, or an event and cuEventSynchronize); 1 to try again later
+ * (a stream is being captured); -1 on failure. Counts the fences in a row that found every stream
+ * of the library's complete (idle_fences). */
 #define FENCE_PARKED 8 /* given-back streams a fence proves idle for the pool (pool.h) */
 static int fence(int device, dev_alloc *d) {
   fence_set f = {NULL, 0, 0};
@@ -885,20 +887,27 @@ static int fence(int device, dev_alloc *d) {
   }
   for (size_t i = 0; rc == 0 && i < f.n; ++i)
     if (capture_blocks(f.s[i])) rc = 1;
-  for (size_t i = 0; rc == 0 && i < f.n; ++i)
-    if (exiting() || mc_cu.cuEventRecord(d->fev[i], f.s[i]) != 0) rc = -1;
-  int waited = 0; /* asked first: a fence that finds the device idle waits for nothing */
+  /* A stream of the library's that the driver reports complete now has finished the work
+   * enqueued on it before: proven without an event (and no work in flight there). The others, and
+   * the legacy stream (an event there also waits for the context's blocking streams), get one. */
+  size_t ne = 0;
+  int busy = 0;
   for (size_t i = 0; rc == 0 && i < f.n; ++i) {
-    CUresult q = exiting() ? (CUresult)-1 : mc_cu.cuEventQuery(d->fev[i]);
-    if (q == MC_CUDA_ERROR_NOT_READY) {
-      waited = 1;
-      q = mc_cu.cuEventSynchronize(d->fev[i]);
+    if (f.s[i]) {
+      CUresult q = exiting() ? (CUresult)-1 : mc_cu.cuStreamQuery(f.s[i]);
+      if (q == 0) continue;
+      if (q != MC_CUDA_ERROR_NOT_READY) rc = -1;
+      busy = 1;
     }
-    if (q != 0) rc = -1;
+    f.s[ne++] = f.s[i];
   }
+  for (size_t i = 0; rc == 0 && i < ne; ++i)
+    if (exiting() || mc_cu.cuEventRecord(d->fev[i], f.s[i]) != 0) rc = -1;
+  for (size_t i = 0; rc == 0 && i < ne; ++i)
+    if (exiting() || mc_cu.cuEventSynchronize(d->fev[i]) != 0) rc = -1;
   if (rc == 0) /* one writer at a time (round_lock) */
     __atomic_store_n(&d->idle_fences,
-                     waited ? 0 : __atomic_load_n(&d->idle_fences, __ATOMIC_RELAXED) + 1,
+                     busy ? 0 : __atomic_load_n(&d->idle_fences, __ATOMIC_RELAXED) + 1,
                      __ATOMIC_RELAXED);
   free(f.s);
   /* every given-back stream noted above had an event recorded after its work: proven idle, so
@@ -1016,8 +1025,8 @@ static int reclaim_round_(int device, CUstream zs) {
   return 0;
 }
 
-/* Fences in a row that must find the device idle before the reclaimer stops gathering frees (a
- * loop with its kernels in flight at most frees finds the device idle now and then). */
+/* Fences in a row that must find the library's streams idle before the reclaimer stops gathering
+ * frees (a loop with its kernels in flight at most frees finds them idle now and then). */
 #define GATHER_IDLE_FENCES 4
 
 static void *reclaimer_main(void *arg) {
