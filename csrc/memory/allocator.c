@@ -30,14 +30,14 @@
  * Reclaimer (one thread per device, started on the first stream free of that device or a release
  * request, detached, every signal blocked but the synchronous faults (SIGSEGV, SIGBUS, SIGFPE,
  * SIGILL: a crash reaches the program's handlers), its capture mode RELAXED for its whole life, the device's
- * primary context current): while blocks are pending or a release is asked it runs rounds. Woken by
- * a free, it first gathers the frees that follow for MGPU_CACHED_ALLOCATOR_RECLAIM_US (default 50
- * us; none for a release request) unless the last 4 fences all found the device idle: a loop
- * that frees while its kernels run then meets one round per gathering time, not one per free (the
- * allocating async step: 1.07-1.09x the tree before issue 19 with a round at every free,
- * 0.99-1.02x gathering, runs N82-N87), while a loop that waits for its work before it frees gets
- * its block back at once (alloc_loop, which reads its block on the host every step, took 1.35-1.5x
- * as long per step with a fixed gathering, runs N83-N87). A round: fence,
+ * primary context current): while blocks are pending or a release is asked it runs rounds, each
+ * at once when woken by a free (MGPU_CACHED_ALLOCATOR_RECLAIM_US gathers the frees that follow for
+ * that long first, its timer slack 1 us; never for a release request). Gathering is off by
+ * default: on the H100 (runs N82-N90) 50 us took the allocating async step from 1.04-1.08x the tree
+ * before issue 19 to 0.99-1.02x, but made alloc_loop (host_shared alloc, kernel, host read, free,
+ * every step) 1.3-1.5x slower, even with clearing off (run N84) and when gathering stopped after
+ * rounds whose streams were idle (runs N87, N89, N90); what the late round costs alloc_loop is not
+ * pinned down (its reuse order is not it: benchmarks/managed_rotation_probe.c). A round: fence,
  * then clears the idle blocks (cuMemsetD32Async on the device's clearing stream, non-blocking, made
  * when the thread is started and shared with NULL-stream frees, + cuStreamSynchronize of that idle
  * stream: only memsets wait) and makes them ready; when a release was asked, or the device is
@@ -170,9 +170,6 @@ typedef struct dev_alloc {
   pthread_mutex_t round_lock;           /* serialises rounds; guards fev (see the locking rule) */
   CUevent *fev;                         /* fence events, one per stream of a round (owned) */
   size_t nfev;
-  int idle_fences;                      /* atomic: fences in a row that found the device idle
-                                           (written by fence(), read by reclaimer_main: see
-                                           there) */
 } dev_alloc;
 
 static struct {
@@ -850,8 +847,7 @@ static int capture_blocks(CUstream s) {
 /* The fence of a round (device's context current, relaxed mode, round_lock held): 0 when every
  * piece of work enqueued before the call on the library's streams of the device and on its legacy
  * stream has completed (cuStreamQuery, or an event and cuEventSynchronize); 1 to try again later
- * (a stream is being captured); -1 on failure. Counts the fences in a row that found every stream
- * of the library's complete (idle_fences). */
+ * (a stream is being captured); -1 on failure. */
 #define FENCE_PARKED 8 /* given-back streams a fence proves idle for the pool (pool.h) */
 static int fence(int device, dev_alloc *d) {
   fence_set f = {NULL, 0, 0};
@@ -891,13 +887,11 @@ static int fence(int device, dev_alloc *d) {
    * enqueued on it before: proven without an event (and no work in flight there). The others, and
    * the legacy stream (an event there also waits for the context's blocking streams), get one. */
   size_t ne = 0;
-  int busy = 0;
   for (size_t i = 0; rc == 0 && i < f.n; ++i) {
     if (f.s[i]) {
       CUresult q = exiting() ? (CUresult)-1 : mc_cu.cuStreamQuery(f.s[i]);
       if (q == 0) continue;
       if (q != MC_CUDA_ERROR_NOT_READY) rc = -1;
-      busy = 1;
     }
     f.s[ne++] = f.s[i];
   }
@@ -905,10 +899,6 @@ static int fence(int device, dev_alloc *d) {
     if (exiting() || mc_cu.cuEventRecord(d->fev[i], f.s[i]) != 0) rc = -1;
   for (size_t i = 0; rc == 0 && i < ne; ++i)
     if (exiting() || mc_cu.cuEventSynchronize(d->fev[i]) != 0) rc = -1;
-  if (rc == 0) /* one writer at a time (round_lock) */
-    __atomic_store_n(&d->idle_fences,
-                     busy ? 0 : __atomic_load_n(&d->idle_fences, __ATOMIC_RELAXED) + 1,
-                     __ATOMIC_RELAXED);
   free(f.s);
   /* every given-back stream noted above had an event recorded after its work: proven idle, so
    * the program's next synchronisation has no query to make for it (pool.h) */
@@ -1025,10 +1015,6 @@ static int reclaim_round_(int device, CUstream zs) {
   return 0;
 }
 
-/* Fences in a row that must find the library's streams idle before the reclaimer stops gathering
- * frees (a loop with its kernels in flight at most frees finds them idle now and then). */
-#define GATHER_IDLE_FENCES 4
-
 static void *reclaimer_main(void *arg) {
   int device = (int)(intptr_t)arg;
 #ifdef __linux__
@@ -1060,11 +1046,7 @@ static void *reclaimer_main(void *arg) {
     int release = d->release_req != d->release_done;
     pthread_mutex_unlock(&g_alloc.lock);
     unsigned long us = mc_config()->allocator_reclaim_us;
-    /* gather the frees that follow before the round, unless the last GATHER_IDLE_FENCES fences
-     * all found the device idle: a loop that frees while its kernels run then meets one round
-     * per gathering time, not one per free, and a program that waits for its work before it
-     * frees gets its block back at once for its next allocation. */
-    if (us && !release && __atomic_load_n(&d->idle_fences, __ATOMIC_RELAXED) < GATHER_IDLE_FENCES) {
+    if (us && !release) { /* gather the frees that follow before the round */
       struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000L};
       nanosleep(&t, NULL);
       MC_STAT_INC(alloc_gathers);

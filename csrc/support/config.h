@@ -124,7 +124,7 @@
   X(allocator_oom_wait_ms, COUNT, "MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS", "5000",                     \
     "how long an allocation that ran out of memory waits for the reclaimer to give cached "      \
     "blocks back before it reports out of memory")                                                  \
-  X(allocator_reclaim_us, COUNT, "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "50",                         \
+  X(allocator_reclaim_us, COUNT, "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "0",                          \
     "the reclaimer gathers frees for this long (microseconds) before each round of idleness "     \
     "checks (0: a round at every free)")                                                          \
   X(allocator_headroom, COUNT, "MGPU_CACHED_ALLOCATOR_HEADROOM", "25",                             \
