@@ -533,3 +533,52 @@ def test_paired_chains_per_round(tmp_path):
         "lowest 1.100×, highest 1.200×)",
         "K=10 LLVM 22 chain / without chain replay: 0.750× per round (90% [0.500, 1.000], 2 rounds; "
         "lowest 0.500×, highest 1.000×)"]
+
+
+# ---- abi_time: host time per mgpu* entry point -------------------------------------------------------
+
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_abi_time_shim_counts_every_call_and_forwards_it(harness_build, fake_driver_build, tmp_path):
+    """benchmarks/harness/abi_time.c, preloaded, wraps each mgpu* entry point: the program still
+    runs every launch (the library's own count), and the shim counts each call with a time."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    shim = tmp_path / "abi_time.so"
+    subprocess.run([CC, "-O2", "-shared", "-fPIC", "-o", str(shim),
+                    str(ROOT / "benchmarks/harness/abi_time.c"), "-ldl"], check=True)
+    counts, stats = tmp_path / "counts.txt", tmp_path / "stats.json"
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build), LD_PRELOAD=str(shim),
+               ABI_TIME_OUT=str(counts), MGPU_CACHED_STATS_FILE=str(stats))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    out = subprocess.run([str(harness_build["empty"]), "10", "3", "4"], env=env,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    abi_time = _load("bench_abi_time", ROOT / "benchmarks" / "abi_time.py")
+    got = abi_time.read_counts(counts)
+    launches = json.loads(stats.read_text())["stats"]["launches"]
+    assert launches == 4 + 3 * 10
+    assert got["mgpuLaunchKernel"][0] == launches and got["mgpuLaunchKernel"][1] > 0
+    assert set(got) <= {"mgpuModuleLoad", "mgpuModuleUnload", "mgpuModuleGetFunction",
+                        "mgpuLaunchKernel", "mgpuStreamCreate", "mgpuStreamDestroy",
+                        "mgpuStreamSynchronize", "mgpuMemAlloc", "mgpuMemFree"}
+
+
+def test_abi_time_per_step_and_table():
+    """Per step = (the 2n-step run - the n-step run) / n, entry point by entry point (one that only
+    the setup calls drops out); the table gives each runtime's median and its difference."""
+    abi_time = _load("bench_abi_time", ROOT / "benchmarks" / "abi_time.py")
+    small = {"mgpuLaunchKernel": (110, 11_000), "mgpuModuleLoad": (1, 5_000)}
+    big = {"mgpuLaunchKernel": (210, 21_000), "mgpuModuleLoad": (1, 5_000)}
+    assert abi_time.per_step(small, big, 100) == {"mgpuLaunchKernel": (1.0, 100.0)}
+    rounds = {("empty", 22, "cached"): [{"mgpuLaunchKernel": (1.0, 2000.0)}] * 3,
+              ("empty", 22, "before"): [{"mgpuLaunchKernel": (1.0, 1500.0)}] * 3}
+    md = abi_time.table(rounds, ["empty"], [22], ["cached", "before"])
+    assert "| mgpuLaunchKernel | 1.00 | 2.00 | 1.50 | -0.50 |" in md
+    assert "| **all** |  | 2.00 | 1.50 | -0.50 |" in md
