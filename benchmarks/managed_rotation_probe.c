@@ -7,33 +7,23 @@
  * hands out next decides K: the one freed last, or older ones.) The driver is loaded at run time.
  *   cc -O2 -Ibenchmarks -o probe benchmarks/managed_rotation_probe.c -ldl -lm; ./probe [ROUNDS] */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "harness/programs.h" /* now_us, cmp_double */
+#include "harness/dl_probe.h" /* probe_open, PROBE_SYM, probe_median */
 
-typedef int (*fn_t)();
-#define SYM(n) fn_t n = (fn_t)dlsym(cu, #n); if (!n) { fprintf(stderr, "no %s\n", #n); return 3; }
 int main(int argc, char **argv) {
   int R = argc > 1 ? atoi(argv[1]) : 7;
   if (R < 1 || R > 100) R = 7;
-  void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-  if (!cu) { fprintf(stderr, "no libcuda.so.1\n"); return 3; }
-  SYM(cuInit);
-  SYM(cuDeviceGet);
-  SYM(cuDevicePrimaryCtxRetain);
-  SYM(cuCtxSetCurrent);
-  SYM(cuMemAllocManaged);
-  SYM(cuMemsetD32Async);
-  SYM(cuStreamSynchronize);
-  SYM(cuStreamCreate);
-  int dev = 0;
-  void *ctx = NULL, *s = NULL;
-  if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
-      cuCtxSetCurrent(ctx) || cuStreamCreate(&s, 1))
-    return 4;
+  probe_driver d;
+  if (probe_open(&d)) return 3;
+  void *cu = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  fn_t alloc_managed, memset32;
+  PROBE_SYM(alloc_managed, "cuMemAllocManaged");
+  PROBE_SYM(memset32, "cuMemsetD32Async");
+  void *s = NULL;
+  PROBE_CK(d.screate(&s, 1));
   enum { STEPS = 400, KMAX = 8 };
   static const size_t sizes[] = {65536, 1 << 20};
   static const int ks[] = {1, 2, 4, 8};
@@ -43,7 +33,7 @@ int main(int argc, char **argv) {
     size_t n = sizes[si];
     uint64_t b[KMAX];
     for (int k = 0; k < KMAX; ++k)
-      if (cuMemAllocManaged(&b[k], n, 1)) return 5;
+      PROBE_CK(alloc_managed(&b[k], n, 1));
     double t[4][100];
     volatile uint32_t sink = 0;
     for (int r = 0; r < R; ++r)
@@ -52,17 +42,14 @@ int main(int argc, char **argv) {
         double t0 = now_us();
         for (int i = 0; i < STEPS; ++i) {
           uint64_t p = b[i % K];
-          cuMemsetD32Async(p, (unsigned)i, n / 4, s);
-          cuStreamSynchronize(s);
+          memset32(p, (unsigned)i, n / 4, s);
+          d.ssync(s);
           sink += *(volatile uint32_t *)(uintptr_t)p;
         }
         t[ki][r] = (now_us() - t0) / STEPS;
       }
     printf("%-10zu", n);
-    for (int ki = 0; ki < 4; ++ki) {
-      qsort(t[ki], (size_t)R, sizeof(double), cmp_double);
-      printf(" %10.2f", t[ki][R / 2]);
-    }
+    for (int ki = 0; ki < 4; ++ki) printf(" %10.2f", probe_median(t[ki], R));
     printf("\n");
     (void)sink;
   }

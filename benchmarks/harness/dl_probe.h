@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* dl_probe.h - for the probes that load the CUDA driver at run time, without its headers
- * (alloc_driver_probe.c, graph_build_probe.c, mixed_stream_probe.c): an untyped entry point type,
- * PROBE_SYM (an entry point of the handle `cu`, or exit 3), PROBE_CK (a call that must return 0, or
- * exit 4), the median of a sample, a one-node graph's kernel node parameters
+ * (alloc_driver_probe.c, graph_build_probe.c, mixed_stream_probe.c, managed_rotation_probe.c): an
+ * untyped entry point type, PROBE_SYM (an entry point of the handle `cu`, or exit 3), PROBE_CK (a
+ * call that must return 0, or exit 4), the median of a sample, a one-node graph's kernel node parameters
  * (CUDA_KERNEL_NODE_PARAMS's layout) and probe_open: the driver's module, stream, launch and graph
  * entry points with device 0's primary context made current. Header-only, C11; with programs.h
  * for cmp_double. */

@@ -7,33 +7,13 @@
 # counters of one more run. Carry `.gpu`, `.whl`.
 set -u
 . benchmarks/neighbour/setup_h100.sh
-for v in 19 22; do
-  cc -std=c11 -O2 -o /tmp/al$v benchmarks/alloc_loop_main.c tests/data/mlir/alloc_loop_llvm$v.o \
-    $(python3 -m mgpu_cached --ldflags) -ldl || exit 1
-done
+. benchmarks/runs/tree_checks.sh
 CONFIGS="r0:0:1 r50:50:1 r200:200:1 r0z0:0:0 r50z0:50:0 r200z0:200:0"
-{
-for r in 1 2 3 4 5 6 7; do for v in 19 22; do for c in $CONFIGS; do
-  n=${c%%:*}; rest=${c#*:}; us=${rest%%:*}; z=${rest#*:}
-  t=$(MGPU_CACHED_ALLOCATOR_RECLAIM_US=$us MGPU_CACHED_ALLOCATOR_ZERO=$z /tmp/al$v 2000 | cut -d' ' -f1)
-  echo "$r $v $n $t"
-done; done; done
-} > $O/alloc_loop_raw.txt 2>&1
-python3 - $O/alloc_loop_raw.txt > $O/alloc_loop.md <<'PY'
-import sys, statistics, collections
-d = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    r, v, n, t = line.split()
-    d[(v, n)].append(float(t))
-names = []
-for (v, n) in d:
-    if n not in names: names.append(n)
-print("| LLVM | " + " | ".join(names) + " |")
-print("| --- |" + " --- |" * len(names))
-for v in ("19", "22"):
-    print(f"| {v} | " + " | ".join("%.2f" % statistics.median(d[(v, n)]) for n in names) + " |")
-print("\nµs per step, median of 7 interleaved rounds; rN: MGPU_CACHED_ALLOCATOR_RECLAIM_US=N, z0: MGPU_CACHED_ALLOCATOR_ZERO=0")
-PY
+alloc_loop_rounds 7 "19 22" r0::MGPU_CACHED_ALLOCATOR_RECLAIM_US=0 \
+  r50::MGPU_CACHED_ALLOCATOR_RECLAIM_US=50 r200::MGPU_CACHED_ALLOCATOR_RECLAIM_US=200 \
+  r0z0::MGPU_CACHED_ALLOCATOR_RECLAIM_US=0,MGPU_CACHED_ALLOCATOR_ZERO=0 \
+  r50z0::MGPU_CACHED_ALLOCATOR_RECLAIM_US=50,MGPU_CACHED_ALLOCATOR_ZERO=0 \
+  r200z0::MGPU_CACHED_ALLOCATOR_RECLAIM_US=200,MGPU_CACHED_ALLOCATOR_ZERO=0
 for c in $CONFIGS; do
   n=${c%%:*}; rest=${c#*:}; us=${rest%%:*}; z=${rest#*:}
   MGPU_CACHED_ALLOCATOR_RECLAIM_US=$us MGPU_CACHED_ALLOCATOR_ZERO=$z MGPU_CACHED_STATS_FILE=/tmp/st.json /tmp/al22 2000 > /dev/null

@@ -20,6 +20,12 @@
 #   side_by_side NAME LIMIT_S PROGRAMS CONFIG...   the synchronous rows (benchmarks/run.py, LLVM 19
 #                                   and 22, $ROUNDS rounds (default 8), no stock columns) of PROGRAMS with the
 #                                   CONFIG options, into $O/NAME.md and NAME.json (runs N6-N13)
+#   alloc_loop_rounds ROUNDS LLVMS CONFIG...   MLIR's alloc_loop (benchmarks/alloc_loop_main.c,
+#                                   2000 steps) for each LLVM version of LLVMS ("19 22") and
+#                                   CONFIG (NAME:PRELOAD:VAR=VAL,VAR=VAL; PRELOAD and the variables
+#                                   may be empty), rounds interleaved, into $O/alloc_loop_raw.txt and
+#                                   the medians (benchmarks/medians.py) into $O/alloc_loop.md (runs
+#                                   N84-N90, N92)
 #   chains_now_start LLVMS          chain replay against the hand-made graph (benchmarks/chains.py,
 #                                   K = 10 and 100, the LLVM shapes LLVMS, e.g. 22,19,19exe) with
 #                                   this library and with the starting tree preloaded, into
@@ -79,4 +85,18 @@ chains_now_start() {
     cp /tmp/ch_$t/chains.md $O/chains_$t.md; cp /tmp/ch_$t/chains.json $O/chains_$t.json 2>/dev/null
     cut -c1-200 $O/chains_$t.md | tail -6; tail -1 $O/chains_$t.log
   done
+}
+
+alloc_loop_rounds() {
+  rounds=$1 llvms=$2
+  shift 2
+  for v in $llvms; do
+    cc -std=c11 -O2 -o /tmp/al$v benchmarks/alloc_loop_main.c tests/data/mlir/alloc_loop_llvm$v.o \
+      $(python3 -m mgpu_cached --ldflags) -ldl || return 1
+  done
+  for r in $(seq "$rounds"); do for v in $llvms; do for c in "$@"; do
+    n=${c%%:*}; rest=${c#*:}; pre=${rest%%:*}; vars=$(echo "${rest#*:}" | tr ',' ' ')
+    echo "$r $v $n $(env LD_PRELOAD=$pre $vars /tmp/al$v 2000 | cut -d' ' -f1)"
+  done; done; done > $O/alloc_loop_raw.txt 2>&1
+  python3 benchmarks/medians.py $O/alloc_loop_raw.txt > $O/alloc_loop.md
 }
