@@ -582,3 +582,16 @@ def test_abi_time_per_step_and_table():
     md = abi_time.table(rounds, ["empty"], [22], ["cached", "before"])
     assert "| mgpuLaunchKernel | 1.00 | 2.00 | 1.50 | -0.50 |" in md
     assert "| **all** |  | 2.00 | 1.50 | -0.50 |" in md
+
+
+def test_medians_table_of_a_run_scripts_samples():
+    """benchmarks/medians.py (the run scripts' alloc_loop tables): per LLVM version and
+    configuration the median over rounds, columns in first-seen order; a failed run's empty value
+    is skipped, a missing cell shows as a dash."""
+    medians = _load("bench_medians", ROOT / "benchmarks" / "medians.py")
+    lines = ["1 19 a 10", "1 19 b 20", "1 22 a 30", "2 19 a 12", "2 19 b", "2 19 b 26",
+             "2 22 a 31", "3 19 a 11", "3 19 b 21", "3 22 a 35"]
+    md = medians.table(lines)
+    assert md.splitlines()[:4] == ["| LLVM | a | b |", "| --- | --- | --- |",
+                                   "| 19 | 11.00 | 21.00 |", "| 22 | 31.00 | – |"]
+    assert md.endswith("µs per step, median of 3 interleaved rounds")
