@@ -223,11 +223,7 @@ def test_stream_free_makes_no_driver_call_and_reuses_after_the_reclaimer(art):
     # only the reclaimer's calls: its context, its stream, the fence (events), the clearing; never
     # a device-wide wait (issue 19: cuCtxSynchronize invalidates every capture of the process)
     assert "cuMemFree" not in log and "cuCtxSynchronize" not in log
-    # the fence: the stream found complete (no event), an event on the legacy stream, then the
-    # clearing
-    assert log.index("cuStreamQuery") < log.index("cuEventRecord") < log.index("cuEventSynchronize")
     assert log.index("cuEventSynchronize") < log.index("cuMemsetD32Async")
-    assert log.count("cuEventRecord") == 1
     art.fake.fake_reset()
     for _ in range(10):
         q = art.mgpuMemAlloc(KIB, s, False)

@@ -12,13 +12,12 @@
  * Idleness without a device-wide wait (issue 19). cuCtxSynchronize invalidates every stream capture
  * of the process in every capture mode (H100), so the library never calls it on its own
  * initiative. A block freed on a stream may still be used by work enqueued before the free; the
- * reclaimer proves that work finished: a round reads the device's free sequence E, then, for every
- * driver stream of the library's pools that may have work (mc_pool_for_each_stream: bound and
- * draining streams; idle ones have none), asks the driver (cuStreamQuery: complete now means the
- * work enqueued before is done) and records one event (its own, reused) on each one that is not
- * complete and on the legacy NULL stream of the device's primary context (which also covers every
- * blocking stream of that context), waits for them (cuEventSynchronize), and then the pending
- * blocks numbered <= E are idle. A block freed on a stream the library did not create (a foreign stream: another library's,
+ * reclaimer proves that work finished with events: a round reads the device's free sequence E, then
+ * records one event (its own, reused) on every driver stream of the library's pools that may have
+ * work (mc_pool_for_each_stream: bound and draining streams; idle ones have none) and on the legacy
+ * NULL stream of the device's primary context (which also covers every blocking stream of that
+ * context), waits for them (cuEventSynchronize), and then the pending blocks numbered <= E are
+ * idle. A block freed on a stream the library did not create (a foreign stream: another library's,
  * CU_STREAM_PER_THREAD) gets its own event, recorded on that stream at the free (if the stream is
  * being captured, or the record fails, the free is the stock cuMemFree instead). A stream that is
  * being captured (cuStreamIsCapturing; for the legacy stream also its "implicit" error) gets no
@@ -36,8 +35,9 @@
  * default: on the H100 (runs N82-N90) 50 us took the allocating async step from 1.04-1.08x the tree
  * before issue 19 to 0.99-1.02x, but made alloc_loop (host_shared alloc, kernel, host read, free,
  * every step) 1.3-1.5x slower, even with clearing off (run N84) and when gathering stopped after
- * rounds whose streams were idle (runs N87, N89, N90); what the late round costs alloc_loop is not
- * pinned down (its reuse order is not it: benchmarks/managed_rotation_probe.c). A round: fence,
+ * rounds whose streams were idle (runs N87, N89, N90; N90's fence asked each stream first with
+ * cuStreamQuery, as run L6's had: not kept); what the late round costs alloc_loop is not pinned
+ * down (its reuse order is not it: benchmarks/managed_rotation_probe.c). A round: fence,
  * then clears the idle blocks (cuMemsetD32Async on the device's clearing stream, non-blocking, made
  * when the thread is started and shared with NULL-stream frees, + cuStreamSynchronize of that idle
  * stream: only memsets wait) and makes them ready; when a release was asked, or the device is
@@ -846,8 +846,8 @@ static int capture_blocks(CUstream s) {
 
 /* The fence of a round (device's context current, relaxed mode, round_lock held): 0 when every
  * piece of work enqueued before the call on the library's streams of the device and on its legacy
- * stream has completed (cuStreamQuery, or an event and cuEventSynchronize); 1 to try again later
- * (a stream is being captured); -1 on failure. */
+ * stream has completed (cuEventSynchronize); 1 to try again later (a stream is being captured);
+ * -1 on failure. */
 #define FENCE_PARKED 8 /* given-back streams a fence proves idle for the pool (pool.h) */
 static int fence(int device, dev_alloc *d) {
   fence_set f = {NULL, 0, 0};
@@ -883,21 +883,9 @@ static int fence(int device, dev_alloc *d) {
   }
   for (size_t i = 0; rc == 0 && i < f.n; ++i)
     if (capture_blocks(f.s[i])) rc = 1;
-  /* A stream of the library's that the driver reports complete now has finished the work
-   * enqueued on it before: proven without an event (and no work in flight there). The others, and
-   * the legacy stream (an event there also waits for the context's blocking streams), get one. */
-  size_t ne = 0;
-  for (size_t i = 0; rc == 0 && i < f.n; ++i) {
-    if (f.s[i]) {
-      CUresult q = exiting() ? (CUresult)-1 : mc_cu.cuStreamQuery(f.s[i]);
-      if (q == 0) continue;
-      if (q != MC_CUDA_ERROR_NOT_READY) rc = -1;
-    }
-    f.s[ne++] = f.s[i];
-  }
-  for (size_t i = 0; rc == 0 && i < ne; ++i)
+  for (size_t i = 0; rc == 0 && i < f.n; ++i)
     if (exiting() || mc_cu.cuEventRecord(d->fev[i], f.s[i]) != 0) rc = -1;
-  for (size_t i = 0; rc == 0 && i < ne; ++i)
+  for (size_t i = 0; rc == 0 && i < f.n; ++i)
     if (exiting() || mc_cu.cuEventSynchronize(d->fev[i]) != 0) rc = -1;
   free(f.s);
   /* every given-back stream noted above had an event recorded after its work: proven idle, so
