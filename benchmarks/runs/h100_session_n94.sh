@@ -22,3 +22,4 @@ side_by_side async_final 300 async,async_prealloc --config before-391bd88:LD_PRE
 python3 benchmarks/paired.py $O/async_final.json cached before-391bd88 cached start-f4086d2 \
   > $O/async_final_paired.txt 2>&1
 cat $O/async_final_paired.txt
+rm -f $O/async_final.md  # printed above; at most 8 files come back
