@@ -69,7 +69,6 @@
   /* allocator reuse as safe as cuMemFree + cuMemAlloc (trust issue) */                       \
   X(alloc_bytes_pending, "bytes freed on a stream, not yet cleared for reuse (gauge)")       \
   X(alloc_reclaims, "reclaimer rounds (fences of events on the device's streams)")           \
-  X(alloc_gathers, "reclaimer rounds that first gathered frees (MGPU_CACHED_ALLOCATOR_RECLAIM_US)") \
   X(alloc_bytes_zeroed, "bytes of freed blocks cleared before reuse")                        \
   X(alloc_oom_timeouts, "out-of-memory releases not finished within the wait")               \
   X(alloc_lost, "freed blocks never reused: the fence or the clearing failed")               \
@@ -107,7 +106,8 @@
   X(chain_flushes, "deferred segments submitted (at an observation point)")                    \
   X(chain_replays, "segments submitted as one launch of a chain graph")                       \
   X(chain_instantiates, "chain graphs made (a segment seen twice in a row)")                  \
-  X(chain_node_updates, "chain graph nodes updated before a replay")
+  X(chain_node_updates, "chain graph nodes updated before a replay")                         \
+  X(alloc_gathers, "reclaimer rounds that first gathered frees (MGPU_CACHED_ALLOCATOR_RECLAIM_US)")
 
 typedef enum {
 #define MC_STATS_ENUM(name, desc) MC_STAT_##name,
