@@ -29,16 +29,19 @@
  * Reclaimer (one thread per device, started on the first stream free of that device or a release
  * request, detached, every signal blocked but the synchronous faults (SIGSEGV, SIGBUS, SIGFPE,
  * SIGILL: a crash reaches the program's handlers), its capture mode RELAXED for its whole life, the device's
- * primary context current): while blocks are pending or a release is asked it runs rounds, each
- * at once when woken by a free (MGPU_CACHED_ALLOCATOR_RECLAIM_US gathers the frees that follow for
- * that long first, its timer slack 1 us; never for a release request). Gathering is off by
- * default: on the H100 (runs N82-N90) 50 us took the allocating async step from 1.04-1.08x the tree
- * before issue 19 to 0.99-1.02x, but made alloc_loop (host_shared alloc, kernel, host read, free,
- * every step) 1.3-1.5x slower, even with clearing off (run N84) and when gathering stopped after
- * rounds whose streams were idle (runs N87, N89, N90; N90's fence asked each stream first with
- * cuStreamQuery, as run L6's had: not kept); what the late round costs alloc_loop is not pinned
- * down (its reuse order is not it: benchmarks/managed_rotation_probe.c). A round: fence,
- * then clears the idle blocks (cuMemsetD32Async on the device's clearing stream, non-blocking, made
+ * primary context current): while blocks are pending or a release is asked it runs rounds. A round
+ * woken by a free on a stream the library enqueued work on and has not synchronised since (the
+ * free's `busy` hint, pool.h) first gathers the frees that follow for
+ * MGPU_CACHED_ALLOCATOR_RECLAIM_US (default 50 us, its timer slack 1 us; never for a release
+ * request): a loop that frees while its kernels run then meets one round per gathering time, not
+ * one per free, and its kernels meet fewer of the rounds' memsets (the allocating async step:
+ * 1.04-1.09x the tree before issue 19 with a round at every free, 0.98-1.02x gathering, runs
+ * N82-N89). A free on a stream without such work (a program that waited for its work before it
+ * freed) gets its round at once: a fixed gathering made MLIR's alloc_loop (host_shared alloc,
+ * kernel, host read, free, every step) 1.3-1.5x slower, with clearing off too, for a reason not
+ * pinned down (not the order blocks are reused in: benchmarks/managed_rotation_probe.c), and
+ * gathering until the rounds' fences found the device idle kept part of that (runs N84-N90). A
+ * round: fence, then clears the idle blocks (cuMemsetD32Async on the device's clearing stream, non-blocking, made
  * when the thread is started and shared with NULL-stream frees, + cuStreamSynchronize of that idle
  * stream: only memsets wait) and makes them ready; when a release was asked, or the device is
  * "lean" (below the headroom, see below), it gives them back instead. If the fence or the clearing
@@ -150,6 +153,8 @@ typedef struct dev_alloc {
   uint64_t zero_tick;                   /* ticket of the last memset enqueued by a NULL free */
   uint64_t free_seq;                    /* sequence number of the last stream free */
   int reclaimer;                        /* 1 once its thread was started */
+  int gather;                           /* a free since the reclaimer last looked came on a stream
+                                           that may still run work (mc_alloc_put's `busy`) */
   pthread_cond_t wake;                  /* the reclaimer waits here for work */
   pthread_cond_t done;                  /* broadcast when a release request is done (monotonic) */
   uint64_t release_req, release_done;   /* release requests made / served (out of memory) */
@@ -1032,9 +1037,11 @@ static void *reclaimer_main(void *arg) {
       pthread_cond_wait(&d->wake, &g_alloc.lock);
     if (exiting()) break;
     int release = d->release_req != d->release_done;
+    int gather = d->gather; /* the frees since the last look: one on a stream still working? */
+    d->gather = 0;
     pthread_mutex_unlock(&g_alloc.lock);
     unsigned long us = mc_config()->allocator_reclaim_us;
-    if (us && !release) { /* gather the frees that follow before the round */
+    if (us && !release && gather) { /* gather the frees that follow before the round */
       struct timespec t = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000L};
       nanosleep(&t, NULL);
       MC_STAT_INC(alloc_gathers);
@@ -1450,8 +1457,9 @@ static int untouched(const mc_block *b) {
 /* A block freed on a stream (its event on a foreign one, or NULL) joins the pending ones and the
  * reclaimer is told. Called with the lock held; releases it. */
 static mc_status pend_unlock(int bdev, dev_alloc *d, mc_block *b, const void *stream_key,
-                             CUevent ev) {
+                             CUevent ev, int busy) {
   b->ev = ev;
+  d->gather |= busy;
   pending_insert(d, b, stream_key);
   int start = poke_reclaimer(d);
   pthread_mutex_unlock(&g_alloc.lock);
@@ -1468,7 +1476,7 @@ static mc_status stock_free(CUdeviceptr p, int device) {
   return MC_FAIL("cuMemFree", r);
 }
 
-mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
+mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign, int busy) {
   mc_status st = mc_runtime_init();
   if (MC_FAILED(st)) return st;
   CUdeviceptr p = (CUdeviceptr)(uintptr_t)ptr;
@@ -1508,7 +1516,7 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
    * waited for the device). Near capacity the free is the stock one (lean_free). */
   int check = headroom_due(d, b->bytes), lean = d->lean;
   if (stream_key && !foreign && !check && !lean) /* nothing due: pending in this lock section */
-    return pend_unlock(bdev, d, b, stream_key, NULL);
+    return pend_unlock(bdev, d, b, stream_key, NULL, busy);
   pthread_mutex_unlock(&g_alloc.lock);
   if (check) lean = headroom_now(bdev, d, b->bytes);
   if (lean) return foreign ? drop_block(b) : lean_free(bdev, d, b);
@@ -1521,7 +1529,7 @@ mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign) {
       if (!ev) return drop_block(b); /* the stock cuMemFree, in the caller's mode */
     }
     pthread_mutex_lock(&g_alloc.lock);
-    return pend_unlock(bdev, d, b, stream_key, ev);
+    return pend_unlock(bdev, d, b, stream_key, ev, busy);
   }
 
   /* The NULL stream: the stock cuMemFree waits for the device; so do we (in the caller's mode, as

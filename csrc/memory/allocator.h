@@ -58,9 +58,11 @@ mc_status mc_alloc_untracked(int device, uint64_t bytes, void **out);
 /* Free a pointer. `stream_key` NULL: the NULL stream (waits for the device, as cuMemFree); else
  * the identity of the free's stream (matched by later ordered allocations). `foreign`: the free's
  * stream when the library did not create it (an event is recorded on it at the free: the
- * reclaimer's fence covers only the library's streams and the legacy stream), else NULL. Pointers
+ * reclaimer's fence covers only the library's streams and the legacy stream), else NULL. `busy`:
+ * the free's stream may still run work the block's last user enqueued (a hint for when the
+ * reclaimer's round runs, never for whether the block is idle: the fence proves that). Pointers
  * the allocator did not make go to cuMemFree with no context entered, as the stock wrapper's. */
-mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign);
+mc_status mc_alloc_put(void *ptr, const void *stream_key, CUstream foreign, int busy);
 
 /* Give every ready block of every device back to the driver now (pool blocks without any wait;
  * others with cuMemFree, which waits for the device), and have the reclaimer give every pending

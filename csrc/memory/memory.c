@@ -85,7 +85,7 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
     /* An ordered hit: clear it on its stream, after the old work and before the new. */
     st = mc_memset32(*out, 0, (size_t)((bytes + 3) / 4), stream);
     if (!MC_FAILED(st)) return MC_OK;
-    mc_alloc_put(*out, &k_unordered, NULL); /* back to the reclaimer, no driver call */
+    mc_alloc_put(*out, &k_unordered, NULL, 0); /* back to the reclaimer, no driver call */
     *out = NULL;
     return st;
   }
@@ -121,7 +121,7 @@ mc_status mc_mem_free(void *ptr, CUstream stream) {
   if (cfg->allocator) {
     const void *key = ordered_key(cfg, stream);
     mc_status st = mc_alloc_put(ptr, key ? key : stream ? &k_unordered : NULL,
-                                foreign_stream(stream));
+                                foreign_stream(stream), mc_pool_stream_busy_hint(stream));
     /* MGPU_CACHED_STOCK_SYNC: the device wait the stock cuMemFree makes (the NULL stream's free
      * waits already) */
     if (stream && cfg->stock_sync && !MC_FAILED(st)) mc_device_drain();

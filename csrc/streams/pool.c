@@ -978,6 +978,9 @@ struct drv_obj {
   uint32_t parks; /* times put on the draining list (park_locked: the program's destroy, or the
                      library's own use of a pooled object); under g_pool.lock (matches a proof
                      made outside the lock to the park it covers: mc_pool_parked_idle) */
+  uint32_t used;  /* atomic (relaxed): streams: work went through the library onto it since the
+                     library last synchronised it (d_use_begin sets, d_stream_synchronize and
+                     d_create clear); a hint only: mc_pool_stream_busy_hint */
 };
 
 static void count_park_locked(drv_obj *r, void *obj) {
@@ -1016,6 +1019,12 @@ static drv_obj *d_find(const void *h) {
 }
 
 static int d_device(const drv_obj *r) { return r->device; }
+
+int mc_pool_stream_busy_hint(CUstream stream) {
+  if (!stream || !direct_mode()) return 0;
+  drv_obj *r = d_find(stream);
+  return r && r->kind == MC_OBJ_STREAM && __atomic_load_n(&r->used, __ATOMIC_RELAXED) != 0;
+}
 
 static int d_live(const drv_obj *r) { return __atomic_load_n(&r->live, __ATOMIC_ACQUIRE) != 0; }
 
@@ -1058,7 +1067,10 @@ static mc_status d_create(mc_obj_kind kind, void **out) {
   }
   /* without a record (no memory) the object is the program's alone: foreign to the library,
    * destroyed by the driver at mgpu*Destroy, as stock's */
-  if (r) __atomic_store_n(&r->live, 1, __ATOMIC_RELEASE);
+  if (r) {
+    __atomic_store_n(&r->used, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->live, 1, __ATOMIC_RELEASE);
+  }
   if (kind == MC_OBJ_STREAM) MC_STAT_INC(live_streams);
   else MC_STAT_INC(live_events);
   *out = obj;
@@ -1115,6 +1127,8 @@ static mc_status d_use_begin(CUstream handle, const char *call, mc_stream_use *u
     return MC_OK;
   }
   if (r->kind != MC_OBJ_STREAM || !d_live(r)) return MC_FAIL(call, MC_CUDA_ERROR_INVALID_HANDLE);
+  if (!__atomic_load_n(&r->used, __ATOMIC_RELAXED)) /* no store while set: the line stays shared */
+    __atomic_store_n(&r->used, 1, __ATOMIC_RELAXED);
   use->rec = r;
   use->direct = 1;
   use->device = r->device;
@@ -1194,6 +1208,7 @@ static mc_status d_stream_synchronize(CUstream stream) {
   d_sync_poll(r ? r->device : mc_thread_device());
   if (stream) { /* a driver stream, ours or not: nothing is pooled here (R27 cannot arise) */
     MC_CU_TRY(call, mc_cu.cuStreamSynchronize(stream));
+    if (r) __atomic_store_n(&r->used, 0, __ATOMIC_RELAXED);
     return MC_OK;
   }
   mc_ctx_scope scope;

@@ -124,9 +124,9 @@
   X(allocator_oom_wait_ms, COUNT, "MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS", "5000",                     \
     "how long an allocation that ran out of memory waits for the reclaimer to give cached "      \
     "blocks back before it reports out of memory")                                                  \
-  X(allocator_reclaim_us, COUNT, "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "0",                          \
-    "the reclaimer gathers frees for this long (microseconds) before each round of idleness "     \
-    "checks (0: a round at every free)")                                                          \
+  X(allocator_reclaim_us, COUNT, "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "50",                         \
+    "after a free on a stream the library enqueued work on and has not synchronised since, the " \
+    "reclaimer gathers frees for this long (microseconds) before its round (0: never)")         \
   X(allocator_headroom, COUNT, "MGPU_CACHED_ALLOCATOR_HEADROOM", "25",                             \
     "percent of the device's memory the cache leaves to other CUDA users: when the device's free " \
     "memory minus the cache falls below it, the cache is given back (0: no check; at most 100)")    \
