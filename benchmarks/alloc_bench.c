@@ -5,7 +5,7 @@
  *   Six copies of libmgpu_cached.so (each copy is its own instance), configured before first
  *   use as: default (caching allocator on: reused blocks cleared, reuse after the reclaimer's
  *   device-wide wait), MGPU_CACHED_ALLOCATOR_ZERO=0, MGPU_CACHED_ALLOCATOR_ORDERED=1,
- *   MGPU_CACHED_ALLOCATOR_RECLAIM_US=50, MGPU_CACHED_ALLOCATOR=0, MGPU_CACHED_DISABLE=1.
+ *   MGPU_CACHED_ALLOCATOR_RECLAIM_US=0, MGPU_CACHED_ALLOCATOR=0, MGPU_CACHED_DISABLE=1.
  *   Every copy's cache is released before each pattern, so patterns do not inherit each other's
  *   blocks. Below each line: the allocator's misses and device-wide waits per unit for the four
  *   caching configurations.
@@ -210,7 +210,7 @@ int main(int argc, char **argv) {
   open_lib(&L[M_ZERO0], argv[2], "ZERO=0", "MGPU_CACHED_ALLOCATOR_ZERO", "0", blob, blob_size);
   open_lib(&L[M_ORDERED], argv[3], "ORDERED=1", "MGPU_CACHED_ALLOCATOR_ORDERED", "1", blob,
            blob_size);
-  open_lib(&L[M_BATCH], argv[4], "RECLAIM_US=50", "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "50", blob,
+  open_lib(&L[M_BATCH], argv[4], "RECLAIM_US=0", "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "0", blob,
            blob_size);
   open_lib(&L[M_ALLOC0], argv[5], "ALLOCATOR=0", "MGPU_CACHED_ALLOCATOR", "0", blob, blob_size);
   open_lib(&L[M_STOCK], argv[6], "stock", "MGPU_CACHED_DISABLE", "1", blob, blob_size);
@@ -222,7 +222,7 @@ int main(int argc, char **argv) {
   static const uint64_t sizes[] = {256, 4096, 65536, 1 << 20, 16 << 20, 64 << 20};
   printf("us per unit (median of %d rounds, modes interleaved); ratio = mode / cached\n", rounds);
   printf("%-46s %9s %8s %8s %9s %8s %11s %8s %8s %8s %8s\n", "pattern", "bytes", "cached", "ZERO=0",
-         "ORDERED=1", "RCL=50", "ALLOCATOR=0", "stock", "Z0/c", "A0/c", "stock/c");
+         "ORDERED=1", "RCL=0", "ALLOCATOR=0", "stock", "Z0/c", "A0/c", "stock/c");
   for (int pat = P_DEV_STREAM; pat <= P_STEP; ++pat) {
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; ++si) {
       uint64_t bytes = sizes[si];
@@ -256,7 +256,7 @@ int main(int argc, char **argv) {
       printf("\n");
       if (pat == P_STEP)
         printf("%-46s %9llu %8.2f   (made once: cached %.3fx, ZERO=0 %.3fx, ORDERED=1 %.3fx, "
-               "RECLAIM_US=50 %.3fx, stock %.3fx)\n",
+               "RECLAIM_US=0 %.3fx, stock %.3fx)\n",
                k_pattern[P_STEP_ONCE], (unsigned long long)bytes, med[M_ONCE],
                med[M_CACHED] / med[M_ONCE], med[M_ZERO0] / med[M_ONCE],
                med[M_ORDERED] / med[M_ONCE], med[M_BATCH] / med[M_ONCE],

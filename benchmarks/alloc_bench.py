@@ -4,7 +4,7 @@ with MGPU_CACHED_ALLOCATOR=0, and full stock behaviour (MGPU_CACHED_DISABLE=1), 
 
 Builds benchmarks/alloc_bench.c, loads six copies of the installed libmgpu_cached.so (each copy
 is its own instance, configured before first use: default, MGPU_CACHED_ALLOCATOR_ZERO=0,
-MGPU_CACHED_ALLOCATOR_ORDERED=1, MGPU_CACHED_ALLOCATOR_RECLAIM_US=50, MGPU_CACHED_ALLOCATOR=0,
+MGPU_CACHED_ALLOCATOR_ORDERED=1, MGPU_CACHED_ALLOCATOR_RECLAIM_US=0, MGPU_CACHED_ALLOCATOR=0,
 MGPU_CACHED_DISABLE=1) and prints the
 table alloc_bench prints: µs per alloc+free pair for device and host_shared memory from 256 B to
 64 MiB, host_shared with a kernel touching it, and a two-stream step with 3 host_shared buffers
@@ -124,7 +124,7 @@ def _step_cells(res: object) -> dict:
 
 
 CONFIGS = {"cached": {}, "ZERO=0": {"MGPU_CACHED_ALLOCATOR_ZERO": "0"},
-           "RECLAIM_US=50": {"MGPU_CACHED_ALLOCATOR_RECLAIM_US": "50"},
+           "RECLAIM_US=0": {"MGPU_CACHED_ALLOCATOR_RECLAIM_US": "0"},
            "ALLOCATOR=0": {"MGPU_CACHED_ALLOCATOR": "0"}, "stock": {"MGPU_CACHED_DISABLE": "1"}}
 CLEARED = ("MGPU_CACHED_ALLOCATOR", "MGPU_CACHED_DISABLE", "MGPU_CACHED_ALLOCATOR_ZERO",
            "MGPU_CACHED_ALLOCATOR_ORDERED", "MGPU_CACHED_ALLOCATOR_RECLAIM_US", "MGPU_CACHED_STATS",
@@ -153,7 +153,7 @@ def mlir_loop(tmp: Path, n: int, rounds: int) -> None:
         print(f"alloc_loop_llvm{llvm:<7}" + "".join(f" {med[c]:>14.2f}" for c in CONFIGS) +
               f" {med['ALLOCATOR=0'] / med['cached']:>11.2f} "
               f"{med['stock'] / med['cached']:>13.2f}")
-        for name in ("cached", "ZERO=0", "RECLAIM_US=50"):  # one more run: the counters
+        for name in ("cached", "ZERO=0", "RECLAIM_US=0"):  # one more run: the counters
             stats = tmp / f"stats_{llvm}_{len(name)}.json"
             env = {k: v for k, v in os.environ.items() if k not in CLEARED}
             env.update(CONFIGS[name], MGPU_CACHED_STATS_FILE=str(stats))

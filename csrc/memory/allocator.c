@@ -35,8 +35,8 @@
  * MGPU_CACHED_ALLOCATOR_RECLAIM_US (default 50 us, its timer slack 1 us; never for a release
  * request): a loop that frees while its kernels run then meets one round per gathering time, not
  * one per free, and its kernels meet fewer of the rounds' memsets (the allocating async step:
- * 1.04-1.09x the tree before issue 19 with a round at every free, 0.98-1.02x gathering, runs
- * N82-N89). A free on a stream without such work (a program that waited for its work before it
+ * 1.03-1.09x the tree before issue 19 with a round at every free, 0.97-1.00x so, runs N82-N98).
+ * A free on a stream without such work (a program that waited for its work before it
  * freed) gets its round at once: a fixed gathering made MLIR's alloc_loop (host_shared alloc,
  * kernel, host read, free, every step) 1.3-1.5x slower, with clearing off too, for a reason not
  * pinned down (not the order blocks are reused in: benchmarks/managed_rotation_probe.c), and
