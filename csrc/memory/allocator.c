@@ -40,10 +40,10 @@
  * freed) gets its round at once: a fixed gathering made MLIR's alloc_loop (host_shared alloc,
  * kernel, host read, free, every step) 1.3-1.5x slower, with clearing off too, for a reason not
  * pinned down (not the order blocks are reused in: benchmarks/managed_rotation_probe.c), and
- * gathering until the rounds' fences found the device idle kept part of that (runs N84-N90). A
- * round: fence, then clears the idle blocks (cuMemsetD32Async on the device's clearing stream, non-blocking, made
- * when the thread is started and shared with NULL-stream frees, + cuStreamSynchronize of that idle
- * stream: only memsets wait) and makes them ready; when a release was asked, or the device is
+ * gathering until the rounds' fences found the device idle kept part of that (runs N84-N90).
+ * A round: fence, then clears the idle blocks (cuMemsetD32Async on the device's clearing stream,
+ * non-blocking, made when the thread is started and shared with NULL-stream frees, +
+ * cuStreamSynchronize of that idle stream: only memsets wait) and makes them ready; when a release was asked, or the device is
  * "lean" (below the headroom, see below), it gives them back instead. If the fence or the clearing
  * fails, the blocks are never reused (forgotten, counted in alloc_lost). Sitting in
  * cuEventSynchronize behind a kernel that waits for the host is harmless: no program thread waits
@@ -154,7 +154,7 @@ typedef struct dev_alloc {
   uint64_t free_seq;                    /* sequence number of the last stream free */
   int reclaimer;                        /* 1 once its thread was started */
   int gather;                           /* a free since the reclaimer last looked came on a stream
-                                           that may still run work (mc_alloc_put's `busy`) */
+                                           that may still run work (mc_alloc_put's `busy`); lock */
   pthread_cond_t wake;                  /* the reclaimer waits here for work */
   pthread_cond_t done;                  /* broadcast when a release request is done (monotonic) */
   uint64_t release_req, release_done;   /* release requests made / served (out of memory) */
