@@ -222,6 +222,7 @@ def test_reclaimer_never_touches_a_reset_context(make_runtime):
     s = rt.mgpuStreamCreate()
     for _ in range(2):  # a first round makes the fence's events; the second comes after the reset
         ptrs = [rt.mgpuMemAlloc(4096, s, False) for _ in range(4)]
+        rt.mgpuMemset32(ptrs[0], 0, 1, s)  # work on s: the round after these frees gathers first
         for p in ptrs:
             rt.mgpuMemFree(p, s)  # pending: the reclaimer's round comes 20 ms later
         if _ == 0:
