@@ -43,9 +43,10 @@
  * gathering until the rounds' fences found the device idle kept part of that (runs N84-N90).
  * A round: fence, then clears the idle blocks (cuMemsetD32Async on the device's clearing stream,
  * non-blocking, made when the thread is started and shared with NULL-stream frees, +
- * cuStreamSynchronize of that idle stream: only memsets wait) and makes them ready; when a release was asked, or the device is
- * "lean" (below the headroom, see below), it gives them back instead. If the fence or the clearing
- * fails, the blocks are never reused (forgotten, counted in alloc_lost). Sitting in
+ * cuStreamSynchronize of that idle stream: only memsets wait) and makes them ready; when a
+ * release was asked, or the device is "lean" (below the headroom, see below), it gives them back
+ * instead. If the fence or the clearing fails, the blocks are never reused (forgotten, counted in
+ * alloc_lost). Sitting in
  * cuEventSynchronize behind a kernel that waits for the host is harmless: no program thread waits
  * for it except an out-of-memory allocation that needs pending or non-pool blocks, for at most
  * MGPU_CACHED_ALLOCATOR_OOM_WAIT_MS. At exit it makes no new driver call (alloc_at_exit runs before

@@ -101,9 +101,10 @@ mc_status mc_mem_alloc(uint64_t bytes, CUstream stream, int host_shared, void **
 
 /* The driver stream behind a free's stream when the library did not create it (a foreign stream,
  * CU_STREAM_LEGACY / CU_STREAM_PER_THREAD), else NULL (the NULL stream, a live or destroyed handle
- * of ours: its driver stream is one the reclaimer's fence covers). */
-static CUstream foreign_stream(CUstream stream) {
-  if (!stream || mc_pool_live_kind(stream) != MC_OBJ_NONE) return NULL;
+ * of ours: its driver stream is one the reclaimer's fence covers). `kind`: the stream's
+ * mc_pool_live_kind. */
+static CUstream foreign_stream(CUstream stream, mc_obj_kind kind) {
+  if (!stream || kind != MC_OBJ_NONE) return NULL;
   mc_stream_use use;
   if (MC_FAILED(mc_stream_use_begin(stream, "cuMemFree", &use))) return NULL; /* stale: ours */
   CUstream s = use.rec ? NULL : use.stream;
@@ -120,8 +121,10 @@ mc_status mc_mem_free(void *ptr, CUstream stream) {
   const mc_config_t *cfg = mc_config();
   if (cfg->allocator) {
     const void *key = ordered_key(cfg, stream);
+    int busy = 0; /* one look-up: what the stream is, and the reclaimer's timing hint (pool.h) */
+    mc_obj_kind kind = stream ? mc_pool_live_kind_busy(stream, &busy) : MC_OBJ_NONE;
     mc_status st = mc_alloc_put(ptr, key ? key : stream ? &k_unordered : NULL,
-                                foreign_stream(stream), mc_pool_stream_busy_hint(stream));
+                                foreign_stream(stream, kind), busy);
     /* MGPU_CACHED_STOCK_SYNC: the device wait the stock cuMemFree makes (the NULL stream's free
      * waits already) */
     if (stream && cfg->stock_sync && !MC_FAILED(st)) mc_device_drain();

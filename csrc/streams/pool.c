@@ -933,18 +933,23 @@ mc_status mc_event_destroy_any(CUevent event) {
   return event_destroy(event);
 }
 
-static mc_obj_kind d_live_kind(const void *handle);
+static mc_obj_kind d_live_kind(const void *handle, int *busy);
 
 mc_obj_kind mc_pool_live_kind(const void *handle) {
-  if (direct_mode()) return d_live_kind(handle);
+  if (direct_mode()) return d_live_kind(handle, NULL);
   h_ref ref = classify(handle);
   return ref.c == H_OURS ? ref.kind : MC_OBJ_NONE;
+}
+
+mc_obj_kind mc_pool_live_kind_busy(const void *handle, int *busy) {
+  *busy = 0;
+  return direct_mode() ? d_live_kind(handle, busy) : mc_pool_live_kind(handle);
 }
 
 void *mc_pool_driver_handle(void *handle) {
   if (direct_mode()) { /* a handle of ours is its driver object; a destroyed one has none */
     drv_obj *r = d_find(handle);
-    return !r || d_live_kind(handle) != MC_OBJ_NONE ? handle : NULL;
+    return !r || d_live_kind(handle, NULL) != MC_OBJ_NONE ? handle : NULL;
   }
   h_ref ref = classify(handle);
   if (ref.c != H_OURS) return handle;
@@ -980,7 +985,7 @@ struct drv_obj {
                      made outside the lock to the park it covers: mc_pool_parked_idle) */
   uint32_t used;  /* atomic (relaxed): streams: work went through the library onto it since the
                      library last synchronised it (d_use_begin sets, d_stream_synchronize and
-                     d_create clear); a hint only: mc_pool_stream_busy_hint */
+                     d_create clear); a hint only: mc_pool_live_kind_busy */
 };
 
 static void count_park_locked(drv_obj *r, void *obj) {
@@ -1020,17 +1025,14 @@ static drv_obj *d_find(const void *h) {
 
 static int d_device(const drv_obj *r) { return r->device; }
 
-int mc_pool_stream_busy_hint(CUstream stream) {
-  if (!stream || !direct_mode()) return 0;
-  drv_obj *r = d_find(stream);
-  return r && r->kind == MC_OBJ_STREAM && __atomic_load_n(&r->used, __ATOMIC_RELAXED) != 0;
-}
-
 static int d_live(const drv_obj *r) { return __atomic_load_n(&r->live, __ATOMIC_ACQUIRE) != 0; }
 
-static mc_obj_kind d_live_kind(const void *handle) {
+/* The kind of a live driver object of ours, else MC_OBJ_NONE; *busy (when asked): its `used`. */
+static mc_obj_kind d_live_kind(const void *handle, int *busy) {
   drv_obj *r = d_find(handle);
-  return r && d_live(r) ? (mc_obj_kind)r->kind : MC_OBJ_NONE;
+  if (!r || !d_live(r)) return MC_OBJ_NONE;
+  if (busy && r->kind == MC_OBJ_STREAM) *busy = __atomic_load_n(&r->used, __ATOMIC_RELAXED) != 0;
+  return (mc_obj_kind)r->kind;
 }
 
 static mc_status d_create(mc_obj_kind kind, void **out) {

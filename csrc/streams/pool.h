@@ -115,11 +115,12 @@ mc_status mc_event_destroy_any(CUevent event);
  * or MC_OBJ_NONE (foreign, or destroyed). */
 mc_obj_kind mc_pool_live_kind(const void *handle);
 
-/* 1 when work went through the library onto `stream`, a driver handle of ours, since the library
- * last synchronised it (mgpuStreamSynchronize), else 0 (also for tagged handles, foreign streams
- * and the NULL stream). A hint for timing only (the allocator's reclaimer: allocator.h): the
- * program may enqueue on a driver handle behind the library's back. */
-int mc_pool_stream_busy_hint(CUstream stream);
+/* mc_pool_live_kind, with the same look-up: *busy 1 when `handle` is a live stream of ours (a
+ * driver handle) that work went through the library onto since the library last synchronised it
+ * (mgpuStreamSynchronize), else 0 (also for tagged handles). A hint for timing only (the
+ * allocator's reclaimer: allocator.h): the program may enqueue on a driver handle behind the
+ * library's back. */
+mc_obj_kind mc_pool_live_kind_busy(const void *handle, int *busy);
 
 /* The driver object behind a live handle of ours, bound now if it was not, and pinned: it stays
  * bound until the handle is destroyed (the program may enqueue on it behind the library's back).
