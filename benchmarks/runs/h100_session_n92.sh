@@ -10,10 +10,7 @@ set -u
 . benchmarks/neighbour/setup_h100.sh
 . benchmarks/runs/tree_checks.sh
 . benchmarks/runs/neighbour_checks.sh
-gpu_tests_on_off 150
-cat $O/pytest-gpu.log
-review2_and_torch
-grep -E "^G[0-9]+" $O/gpu_exp.txt | cut -c1-100; grep -E "SUMMARY" $O/torch_neighbour.txt
+final_code_checks
 side_by_side async_final 300 async,async_prealloc --config before-391bd88:LD_PRELOAD=$B \
   --config start-f4086d2:LD_PRELOAD=$S
 python3 benchmarks/paired.py $O/async_final.json cached before-391bd88 cached start-f4086d2 \

@@ -11,13 +11,8 @@ set -u
 . benchmarks/neighbour/setup_h100.sh
 . benchmarks/runs/tree_checks.sh
 . benchmarks/runs/neighbour_checks.sh
-gpu_tests_on_off 150
-cat $O/pytest-gpu.log
-review2_and_torch
-grep -E "^G[0-9]+" $O/gpu_exp.txt | cut -c1-100; grep -E "SUMMARY" $O/torch_neighbour.txt
-difftest threads_capture 120 --profile stock --classes threads,capture --programs 1000 --seed 170
-difftest modglobal_pressure 100 --profile stock --classes modglobal,pressure --programs 1000 --seed 171
-grep -h '"differences"' $O/difftest_*.txt | cut -c1-200
+final_code_checks
+difftest_two_classes 170
 ROUNDS=6 side_by_side sync_final 250 empty,stencil,large --config start-f4086d2:LD_PRELOAD=$S
 python3 benchmarks/paired.py $O/sync_final.json cached start-f4086d2 > $O/sync_final_paired.txt 2>&1
 cat $O/sync_final_paired.txt

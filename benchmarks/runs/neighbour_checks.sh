@@ -7,6 +7,11 @@
 #   difftest NAME LIMIT_S TESTER_ARGS...   tests/difftest/difftest.py (--timeout 20, minimised once
 #                           with a budget of 10) into $O/difftest_NAME.txt
 #   neighbour_summary       the tester's verdicts, G1-G12 and the PyTorch lines
+#   final_code_checks       (tree_checks.sh sourced too) every GPU test with the graph path on and
+#                           off, review2_and_torch, each printed (runs N92, N94, N97)
+#   difftest_two_classes SEED   the tester's threads and capture, and module globals and memory
+#                           pressure classes, 1,000 programs each (seeds SEED, SEED + 1), printed
+#                           (runs N94, N97)
 
 review2_and_torch() {
   cc -O1 -std=c11 -D_GNU_SOURCE -o /tmp/gx .gpu/review2/gpu_exp.c -ldl -pthread || return 1
@@ -25,4 +30,18 @@ difftest() {
 neighbour_summary() {
   grep -h '"differences"' $O/difftest_*.txt | cut -c1-160; grep -E "^G[0-9]+" $O/gpu_exp.txt | cut -c1-300
   grep -E "PASS|FAIL|SUMMARY" $O/torch_neighbour.txt | tail -8
+}
+
+final_code_checks() {
+  gpu_tests_on_off 150
+  cat $O/pytest-gpu.log
+  review2_and_torch
+  grep -E "^G[0-9]+" $O/gpu_exp.txt | cut -c1-100; grep -E "SUMMARY" $O/torch_neighbour.txt
+}
+
+difftest_two_classes() {
+  difftest threads_capture 120 --profile stock --classes threads,capture --programs 1000 --seed "$1"
+  difftest modglobal_pressure 100 --profile stock --classes modglobal,pressure --programs 1000 \
+    --seed $(($1 + 1))
+  grep -h '"differences"' $O/difftest_*.txt | cut -c1-200
 }
