@@ -1092,7 +1092,7 @@ static int hit_is_same(module_rec *m, const void *blob, mc_stats_block *sb) {
   }
   if (!m->copy) return 0; /* an object was unloaded since: the bytes cannot be compared */
   uint64_t now = g ? mc_rodata_find(blob, m->len, NULL, 0) : 0;
-  mc_stat_add(MC_STAT_verify_bytes, (int64_t)m->len);
+  mc_stat_add_in(sb, MC_STAT_verify_bytes, (int64_t)m->len);
   if (!mc_blob_same(m->copy, m->len, m->kind, blob)) return 0;
   if (g) __atomic_store_n(&m->ro_generation, now, __ATOMIC_RELEASE);
   return 1;
