@@ -7,6 +7,7 @@
 # counters for the pairs. Carry `.gpu`, `.whl`.
 set -u
 . benchmarks/neighbour/setup_h100.sh
+. benchmarks/runs/tree_checks.sh
 cc -O2 -o /tmp/spp benchmarks/sync_pair_probe.c $(python3 -m mgpu_cached --ldflags) || exit 1
 for hs in 1 0; do
   for r in $(seq 9); do
