@@ -123,9 +123,9 @@ typedef struct mc_block {
   int8_t managed;         /* 1: cuMemAllocManaged; immutable */
   int8_t pooled;          /* 1: from the device's driver memory pool; immutable */
   int16_t cls;            /* size class, -1: never cached; immutable */
-  int8_t fresh;           /* LIVE: 1 when it came from the driver for this allocation (never
-                             cleared on the device); set before publication */
-  uint64_t work_mark;     /* LIVE, managed and fresh: work_count() at the allocation */
+  uint64_t work_mark;     /* LIVE, managed: work_count() when it was handed out (a driver
+                             allocation: before publication; a cached one: under the lock, as
+                             it is taken) */
   uint8_t state;          /* block_state; under the lock */
   const void *key;        /* PENDING: the free's stream key (compared, never used); under the lock */
   uint64_t seq;           /* PENDING/CLEARING: the device's free sequence number at the free;
@@ -1291,7 +1291,10 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     int ordered = 0, managed = host_shared ? 1 : 0;
     pthread_mutex_lock(&g_alloc.lock);
     dev_alloc *d = dev_of(device);
+    /* read before the block is taken: work that may touch it comes after its hand-out */
+    uint64_t mark = managed ? work_count() : 0;
     mc_block *b = d ? take_locked(d, managed, cls, key, &ordered) : NULL;
+    if (b) b->work_mark = mark;
     int query = !b && d && d->zbins[managed][cls]; /* ZEROING ones: is their memset done? */
     uint64_t upto = d ? d->zero_tick : 0;
     pthread_mutex_unlock(&g_alloc.lock);
@@ -1299,10 +1302,10 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
       pthread_mutex_lock(&g_alloc.lock);
       zeroing_proven(d, upto);
       b = take_locked(d, managed, cls, NULL, &ordered);
+      if (b) b->work_mark = mark;
       pthread_mutex_unlock(&g_alloc.lock);
     }
     if (b) {
-      b->fresh = 0; /* cleared on the device: touched */
       MC_STAT_INC(alloc_hits);
       if (ordered) MC_STAT_INC(alloc_ordered_hits);
       mc_stat_add(MC_STAT_alloc_bytes_in_use, (int64_t)b->bytes);
@@ -1347,7 +1350,6 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     b->pooled = (int8_t)pooled;
     b->cls = (int16_t)cls;
     b->state = B_LIVE;
-    b->fresh = 1;
     b->work_mark = mark;
     int bad = table_insert(b);
     d = dev_of(device);
@@ -1445,14 +1447,18 @@ static mc_status lean_free(int device, dev_alloc *d, mc_block *b) {
   return st;
 }
 
-/* An untouched host_shared block, freed with the NULL stream: a managed block fresh from the
- * driver, with no work of the library since its allocation (work_count unchanged), has no page on
- * the device. Its stock free is cheaper than keeping it, which clears it on the device (run N5:
- * stock 4.9-5.0 us a pair up to 512 KiB and 12.5 at 64 MiB, cached 8.8-9.1 and 29.4): it goes back
- * with the stock cuMemFree. This only chooses between two right answers: work the library does
- * not see (another library, the driver API) makes the free cost what it costs stock. */
+/* An untouched host_shared block, freed with the NULL stream: a managed block with no work of
+ * the library since it was handed out (work_count unchanged). Its stock free is cheaper than
+ * keeping it, which waits for the device and clears it there (run N5: stock 4.9-5.0 us a pair up
+ * to 512 KiB and 12.5 at 64 MiB, cached 8.8-9.1 and 29.4): it goes back with the stock cuMemFree.
+ * That holds for a block handed out again from the cache too: kept, each such pair would take the
+ * block it kept last time and clear it again, a loop that never ends once one block is cached
+ * (run N101: 1.48x stock at 256 B); given back, it costs one free of pages the clearing put on
+ * the device, and the class's next allocation comes from the driver, untouched. This only
+ * chooses between two right answers: work the library does not see (another library, the driver
+ * API) makes the free cost what it costs stock. */
 static int untouched(const mc_block *b) {
-  return b->managed && b->fresh && work_count() == b->work_mark;
+  return b->managed && work_count() == b->work_mark;
 }
 
 /* A block freed on a stream (its event on a foreign one, or NULL) joins the pending ones and the
