@@ -123,9 +123,9 @@ typedef struct mc_block {
   int8_t managed;         /* 1: cuMemAllocManaged; immutable */
   int8_t pooled;          /* 1: from the device's driver memory pool; immutable */
   int16_t cls;            /* size class, -1: never cached; immutable */
-  uint64_t work_mark;     /* LIVE, managed: work_count() when it was handed out (a driver
-                             allocation: before publication; a cached one: under the lock, as
-                             it is taken) */
+  uint64_t work_mark;     /* LIVE, managed: work_count() read before it was handed out (a
+                             driver allocation: set before publication; a cached one: set under
+                             the lock as it is taken) */
   uint8_t state;          /* block_state; under the lock */
   const void *key;        /* PENDING: the free's stream key (compared, never used); under the lock */
   uint64_t seq;           /* PENDING/CLEARING: the device's free sequence number at the free;
@@ -1289,10 +1289,11 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
   if (cls >= 0) {
     const void *key = (cfg->allocator_ordered && !host_shared) ? stream_key : NULL;
     int ordered = 0, managed = host_shared ? 1 : 0;
+    /* read before the block is taken (and outside the lock: it sums every thread's counters):
+     * work that may touch the block comes after its hand-out */
+    uint64_t mark = managed ? work_count() : 0;
     pthread_mutex_lock(&g_alloc.lock);
     dev_alloc *d = dev_of(device);
-    /* read before the block is taken: work that may touch it comes after its hand-out */
-    uint64_t mark = managed ? work_count() : 0;
     mc_block *b = d ? take_locked(d, managed, cls, key, &ordered) : NULL;
     if (b) b->work_mark = mark;
     int query = !b && d && d->zbins[managed][cls]; /* ZEROING ones: is their memset done? */
