@@ -5,15 +5,17 @@
 
 (benchmarks/runs/tree_checks.sh's alloc_loop_rounds writes them), one table row per LLVM version,
 one column per configuration in the order they first appear, each cell the median over rounds.
+With --ratio A B, one more column: the median over rounds of A / B within each round (a drift of
+the machine between rounds moves both and cancels), with the lowest and highest round.
 
-    python3 benchmarks/medians.py RAW.txt [UNIT]
+    python3 benchmarks/medians.py RAW.txt [UNIT] [--ratio A B]
 """
 
 from __future__ import annotations
 
 import statistics
 import sys
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 
 def medians(lines: List[str]) -> Tuple[List[str], List[str], Dict[Tuple[str, str], float], int]:
@@ -41,18 +43,50 @@ def medians(lines: List[str]) -> Tuple[List[str], List[str], Dict[Tuple[str, str
     return llvms, names, {k: statistics.median(v) for k, v in samples.items()}, len(rounds)
 
 
-def table(lines: List[str], unit: str = "µs per step") -> str:
+def round_ratios(lines: List[str], a: str, b: str) -> Dict[str, List[float]]:
+    """{LLVM: [a / b of each round that has both]} of the sample lines."""
+    by: Dict[Tuple[str, str, str], float] = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 4:
+            continue
+        try:
+            by[(parts[0], parts[1], parts[2])] = float(parts[3])
+        except ValueError:
+            continue
+    out: Dict[str, List[float]] = {}
+    for (rnd, llvm, name), x in by.items():
+        if name == a and (rnd, llvm, b) in by and by[(rnd, llvm, b)] > 0:
+            out.setdefault(llvm, []).append(x / by[(rnd, llvm, b)])
+    return out
+
+
+def table(lines: List[str], unit: str = "µs per step", ratio: Optional[Tuple[str, str]] = None) -> str:
     llvms, names, med, rounds = medians(lines)
-    out = ["| LLVM | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    rr = round_ratios(lines, *ratio) if ratio else {}
+    extra = [f"{ratio[0]} / {ratio[1]} per round (lowest, highest)"] if ratio else []
+    out = ["| LLVM | " + " | ".join(names + extra) + " |",
+           "| --- |" + " --- |" * (len(names) + len(extra))]
     for v in llvms:
-        out.append(f"| {v} | " + " | ".join(
-            f"{med[(v, n)]:.2f}" if (v, n) in med else "–" for n in names) + " |")
+        cells = [f"{med[(v, n)]:.2f}" if (v, n) in med else "–" for n in names]
+        if ratio:
+            r = rr.get(v, [])
+            cells.append(f"{statistics.median(r):.3f}× ({min(r):.3f}, {max(r):.3f})" if r else "–")
+        out.append(f"| {v} | " + " | ".join(cells) + " |")
     out.append(f"\n{unit}, median of {rounds} interleaved rounds")
     return "\n".join(out)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (2, 3):
+    args = sys.argv[1:]
+    pair = None
+    if "--ratio" in args:
+        i = args.index("--ratio")
+        if len(args) < i + 3:
+            sys.exit(__doc__)
+        pair = (args[i + 1], args[i + 2])
+        del args[i:i + 3]
+    if len(args) not in (1, 2):
         sys.exit(__doc__)
-    with open(sys.argv[1]) as f:
-        print(table(f.read().splitlines(), *sys.argv[2:]))
+    with open(args[0]) as f:
+        print(table(f.read().splitlines(), *args[1:], ratio=pair))

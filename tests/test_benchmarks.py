@@ -595,3 +595,21 @@ def test_medians_table_of_a_run_scripts_samples():
     assert md.splitlines()[:4] == ["| LLVM | a | b |", "| --- | --- | --- |",
                                    "| 19 | 11.00 | 21.00 |", "| 22 | 31.00 | – |"]
     assert md.endswith("µs per step, median of 3 interleaved rounds")
+
+
+def test_medians_per_round_ratio_cancels_a_drift(tmp_path):
+    """benchmarks/medians.py --ratio A B: the median over rounds of A / B within a round; a round
+    missing B (a failed run) is skipped; the plain medians are unchanged."""
+    spec = importlib.util.spec_from_file_location("bench_medians", ROOT / "benchmarks" / "medians.py")
+    medians = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(medians)
+    lines = []
+    for rnd, drift in enumerate([10.0, 20.0, 40.0, 80.0], 1):
+        lines += [f"{rnd} 256 cached {drift * 1.02}", f"{rnd} 256 stock {drift}"]
+    lines += ["5 256 cached 1.0", "5 256 stock failed"]  # no stock value in round 5
+    rr = medians.round_ratios(lines, "cached", "stock")
+    assert len(rr["256"]) == 4 and all(abs(r - 1.02) < 1e-9 for r in rr["256"])
+    md = medians.table(lines, "us", ratio=("cached", "stock"))
+    assert "| 256 | 20.40 | 30.00 | 1.020× (1.020, 1.020) |" in md  # round 5 counts in the medians
+    assert "cached / stock per round" in md.splitlines()[0]
+    assert "ratio" not in medians.table(lines, "us").splitlines()[0]
