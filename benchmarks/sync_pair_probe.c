@@ -19,19 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-void *mgpuMemAlloc(uint64_t bytes, void *stream, _Bool host_shared);
-void mgpuMemFree(void *p, void *stream);
-void mgpuMemset32(void *dst, unsigned value, size_t count, void *stream);
-void *mgpuStreamCreate(void);
-void mgpuStreamSynchronize(void *stream);
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
+#include "../csrc/include/mgpu_abi.h"
+#include "harness/programs.h" /* now_us */
 
 static void *g_stream;
 

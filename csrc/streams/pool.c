@@ -935,16 +935,14 @@ mc_status mc_event_destroy_any(CUevent event) {
 
 static mc_obj_kind d_live_kind(const void *handle, int *busy);
 
-mc_obj_kind mc_pool_live_kind(const void *handle) {
-  if (direct_mode()) return d_live_kind(handle, NULL);
+mc_obj_kind mc_pool_live_kind_busy(const void *handle, int *busy) {
+  if (busy) *busy = 0;
+  if (direct_mode()) return d_live_kind(handle, busy);
   h_ref ref = classify(handle);
   return ref.c == H_OURS ? ref.kind : MC_OBJ_NONE;
 }
 
-mc_obj_kind mc_pool_live_kind_busy(const void *handle, int *busy) {
-  *busy = 0;
-  return direct_mode() ? d_live_kind(handle, busy) : mc_pool_live_kind(handle);
-}
+mc_obj_kind mc_pool_live_kind(const void *handle) { return mc_pool_live_kind_busy(handle, NULL); }
 
 void *mc_pool_driver_handle(void *handle) {
   if (direct_mode()) { /* a handle of ours is its driver object; a destroyed one has none */
@@ -1210,7 +1208,8 @@ static mc_status d_stream_synchronize(CUstream stream) {
   d_sync_poll(r ? r->device : mc_thread_device());
   if (stream) { /* a driver stream, ours or not: nothing is pooled here (R27 cannot arise) */
     MC_CU_TRY(call, mc_cu.cuStreamSynchronize(stream));
-    if (r) __atomic_store_n(&r->used, 0, __ATOMIC_RELAXED);
+    if (r && __atomic_load_n(&r->used, __ATOMIC_RELAXED)) /* as d_use_begin: no store if clear */
+      __atomic_store_n(&r->used, 0, __ATOMIC_RELAXED);
     return MC_OK;
   }
   mc_ctx_scope scope;

@@ -117,9 +117,9 @@ mc_obj_kind mc_pool_live_kind(const void *handle);
 
 /* mc_pool_live_kind, with the same look-up: *busy 1 when `handle` is a live stream of ours (a
  * driver handle) that work went through the library onto since the library last synchronised it
- * (mgpuStreamSynchronize), else 0 (also for tagged handles). A hint for timing only (the
- * allocator's reclaimer: allocator.h): the program may enqueue on a driver handle behind the
- * library's back. */
+ * (mgpuStreamSynchronize), else 0 (also for tagged handles); `busy` may be NULL. A hint for
+ * timing only (the allocator's reclaimer: allocator.h): the program may enqueue on a driver
+ * handle behind the library's back. */
 mc_obj_kind mc_pool_live_kind_busy(const void *handle, int *busy);
 
 /* The driver object behind a live handle of ours, bound now if it was not, and pinned: it stays
