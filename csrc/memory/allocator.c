@@ -88,7 +88,9 @@
  * each device's condition variables are used with it. No driver call is made with it held. A
  * device's round_lock serialises rounds (its fence events) and is held across their driver calls
  * only (never together with g_alloc.lock while waiting). mc_pool_live_kind is never called here
- * (memory.c decides which streams may be followed in order and which are foreign).
+ * (memory.c decides which streams may be followed in order and which are foreign). One read goes
+ * without the lock: may_take's look at a device pointer and the heads of a class's bins, written
+ * (under the lock) with atomic stores; it only decides whether an allocation looks in the cache.
  */
 #include "memory/allocator.h"
 
@@ -182,7 +184,8 @@ static struct {
   pthread_mutex_t lock;                    /* see the locking rule above */
   mc_block **table;                        /* block table: chained hash by address */
   size_t nbuckets, count;
-  dev_alloc *devs[MC_ALLOC_MAX_DEVICES];   /* allocated on first use, never freed */
+  dev_alloc *devs[MC_ALLOC_MAX_DEVICES];   /* allocated on first use, never freed; stored
+                                              atomically (may_take reads it unlocked) */
   int exiting;                             /* atomic: set at exit (alloc_at_exit) */
   int rounds;                              /* atomic: reclaimer rounds running now */
   mc_block *spare;                         /* records of freed blocks kept for the next
@@ -316,22 +319,23 @@ static dev_alloc *dev_of(int device) {
     pthread_condattr_destroy(&ca);
     pthread_cond_init(&d->wake, NULL);
     pthread_mutex_init(&d->round_lock, NULL);
-    g_alloc.devs[device] = d;
+    __atomic_store_n(&g_alloc.devs[device], d, __ATOMIC_RELEASE); /* may_take reads it unlocked */
   }
   return g_alloc.devs[device];
 }
 
-/* Link a block into a bin (last freed first). */
+/* Link a block into a bin (last freed first). A bin's head is stored atomically: may_take reads
+ * it without the lock. */
 static void bin_push(mc_block **head, mc_block *b) {
   b->bprev = NULL;
   b->bnext = *head;
   if (*head) (*head)->bprev = b;
-  *head = b;
+  __atomic_store_n(head, b, __ATOMIC_RELAXED);
 }
 
 static void bin_unlink(mc_block **head, mc_block *b) {
   if (b->bprev) b->bprev->bnext = b->bnext;
-  else *head = b->bnext;
+  else __atomic_store_n(head, b->bnext, __ATOMIC_RELAXED);
   if (b->bnext) b->bnext->bprev = b->bprev;
   b->bprev = b->bnext = NULL;
 }
@@ -520,6 +524,20 @@ static mc_block *take_locked(dev_alloc *d, int managed, int cls, const void *key
     return b;
   }
   return NULL;
+}
+
+/* Whether take_locked (or the zeroing query before it) could find a block of class cls on
+ * `device`, read without the lock from the heads of the bins it looks at. An allocation that
+ * finds them empty skips the locked look-up (a miss: the driver's allocation, as stock makes). A
+ * head read empty while another thread frees a block of the class only makes this allocation
+ * the miss it would have been a moment earlier. */
+static int may_take(int device, int managed, int cls, const void *key) {
+  if (device < 0 || device >= MC_ALLOC_MAX_DEVICES) return 1; /* the locked way reports */
+  dev_alloc *d = __atomic_load_n(&g_alloc.devs[device], __ATOMIC_ACQUIRE);
+  if (!d) return 0; /* nothing cached on it yet */
+  return __atomic_load_n(&d->bins[managed][cls], __ATOMIC_RELAXED) ||
+         __atomic_load_n(&d->zbins[managed][cls], __ATOMIC_RELAXED) ||
+         (key && !managed && __atomic_load_n(&d->pbins[0][cls], __ATOMIC_RELAXED));
 }
 
 /* ---- driver calls (no lock) ---- */
@@ -1286,7 +1304,8 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     cls = -1; /* never cached: allocated at its exact size */
     size = bytes;
   }
-  if (cls >= 0) {
+  if (cls >= 0 && may_take(device, host_shared ? 1 : 0, cls,
+                           (cfg->allocator_ordered && !host_shared) ? stream_key : NULL)) {
     const void *key = (cfg->allocator_ordered && !host_shared) ? stream_key : NULL;
     int ordered = 0, managed = host_shared ? 1 : 0;
     /* read before the block is taken (and outside the lock: it sums every thread's counters):
@@ -1315,7 +1334,8 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
       return MC_OK;
     }
   }
-  MC_STAT_INC(alloc_misses);
+  mc_stats_block *sb = mc_stats_mine();
+  MC_STAT_INC_IN(sb, alloc_misses);
   CUdeviceptr p = 0;
   int pooled = 0;
   if (cls >= 0 && !host_shared) pre_alloc_headroom(device, size);
@@ -1368,7 +1388,7 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
       b = NULL;
     }
   }
-  if (b) mc_stat_add(MC_STAT_alloc_bytes_in_use, (int64_t)size);
+  if (b) mc_stat_add_in(sb, MC_STAT_alloc_bytes_in_use, (int64_t)size);
   if (check) headroom_now(device, d, 0);
   *out = (void *)(uintptr_t)p;
   return MC_OK;
