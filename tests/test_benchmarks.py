@@ -428,6 +428,61 @@ def test_chains_rodata_object_holds_the_blob_and_its_hits_are_not_compared(tmp_p
     assert (st["module_hits"], st["verify_skips"], st["verify_bytes"]) == (3, 3, 0)
 
 
+# ---- chain_split_probe.c: a chain's launches and synchronisation timed apart -----------------------
+
+def test_chain_split_probe_defers_every_launch_of_each_shape(tmp_path, fake_driver_build):
+    """benchmarks/chain_split_probe.c against the fake driver (linked as libcuda, the same instance
+    the library loads): each mode prints its JSON line, and with chain replay on every launch of
+    both LLVM shapes is deferred (the LLVM <= 20 shape's unloads keep the module cached, so they
+    submit nothing), one chain exec replayed per chain once it exists; the hand-made graph makes
+    no mgpu* call. The executable blob's hits are not compared, the heap blob's are."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    inc = next((Path(d) / "include" for d in (os.environ.get("CUDA_PATH", ""),
+                                              os.environ.get("CUDA_HOME", ""), "/usr/local/cuda")
+                if d and (Path(d) / "include" / "cuda.h").is_file()), None)
+    if inc is None:
+        pytest.skip("cuda.h is not installed (CUDA toolkit; set CUDA_PATH): the probe includes it")
+    spec = importlib.util.spec_from_file_location("bench_chains", ROOT / "benchmarks" / "chains.py")
+    chains = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chains)
+    blob = tmp_path / "empty.fatbin"
+    blob.write_bytes(run.extract_blob((OBJECTS / "empty_loop_llvm22.o").read_bytes()))
+    drv = tmp_path / "drv"
+    drv.mkdir()
+    (drv / "libcuda.so").symlink_to(fake_driver_build)
+    (drv / "libcuda.so.1").symlink_to(fake_driver_build)
+    exe = tmp_path / "csp"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{inc}", "-o", str(exe),
+                    str(ROOT / "benchmarks" / "chain_split_probe.c"),
+                    str(chains.rodata_asm(blob, tmp_path / "blob_exe.S")),
+                    *mgpu_cached.ldflags_list(), f"-L{drv}", "-lcuda", "-lm"], check=True)
+    k, n = 4, 20
+    for mode in ("mgpu", "mgpu19exe", "mgpu19", "mgpuid", "cu_graphK"):
+        stats = tmp_path / f"{mode}.json"
+        env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(drv / "libcuda.so.1"),
+                   LD_LIBRARY_PATH=str(drv), MGPU_CACHED_STATS_FILE=str(stats),
+                   MGPU_CACHED_CHAIN="1", MGPU_CACHED_STREAM_HANDLES="tagged")
+        env.pop("MGPU_CACHED_DISABLE", None)
+        p = subprocess.run([str(exe), str(blob), mode, str(k), str(n)], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        res = json.loads(p.stdout)
+        assert res["mode"] == mode and res["k"] == k
+        assert all(res[f] >= 0 for f in ("launch_us", "sync_us", "total_us"))
+        st = json.loads(stats.read_text())["stats"]
+        chains_run = 200 + n  # warm-up chains included
+        if mode == "cu_graphK":
+            assert st["launches"] == 0
+            continue
+        assert st["launches"] == st["chain_deferred"]
+        assert st["chain_deferred"] >= k * chains_run
+        assert st["chain_replays"] >= chains_run - 3
+        if mode.startswith("mgpu19"):
+            assert st["module_hits"] == k * chains_run
+            assert (st["verify_bytes"] > 0) == (mode == "mgpu19"), st
+
+
 def test_attribution_variants_apply_to_this_tree(tmp_path):
     """benchmarks/neighbour/attribution_variants.py finds each of its anchors exactly once in
     csrc/ (it exits 1 otherwise), and every C file a variant edits still compiles."""

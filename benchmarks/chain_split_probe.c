@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
+/* chain_split_probe.c - where a chain's time goes (issue 21 item 2). benchmarks/harness/chain.c
+ * times whole chains; this times each chain's two parts apart: the K launches (the host's work:
+ * with chain replay on, every launch is deferred, so the GPU idles meanwhile) and the
+ * synchronisation (the submission of the deferred segment, the GPU's work, the wait). Runs N100
+ * and N106 measured the LLVM <= 20 shape (load / look-up / launch / unload per link) 1-2 µs per
+ * chain slower than LLVM 22's at K = 10, more than its per-link cost times 10; this says in which
+ * part.
+ *
+ *   chain_split_probe FATBIN MODE K CHAINS
+ *
+ * MODE: mgpu (LLVM >= 21 code: K mgpuLaunchKernel + mgpuStreamSynchronize), mgpu19 (each launch
+ * wrapped in mgpuModuleLoad / mgpuModuleGetFunction / mgpuModuleUnload, the blob on the heap),
+ * mgpu19exe (the same, the blob linked into this executable between chain_blob_start and
+ * chain_blob_end), mgpuid (mgpu plus two cuCtxGetId per chain: the context checks the LLVM <= 20
+ * shape's loads make per chain under chain replay), cu_graphK (one K-node graph made once by hand:
+ * the launches part is empty). Kernel `empty` (no arguments). After 200 warm-up chains, prints
+ * one JSON line: {"mode", "k", "launch_us", "sync_us", "total_us"}, each the median over CHAINS
+ * chains, and "launch_mean_us", "sync_mean_us".
+ * Build: cc -O2 -I$CUDA/include chain_split_probe.c [blob.S] $(python3 -m mgpu_cached --ldflags) -lcuda
+ */
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../csrc/include/mgpu_abi.h"
+#include "harness/driver_setup.h"
+#include "harness/programs.h" /* now_us */
+
+extern const char chain_blob_start[] __attribute__((weak));
+extern const char chain_blob_end[] __attribute__((weak));
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, long n) {
+  qsort(v, (size_t)n, sizeof *v, cmp);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double mean(const double *v, long n) {
+  double s = 0;
+  for (long i = 0; i < n; ++i) s += v[i];
+  return s / (double)n;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 5) {
+    fprintf(stderr, "usage: %s FATBIN mgpu|mgpu19|mgpu19exe|mgpuid|cu_graphK K CHAINS\n", argv[0]);
+    return 2;
+  }
+  const char *mode = argv[2];
+  long K = atol(argv[3]), chains = atol(argv[4]);
+  if (K < 1 || chains < 2) return 2;
+  int m19 = !strncmp(mode, "mgpu19", 6), mid = !strcmp(mode, "mgpuid"),
+      graph = !strcmp(mode, "cu_graphK");
+  if (!m19 && !mid && !graph && strcmp(mode, "mgpu")) return 2;
+  size_t size = 0;
+  void *blob = NULL;
+  if (!strcmp(mode, "mgpu19exe")) {
+    if (!chain_blob_start || !chain_blob_end)
+      return fprintf(stderr, "chain_split_probe: no blob linked in\n"), 2;
+    blob = (void *)chain_blob_start;
+    size = (size_t)(chain_blob_end - chain_blob_start);
+  } else {
+    blob = read_file(argv[1], &size);
+  }
+  void *mfn = NULL, *mstream = NULL;
+  CUstream cs = NULL;
+  CUgraphExec exec = NULL;
+  CUcontext ctx = NULL;
+  if (!graph) {
+    void *m = mgpuModuleLoad(blob, size);
+    mfn = m ? mgpuModuleGetFunction(m, "empty") : NULL;
+    mstream = mgpuStreamCreate();
+    if (!mfn || !mstream) return fprintf(stderr, "chain_split_probe: mgpu setup failed\n"), 2;
+    if (mid) { /* device 0's primary context: the one the library checks */
+      CUdevice dev;
+      CK(cuInit(0));
+      CK(cuDeviceGet(&dev, 0));
+      CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    }
+  } else {
+    CUmodule cm = driver_setup(blob, NULL);
+    CUfunction cfn;
+    CK(cuModuleGetFunction(&cfn, cm, "empty"));
+    CK(cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING));
+    CUDA_KERNEL_NODE_PARAMS kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = cfn;
+    kp.gridDimX = kp.gridDimY = kp.gridDimZ = kp.blockDimX = kp.blockDimY = kp.blockDimZ = 1;
+    CUgraph g;
+    CK(cuGraphCreate(&g, 0));
+    CUgraphNode prev = NULL, node;
+    for (long i = 0; i < K; ++i) {
+      CK(cuGraphAddKernelNode(&node, g, prev ? &prev : NULL, prev ? 1 : 0, &kp));
+      prev = node;
+    }
+    CK(cuGraphInstantiate(&exec, g, 0));
+  }
+  double *launch = malloc(sizeof(double) * (size_t)chains);
+  double *sync = malloc(sizeof(double) * (size_t)chains);
+  double *total = malloc(sizeof(double) * (size_t)chains);
+  if (!launch || !sync || !total) return 2;
+  unsigned long long id = 0;
+  for (long c = -200; c < chains; ++c) {
+    double t0 = now_us();
+    if (graph) {
+      CK(cuGraphLaunch(exec, cs));
+    } else {
+      if (mid) CK(cuCtxGetId(ctx, &id));
+      for (long i = 0; i < K; ++i) {
+        if (m19) {
+          void *m = mgpuModuleLoad(blob, size);
+          void *f = mgpuModuleGetFunction(m, "empty");
+          mgpuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, mstream, NULL, NULL, 0);
+          mgpuModuleUnload(m);
+        } else {
+          mgpuLaunchKernel(mfn, 1, 1, 1, 1, 1, 1, 0, mstream, NULL, NULL, 0);
+        }
+      }
+      if (mid) CK(cuCtxGetId(ctx, &id));
+    }
+    double t1 = now_us();
+    if (graph) CK(cuStreamSynchronize(cs));
+    else mgpuStreamSynchronize(mstream);
+    double t2 = now_us();
+    if (c < 0) continue;
+    launch[c] = t1 - t0;
+    sync[c] = t2 - t1;
+    total[c] = t2 - t0;
+  }
+  double lm = mean(launch, chains), sm = mean(sync, chains);
+  printf("{\"mode\": \"%s\", \"k\": %ld, \"launch_us\": %.3f, \"sync_us\": %.3f, \"total_us\": %.3f, "
+         "\"launch_mean_us\": %.3f, \"sync_mean_us\": %.3f}\n",
+         mode, K, median(launch, chains), median(sync, chains), median(total, chains), lm, sm);
+  return 0;
+}
