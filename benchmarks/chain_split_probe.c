@@ -16,7 +16,8 @@
  * shape's loads make per chain under chain replay), cu_graphK (one K-node graph made once by hand:
  * the launches part is empty). Kernel `empty` (no arguments). After 200 warm-up chains, prints
  * one JSON line: {"mode", "k", "launch_us", "sync_us", "total_us"}, each the median over CHAINS
- * chains, and "launch_mean_us", "sync_mean_us".
+ * chains, "launch_mean_us", "sync_mean_us", and "calib_ns" / "calib_thr_ns": the host's speed
+ * before and after the chains (calib_ns below).
  * Build: cc -O2 -I$CUDA/include chain_split_probe.c [blob.S] $(python3 -m mgpu_cached --ldflags) -lcuda
  */
 #include <cuda.h>
@@ -40,6 +41,30 @@ static int cmp(const void *a, const void *b) {
 static double median(double *v, long n) {
   qsort(v, (size_t)n, sizeof *v, cmp);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The host's speed at this moment, to set the chains' host part against (runs N113-N114 found
+ * that part on one of two levels, changing with time, on every core): ns per step of one
+ * dependent integer chain (an LCG: latency-bound, follows the clock) and of eight independent
+ * ones interleaved (throughput-bound: also slows when another thread shares the core), 2^20 steps,
+ * the least of three. */
+static void calib_ns(double *lat, double *thr) {
+  *lat = *thr = 1e30;
+  for (int t = 0; t < 3; ++t) {
+    volatile uint64_t seed = 12345;
+    uint64_t x[8];
+    for (int j = 0; j < 8; ++j) x[j] = seed + (uint64_t)j;
+    double t0 = now_us();
+    for (long i = 0; i < (1L << 20); ++i) x[0] = x[0] * 6364136223846793005ull + 1442695040888963407ull;
+    double t1 = now_us();
+    for (long i = 0; i < (1L << 20) / 8; ++i)
+      for (int j = 0; j < 8; ++j) x[j] = x[j] * 6364136223846793005ull + 1442695040888963407ull;
+    double t2 = now_us();
+    for (int j = 0; j < 8; ++j) seed ^= x[j];
+    double l = (t1 - t0) * 1e3 / (double)(1L << 20), h = (t2 - t1) * 1e3 / (double)(1L << 20);
+    if (l < *lat) *lat = l;
+    if (h < *thr) *thr = h;
+  }
 }
 
 static double mean(const double *v, long n) {
@@ -107,6 +132,8 @@ int main(int argc, char **argv) {
   double *total = malloc(sizeof(double) * (size_t)chains);
   if (!launch || !sync || !total) return 2;
   unsigned long long id = 0;
+  double lat0, thr0, lat1, thr1;
+  calib_ns(&lat0, &thr0);
   for (long c = -200; c < chains; ++c) {
     double t0 = now_us();
     if (graph) {
@@ -134,9 +161,11 @@ int main(int argc, char **argv) {
     sync[c] = t2 - t1;
     total[c] = t2 - t0;
   }
+  calib_ns(&lat1, &thr1);
   double lm = mean(launch, chains), sm = mean(sync, chains);
   printf("{\"mode\": \"%s\", \"k\": %ld, \"launch_us\": %.3f, \"sync_us\": %.3f, \"total_us\": %.3f, "
-         "\"launch_mean_us\": %.3f, \"sync_mean_us\": %.3f}\n",
-         mode, K, median(launch, chains), median(sync, chains), median(total, chains), lm, sm);
+         "\"launch_mean_us\": %.3f, \"sync_mean_us\": %.3f, \"calib_ns\": [%.4f, %.4f], \"calib_thr_ns\": [%.4f, %.4f]}\n",
+         mode, K, median(launch, chains), median(sync, chains), median(total, chains), lm, sm,
+         lat0, lat1, thr0, thr1);
   return 0;
 }
