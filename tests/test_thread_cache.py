@@ -80,6 +80,35 @@ def test_a_threads_repeated_lookup_is_answered_from_its_entry(rt):
     assert rt.stats()["errors"] == 0 and rt.fake.launches() == 50
 
 
+def test_a_lookup_after_the_thread_changed_device_takes_the_full_way(make_runtime):
+    """An entry's look-up is answered only on the device it was made on: after
+    mgpuSetDefaultDevice(1) the same name at the same address goes the full way, which resolves
+    the module's kernels on device 1 at once (its module loaded there now, not at the launch), and
+    the entry then answers on device 1; back on device 0, the full way again."""
+    rt = make_runtime(devices=2)
+    buf = blob_buffer(ptx("k"))
+    name = ctypes.create_string_buffer(b"k")
+    m = rt.mgpuModuleLoad(buf, 0)
+    fk = rt.mgpuModuleGetFunction(m, name)
+    assert rt.mgpuModuleGetFunction(m, name) == fk
+    assert rt.stats()["function_thread_hits"] == 1
+    assert rt.fake.count("cuModuleLoadData") == 1
+    rt.mgpuSetDefaultDevice(1)
+    assert rt.mgpuModuleGetFunction(m, name) == fk
+    s = rt.stats()
+    assert s["function_thread_hits"] == 1  # not from the entry: noted on device 0
+    assert rt.fake.count("cuModuleLoadData") == 2  # resolved on device 1 by the look-up itself
+    assert rt.mgpuModuleGetFunction(m, name) == fk
+    assert rt.stats()["function_thread_hits"] == 2  # noted again, on device 1
+    rt.launch(fk)
+    assert rt.fake.fake_function_device(rt.fake.fake_last_function()) == 1
+    rt.mgpuSetDefaultDevice(0)
+    assert rt.mgpuModuleGetFunction(m, name) == fk
+    assert rt.stats()["function_thread_hits"] == 2
+    rt.mgpuModuleUnload(m)
+    assert rt.stats()["errors"] == 0
+
+
 def test_a_modules_kernels_looked_up_in_turn_are_answered_from_the_entry(rt):
     """LLVM <= 20 code with three kernels in one module looks each up after every load: the entry
     remembers four, so from the second round on every look-up is answered from it."""

@@ -715,7 +715,8 @@ static tc_entry *tc_find(tcache *tc, uint64_t h) {
 }
 
 static mc_status locked_unload(uint64_t h, int programs);
-static int hit_is_same(module_rec *m, const void *blob, mc_stats_block *sb);
+static inline __attribute__((always_inline)) int hit_is_same(module_rec *m, const void *blob,
+                                                              mc_stats_block *sb);
 
 /* A load answered from this thread's cache: 1 with *out set, or 0 (the locked way). The entry's
  * count is raised first (a compare-and-swap on this thread's own line): from then on the record
@@ -1079,7 +1080,8 @@ static void remove_inflight_locked(inflight *me) {
  * between could put a different blob there and have it recorded as checked). Lock-free: racing
  * hits store generations that each held when their comparison ran; an older one stored last only
  * costs a comparison more. It counts in sb, the calling thread's counters (mc_stats_mine). */
-static int hit_is_same(module_rec *m, const void *blob, mc_stats_block *sb) {
+static inline __attribute__((always_inline)) int hit_is_same(module_rec *m, const void *blob,
+                                                              mc_stats_block *sb) {
   if (m->ro_forever) { /* the executable's read-only data: no loader lock, no comparison */
     MC_STAT_INC_IN(sb, verify_skips);
     MC_STAT_INC_IN(sb, verify_skips_executable);
@@ -1100,12 +1102,13 @@ static int hit_is_same(module_rec *m, const void *blob, mc_stats_block *sb) {
 
 mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **out, char *log,
                          size_t log_size) {
-  const char *where = jit ? "mgpuModuleLoadJIT" : "mgpuModuleLoad";
   *out = NULL;
-  mc_status st = blob ? mc_runtime_init() : MC_OK;
-  /* this thread's cache: no lock, one thread-local look-up (its counters are the entry's) */
+  /* this thread's cache first: no lock, one thread-local look-up (its counters are the entry's).
+   * A live entry exists only under an initialised runtime (a fork child's are cleared). */
   tcache *tc = tl_tc;
-  if (tc && blob && !MC_FAILED(st) && tc_load(tc, blob, jit, opt_level, out)) return MC_OK;
+  if (tc && blob && tc_load(tc, blob, jit, opt_level, out)) return MC_OK;
+  const char *where = jit ? "mgpuModuleLoadJIT" : "mgpuModuleLoad";
+  mc_status st = blob ? mc_runtime_init() : MC_OK;
   mc_stats_block *sb = mc_stats_mine();
   MC_STAT_INC_IN(sb, module_loads);
   if (!blob) return MC_FAIL(where, MC_E_NULL_ARGUMENT);
@@ -1313,7 +1316,9 @@ static int tc_get_function(tcache *tc, uint64_t h, const char *name, mc_function
   for (int i = 0; i < TC_FNS; ++i) {
     const struct tc_fn *fn = &e->fns[i];
     if (fn->handle && fn->ptr == name && same_name(fn->name, name)) {
-      if (fn->device != thread_device()) return 0;
+      /* fn->device is thread_device()'s answer when it was noted, and the devices the cache
+       * covers never change while the entry lives: the same device number is that answer */
+      if (fn->device < 0 || fn->device != mc_thread_device()) return 0;
       MC_STAT_INC_IN(tc->stats, function_lookups);
       MC_STAT_INC_IN(tc->stats, function_thread_hits);
       *out = (mc_function *)(uintptr_t)fn->handle;
