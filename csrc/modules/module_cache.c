@@ -1100,13 +1100,23 @@ static inline __attribute__((always_inline)) int hit_is_same(module_rec *m, cons
   return 1;
 }
 
+static mc_status module_load_slow(const void *blob, int jit, int opt_level, mc_module **out,
+                                  char *log, size_t log_size) __attribute__((noinline));
+
 mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **out, char *log,
                          size_t log_size) {
   *out = NULL;
   /* this thread's cache first: no lock, one thread-local look-up (its counters are the entry's).
-   * A live entry exists only under an initialised runtime (a fork child's are cleared). */
+   * A live entry exists only under an initialised runtime (a fork child's are cleared). The rest
+   * lies in a function of its own, so this path saves no registers it does not use. */
   tcache *tc = tl_tc;
   if (tc && blob && tc_load(tc, blob, jit, opt_level, out)) return MC_OK;
+  return module_load_slow(blob, jit, opt_level, out, log, log_size);
+}
+
+/* mc_module_load past this thread's cache. */
+static mc_status module_load_slow(const void *blob, int jit, int opt_level, mc_module **out,
+                                  char *log, size_t log_size) {
   const char *where = jit ? "mgpuModuleLoadJIT" : "mgpuModuleLoad";
   mc_status st = blob ? mc_runtime_init() : MC_OK;
   mc_stats_block *sb = mc_stats_mine();
@@ -1343,11 +1353,20 @@ static void tc_note_function(uint64_t h, const char *name, uint64_t fh) {
   fn->handle = fh;
 }
 
+static mc_status get_function_slow(uint64_t h, const char *name, mc_function **out)
+    __attribute__((noinline));
+
 mc_status mc_module_get_function(mc_module *module, const char *name, mc_function **out) {
   *out = NULL;
   uint64_t h = (uint64_t)(uintptr_t)module;
-  /* this thread's entry: one thread-local look-up (it counts through the entry's counters) */
+  /* this thread's entry: one thread-local look-up (it counts through the entry's counters); the
+   * rest in a function of its own (no registers saved here for it) */
   if (h && name && tc_get_function(tl_tc, h, name, out)) return MC_OK;
+  return get_function_slow(h, name, out);
+}
+
+/* mc_module_get_function past this thread's entry. */
+static mc_status get_function_slow(uint64_t h, const char *name, mc_function **out) {
   MC_STAT_INC(function_lookups);
   if (!h || !name) return MC_FAIL("mgpuModuleGetFunction", MC_E_NULL_ARGUMENT);
   uint64_t nh = hash_name(name);
