@@ -483,6 +483,31 @@ def test_chain_split_probe_defers_every_launch_of_each_shape(tmp_path, fake_driv
             assert (st["verify_bytes"] > 0) == (mode == "mgpu19"), st
 
 
+def test_chain_split_table_splits_rounds_by_the_hosts_speed(tmp_path):
+    """benchmarks/chain_split_table.py: the chain against the same round's hand-made graph, over
+    every round and over the rounds of the fast and the slow host (split at the median of the
+    throughput calibration), and a library's launches part against the first one's per round."""
+    spec = importlib.util.spec_from_file_location("chain_split_table",
+                                                  ROOT / "benchmarks" / "chain_split_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def line(r, lib, mode, launch, total, thr):
+        return f"{r} {lib} " + json.dumps({"mode": mode, "k": 10, "launch_us": launch, "sync_us": total - launch,
+                                           "total_us": total, "calib_ns": [1.4, 1.4],
+                                           "calib_thr_ns": [thr, thr + 0.1]})
+    raw = tmp_path / "split.raw"
+    raw.write_text("\n".join([
+        line(1, "now", "mgpu19exe", 2.0, 16.0, 0.8), line(1, "start", "mgpu19exe", 2.2, 16.2, 0.8),
+        line(1, "now", "cu_graphK", 2.0, 14.0, 0.8),
+        line(2, "now", "mgpu19exe", 3.0, 17.5, 1.2), line(2, "start", "mgpu19exe", 3.3, 17.8, 1.2),
+        line(2, "start", "cu_graphK", 2.0, 14.0, 1.2)]) + "\n")
+    out = "\n".join(mod.table(mod.load(str(raw))))
+    assert "| 10 | now | mgpu19exe | 2.50 | 14.25 | 1.196× | 1.143× (1) | 1.250× (1) |" in out
+    assert "| 10 | start | mgpu19exe | 2.75 |" in out
+    assert "K=10 mgpu19exe: start / now 1.100× (2 rounds)" in out
+
+
 def test_attribution_variants_apply_to_this_tree(tmp_path):
     """benchmarks/neighbour/attribution_variants.py finds each of its anchors exactly once in
     csrc/ (it exits 1 otherwise), and every C file a variant edits still compiles."""

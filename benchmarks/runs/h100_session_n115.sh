@@ -1,0 +1,36 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+# Run N115 (one H100, nvidia-h100-x1): issue 21 item 2 after this session's module-cache changes
+# (the thread-cache paths shortened: 65 fewer library instructions per LLVM <= 20 link against the
+# fake driver). chain_split_probe with this library ("now") and the session's starting tree
+# (b704321, .gpu/start-src, preloaded: "start"), chain replay on, K = 10 and 100, the LLVM 22
+# shape, the LLVM <= 20 shape with the blob in the executable and on the heap, and the hand-made
+# graph; 16 rounds interleaved; tables by benchmarks/chain_split_table.py (the rounds of the
+# fast and the slow host apart). Carry `.gpu` and `.whl`.
+set -u
+. benchmarks/neighbour/setup_h100.sh
+. benchmarks/runs/tree_checks.sh
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+python3 - <<'PY'
+import sys; sys.path.insert(0, "benchmarks")
+from pathlib import Path
+from run import extract_blob
+from chains import rodata_asm
+Path("/tmp/empty.fatbin").write_bytes(extract_blob(Path("tests/data/mlir/empty_loop_llvm22.o").read_bytes()))
+rodata_asm(Path("/tmp/empty.fatbin"), Path("/tmp/blob_exe.S"))
+PY
+CUL=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from run import cuda_link; print(' '.join(cuda_link('$CUDA')))")
+cc -std=c11 -D_GNU_SOURCE -O2 -I$CUDA/include -o /tmp/csp benchmarks/chain_split_probe.c /tmp/blob_exe.S \
+  $(python3 -m mgpu_cached --ldflags) $CUL -lm || exit 1
+export MGPU_CACHED_GRAPH=1 MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged
+for r in $(seq 16); do
+  for k in 10 100; do
+    echo "$r now $(timeout 60 /tmp/csp /tmp/empty.fatbin cu_graphK $k 2000)"
+    for m in mgpu mgpu19exe mgpu19; do
+      echo "$r now $(timeout 60 /tmp/csp /tmp/empty.fatbin $m $k 2000)"
+      echo "$r start $(LD_PRELOAD=$S timeout 60 /tmp/csp /tmp/empty.fatbin $m $k 2000)"
+    done
+  done
+done > $O/chain_split.raw
+python3 benchmarks/chain_split_table.py $O/chain_split.raw > $O/chain_split.md 2>&1
+cat $O/chain_split.md
