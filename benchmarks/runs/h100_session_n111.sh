@@ -14,7 +14,6 @@
 set -u
 . benchmarks/neighbour/setup_h100.sh
 . benchmarks/runs/tree_checks.sh
-CUDA=${CUDA_HOME:-/usr/local/cuda}
 LDF=$(python3 -m mgpu_cached --ldflags)
 cc -O2 -o /tmp/spp benchmarks/sync_pair_probe.c $LDF || exit 1
 # a) pairs
@@ -32,17 +31,7 @@ for hs in 1 0; do
   cat $O/pairs_hs$hs.md
 done
 # b) chain split
-python3 - <<'EOF'
-import sys; sys.path.insert(0, "benchmarks")
-from pathlib import Path
-from run import extract_blob
-from chains import rodata_asm
-Path("/tmp/empty.fatbin").write_bytes(extract_blob(Path("tests/data/mlir/empty_loop_llvm22.o").read_bytes()))
-rodata_asm(Path("/tmp/empty.fatbin"), Path("/tmp/blob_exe.S"))
-EOF
-CUL=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from run import cuda_link; print(' '.join(cuda_link('$CUDA')))")
-cc -std=c11 -D_GNU_SOURCE -O2 -I$CUDA/include -o /tmp/csp benchmarks/chain_split_probe.c /tmp/blob_exe.S \
-  $LDF $CUL -lm || exit 1
+chain_split_build || exit 1
 for r in $(seq 15); do
   for k in 10 100; do
     for m in mgpu mgpu19exe mgpu19 mgpuid cu_graphK; do

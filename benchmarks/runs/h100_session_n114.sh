@@ -7,18 +7,8 @@
 # LLVM <= 20 shape (blob in the executable) and the LLVM 22 shape at every offset. Carry `.whl`.
 set -u
 . benchmarks/neighbour/setup_h100.sh
-CUDA=${CUDA_HOME:-/usr/local/cuda}
-python3 - <<'PY'
-import sys; sys.path.insert(0, "benchmarks")
-from pathlib import Path
-from run import extract_blob
-from chains import rodata_asm
-Path("/tmp/empty.fatbin").write_bytes(extract_blob(Path("tests/data/mlir/empty_loop_llvm22.o").read_bytes()))
-rodata_asm(Path("/tmp/empty.fatbin"), Path("/tmp/blob_exe.S"))
-PY
-CUL=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from run import cuda_link; print(' '.join(cuda_link('$CUDA')))")
-cc -std=c11 -D_GNU_SOURCE -O2 -I$CUDA/include -o /tmp/csp benchmarks/chain_split_probe.c /tmp/blob_exe.S \
-  $(python3 -m mgpu_cached --ldflags) $CUL -lm || exit 1
+. benchmarks/runs/tree_checks.sh
+chain_split_build || exit 1
 export MGPU_CACHED_GRAPH=1 MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged
 for pad in $(seq 0 16 4080); do
   p=$(head -c $pad /dev/zero | tr '\0' x)

@@ -26,6 +26,9 @@
 #                                   may be empty), rounds interleaved, into $O/alloc_loop_raw.txt and
 #                                   the medians (benchmarks/medians.py) into $O/alloc_loop.md (runs
 #                                   N84-N90, N92)
+#   chain_split_build               benchmarks/chain_split_probe.c built into /tmp/csp with the
+#                                   empty kernel's blob (/tmp/empty.fatbin) linked into its
+#                                   .rodata (runs N111, N113-N115)
 #   chains_now_start LLVMS          chain replay against the hand-made graph (benchmarks/chains.py,
 #                                   K = 10 and 100, the LLVM shapes LLVMS, e.g. 22,19,19exe) with
 #                                   this library and with the starting tree preloaded, into
@@ -99,4 +102,18 @@ alloc_loop_rounds() {
     echo "$r $v $n $(env LD_PRELOAD=$pre $vars /tmp/al$v 2000 | cut -d' ' -f1)"
   done; done; done > $O/alloc_loop_raw.txt 2>&1
   python3 benchmarks/medians.py $O/alloc_loop_raw.txt > $O/alloc_loop.md
+}
+chain_split_build() {
+  cuda=${CUDA_HOME:-/usr/local/cuda}
+  python3 - <<'PY'
+import sys; sys.path.insert(0, "benchmarks")
+from pathlib import Path
+from run import extract_blob
+from chains import rodata_asm
+Path("/tmp/empty.fatbin").write_bytes(extract_blob(Path("tests/data/mlir/empty_loop_llvm22.o").read_bytes()))
+rodata_asm(Path("/tmp/empty.fatbin"), Path("/tmp/blob_exe.S"))
+PY
+  cul=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from run import cuda_link; print(' '.join(cuda_link('$cuda')))")
+  cc -std=c11 -D_GNU_SOURCE -O2 -I$cuda/include -o /tmp/csp benchmarks/chain_split_probe.c /tmp/blob_exe.S \
+    $(python3 -m mgpu_cached --ldflags) $cul -lm
 }
