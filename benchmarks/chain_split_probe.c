@@ -33,13 +33,8 @@
 extern const char chain_blob_start[] __attribute__((weak));
 extern const char chain_blob_end[] __attribute__((weak));
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static double median(double *v, long n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -114,18 +109,7 @@ int main(int argc, char **argv) {
     CUfunction cfn;
     CK(cuModuleGetFunction(&cfn, cm, "empty"));
     CK(cuStreamCreate(&cs, CU_STREAM_NON_BLOCKING));
-    CUDA_KERNEL_NODE_PARAMS kp;
-    memset(&kp, 0, sizeof kp);
-    kp.func = cfn;
-    kp.gridDimX = kp.gridDimY = kp.gridDimZ = kp.blockDimX = kp.blockDimY = kp.blockDimZ = 1;
-    CUgraph g;
-    CK(cuGraphCreate(&g, 0));
-    CUgraphNode prev = NULL, node;
-    for (long i = 0; i < K; ++i) {
-      CK(cuGraphAddKernelNode(&node, g, prev ? &prev : NULL, prev ? 1 : 0, &kp));
-      prev = node;
-    }
-    CK(cuGraphInstantiate(&exec, g, 0));
+    exec = driver_chain_exec(cfn, K);
   }
   double *launch = malloc(sizeof(double) * (size_t)chains);
   double *sync = malloc(sizeof(double) * (size_t)chains);

@@ -133,17 +133,11 @@ int main(int argc, char **argv) {
     memset(&kp, 0, sizeof kp);
     kp.func = cfn;
     kp.gridDimX = kp.gridDimY = kp.gridDimZ = kp.blockDimX = kp.blockDimY = kp.blockDimZ = 1;
-    CUgraph g1, gk;
+    CUgraph g1;
     CK(cuGraphCreate(&g1, 0));
     CK(cuGraphAddKernelNode(&one_node, g1, NULL, 0, &kp));
     CK(cuGraphInstantiate(&one, g1, 0));
-    CK(cuGraphCreate(&gk, 0));
-    CUgraphNode prev = NULL, node;
-    for (long i = 0; i < K; ++i) {
-      CK(cuGraphAddKernelNode(&node, gk, prev ? &prev : NULL, prev ? 1 : 0, &kp));
-      prev = node;
-    }
-    CK(cuGraphInstantiate(&chain, gk, 0));
+    chain = driver_chain_exec(cfn, K);
   }
   double us[64];
   time_reps(run, 200 / K + 2, chains, reps, us);
