@@ -1108,7 +1108,7 @@ mc_status mc_module_load(const void *blob, int jit, int opt_level, mc_module **o
   *out = NULL;
   /* this thread's cache first: no lock, one thread-local look-up (its counters are the entry's).
    * A live entry exists only under an initialised runtime (a fork child's are cleared). The rest
-   * lies in a function of its own, so this path saves no registers it does not use. */
+   * lies in a function of its own, out of the hit's code. */
   tcache *tc = tl_tc;
   if (tc && blob && tc_load(tc, blob, jit, opt_level, out)) return MC_OK;
   return module_load_slow(blob, jit, opt_level, out, log, log_size);
@@ -1360,7 +1360,7 @@ mc_status mc_module_get_function(mc_module *module, const char *name, mc_functio
   *out = NULL;
   uint64_t h = (uint64_t)(uintptr_t)module;
   /* this thread's entry: one thread-local look-up (it counts through the entry's counters); the
-   * rest in a function of its own (no registers saved here for it) */
+   * rest in a function of its own, out of the hit's code */
   if (h && name && tc_get_function(tl_tc, h, name, out)) return MC_OK;
   return get_function_slow(h, name, out);
 }
