@@ -530,9 +530,8 @@ static mc_block *take_locked(dev_alloc *d, int managed, int cls, const void *key
  * `device`, read without the lock from the heads of the bins it looks at. An allocation that
  * finds them empty skips the locked look-up (a miss: the driver's allocation, as stock makes). A
  * head read empty while another thread frees a block of the class only makes this allocation
- * the miss it would have been a moment earlier. */
+ * the miss it would have been a moment earlier. `device` is one alloc_device_ok accepted. */
 static int may_take(int device, int managed, int cls, const void *key) {
-  if (device < 0 || device >= MC_ALLOC_MAX_DEVICES) return 1; /* the locked way reports */
   dev_alloc *d = __atomic_load_n(&g_alloc.devs[device], __ATOMIC_ACQUIRE);
   if (!d) return 0; /* nothing cached on it yet */
   return __atomic_load_n(&d->bins[managed][cls], __ATOMIC_RELAXED) ||
@@ -1304,10 +1303,10 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     cls = -1; /* never cached: allocated at its exact size */
     size = bytes;
   }
-  if (cls >= 0 && may_take(device, host_shared ? 1 : 0, cls,
-                           (cfg->allocator_ordered && !host_shared) ? stream_key : NULL)) {
-    const void *key = (cfg->allocator_ordered && !host_shared) ? stream_key : NULL;
-    int ordered = 0, managed = host_shared ? 1 : 0;
+  const void *key = (cfg->allocator_ordered && !host_shared) ? stream_key : NULL;
+  int managed = host_shared ? 1 : 0;
+  if (cls >= 0 && may_take(device, managed, cls, key)) {
+    int ordered = 0;
     /* read before the block is taken (and outside the lock: it sums every thread's counters):
      * work that may touch the block comes after its hand-out */
     uint64_t mark = managed ? work_count() : 0;
@@ -1367,7 +1366,7 @@ mc_status mc_alloc_get(int device, uint64_t bytes, const void *stream_key, int h
     b->ptr = p;
     b->bytes = size;
     b->device = (int16_t)device;
-    b->managed = (int8_t)(host_shared ? 1 : 0);
+    b->managed = (int8_t)managed;
     b->pooled = (int8_t)pooled;
     b->cls = (int16_t)cls;
     b->state = B_LIVE;

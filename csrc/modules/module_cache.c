@@ -1326,9 +1326,9 @@ static int tc_get_function(tcache *tc, uint64_t h, const char *name, mc_function
   for (int i = 0; i < TC_FNS; ++i) {
     const struct tc_fn *fn = &e->fns[i];
     if (fn->handle && fn->ptr == name && same_name(fn->name, name)) {
-      /* fn->device is thread_device()'s answer when it was noted, and the devices the cache
-       * covers never change while the entry lives: the same device number is that answer */
-      if (fn->device < 0 || fn->device != mc_thread_device()) return 0;
+      /* fn->device is a device the cache covers (tc_note_function notes no other), and those
+       * never change while the entry lives: the same device number is thread_device()'s answer */
+      if (fn->device != mc_thread_device()) return 0;
       MC_STAT_INC_IN(tc->stats, function_lookups);
       MC_STAT_INC_IN(tc->stats, function_thread_hits);
       *out = (mc_function *)(uintptr_t)fn->handle;
@@ -1342,14 +1342,15 @@ static int tc_get_function(tcache *tc, uint64_t h, const char *name, mc_function
 static void tc_note_function(uint64_t h, const char *name, uint64_t fh) {
   tc_entry *e = tc_live(tl_tc, h);
   size_t n = strlen(name);
-  if (!e || n >= TC_NAME_BYTES) return;
+  int device = thread_device();
+  if (!e || n >= TC_NAME_BYTES || device < 0) return; /* a device the cache does not cover: not */
   struct tc_fn *fn = NULL;
   for (int i = 0; i < TC_FNS && !fn; ++i)
     if (e->fns[i].handle && e->fns[i].ptr == name) fn = &e->fns[i]; /* the same address again */
   if (!fn) fn = &e->fns[e->fn_next++ % TC_FNS];
   memcpy(fn->name, name, n + 1);
   fn->ptr = name;
-  fn->device = thread_device();
+  fn->device = device;
   fn->handle = fh;
 }
 
