@@ -2,18 +2,20 @@
 /* chain.c - opt-in chain replay (see chain.h).
  *
  * State: one pending segment (launches deferred on one stream handle, their dimensions and
- * argument values copied into `args`), the signature of the last segment submitted, a small cache
- * of chain execs (per driver stream and sequence of functions, least recently used evicted), and
- * the argument sizes of each function seen (cuFuncGetParamInfo; keyed by the library's function
- * handle and the CUfunction, never reused for another kernel).
+ * argument values copied into `args`), the signatures of the last segments submitted, the
+ * length of the last chain (head start, below), a small cache of chain execs (per driver stream
+ * and sequence of functions, least recently used evicted), and the argument sizes of each
+ * function seen (cuFuncGetParamInfo; keyed by the library's function handle and the CUfunction,
+ * never reused for another kernel).
  *
  * Locking rule. g_chain.lock guards everything here. Under it the only driver calls are the
  * submission of a segment (context push/pop, cuGraphExecKernelNodeSetParams, cuGraphLaunch,
  * cuLaunchKernel, through graph_launch.c, which makes no exec under it) and cuFuncGetParamInfo:
  * non-blocking. A chain graph is built and instantiated with no lock held, after its segment was
  * submitted one launch at a time; so is a one-node exec a submission found missing (the launch
- * went through cuLaunchKernel); evicted execs are destroyed after the lock is released. Order: g_chain.lock, then graph_launch.c's
- * locks and the pool's record uses (never the other way round).
+ * went through cuLaunchKernel); evicted execs are destroyed after the lock is released. Order:
+ * g_chain.lock, then graph_launch.c's locks and the pool's record uses (never the other way
+ * round).
  */
 #include "launch/chain.h"
 
@@ -35,6 +37,8 @@
 #define CACHE 8              /* chain execs kept */
 #define PINFO_SLOTS 1024     /* functions whose argument sizes are known */
 #define LOOKBACK 16          /* launches of the pending segment mc_chain_append searches */
+#define HEAD 16              /* a long chain's first launches submitted early (below) */
+#define RECENT 4             /* segments remembered: one seen again gets a chain exec */
 
 typedef struct pinfo {
   const void *key;   /* function handle; NULL = free slot */
@@ -102,9 +106,24 @@ static struct {
   seg_launch l[MAX_SEG];
   unsigned char args[ARG_BYTES];
   size_t argused;
-  uint64_t last_sig;         /* signature and stream of the last segment submitted */
-  CUstream last_stream;
-  int last_n;
+  struct {                   /* the last RECENT segments submitted (ring; n = 0: empty) */
+    uint64_t sig;
+    CUstream stream;
+    int n;
+  } recent[RECENT];
+  int recent_next;
+  /* Head start (issue 21 item 2). A chain's launches all wait for its flush, so the host's
+   * recording of them adds to the GPU's work instead of overlapping it. When the last chain on
+   * this handle was long (at least 2 * HEAD launches between two flushes), the first HEAD
+   * launches of the next one are submitted as soon as they are pending: the GPU runs them while
+   * the host records the rest (run N119: a 100-launch chain with the LLVM <= 20 heap shape's
+   * recording, 1.15x one graph as one part, 1.04x with its first 16 launches a part of their
+   * own; below 2 * HEAD a second part costs more than it hides). Launching earlier is what the
+   * stock wrapper does with every launch. */
+  int chain_len;             /* launches submitted since the last flush that ended a chain */
+  int headed;                /* 1: this chain's head was submitted (no second head) */
+  CUstream last_chain;       /* handle of the last chain ended, and its length */
+  int last_chain_len;
   chain_exec *cache[CACHE];
   uint64_t tick;
   pinfo pinfos[PINFO_SLOTS];
@@ -210,9 +229,26 @@ static int replay_locked(chain_exec *x) {
   return 0;
 }
 
-/* Submit the pending segment (lock held); a segment seen twice in a row yields a build request,
- * a launch whose one-node exec does not exist yet a prep request (both made after the unlock). */
-static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **victim) {
+/* Whether a segment (sig, n on stream) is among the last RECENT submitted; notes it if not. */
+static int seen_recently_locked(uint64_t sig, int n, CUstream stream) {
+  for (int i = 0; i < RECENT; ++i)
+    if (g_chain.recent[i].n == n && g_chain.recent[i].sig == sig &&
+        g_chain.recent[i].stream == stream)
+      return 1;
+  int i = g_chain.recent_next;
+  g_chain.recent[i].sig = sig;
+  g_chain.recent[i].n = n;
+  g_chain.recent[i].stream = stream;
+  g_chain.recent_next = (i + 1) % RECENT;
+  return 0;
+}
+
+/* Submit the pending segment (lock held); a segment submitted before among the last RECENT
+ * yields a build request, a launch whose one-node exec does not exist yet a prep request (both
+ * made after the unlock). `continues`: the chain goes on after it (a head, a full segment), so
+ * the segment does not end the chain. */
+static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **victim,
+                               int continues) {
   mc_status st = MC_OK;
   if (!g_chain.n) return st;
   CUstream stream = g_chain.use.stream;
@@ -225,6 +261,7 @@ static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **vi
   mc_relaxed_enter(&relaxed);
   if (!MC_FAILED(st)) {
     int c = n >= 2 ? find_exec_locked(stream, sig, g_chain.l, n) : -1;
+    int seen = c < 0 && n >= 2 && seen_recently_locked(sig, n, stream);
     if (c >= 0 && replay_locked(g_chain.cache[c]) != 0) {
       *victim = g_chain.cache[c]; /* failed: dropped, submitted launch by launch */
       g_chain.cache[c] = NULL;
@@ -254,8 +291,7 @@ static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **vi
                                           stream, params, NULL);
         if (r != 0 && !MC_FAILED(st)) st = MC_FAIL("cuLaunchKernel", r);
       }
-      if (n >= 2 && !MC_FAILED(st) && sig == g_chain.last_sig && n == g_chain.last_n &&
-          stream == g_chain.last_stream && (*req = malloc(sizeof **req)) != NULL) {
+      if (n >= 2 && !MC_FAILED(st) && seen && (*req = malloc(sizeof **req)) != NULL) {
         build_req *b = *req;
         b->stream = stream;
         b->device = g_chain.use.device;
@@ -270,9 +306,13 @@ static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **vi
   }
   mc_relaxed_leave(&relaxed);
   MC_STAT_INC(chain_flushes);
-  g_chain.last_sig = sig;
-  g_chain.last_n = n;
-  g_chain.last_stream = stream;
+  g_chain.chain_len += n;
+  if (!continues) { /* the chain ends here */
+    g_chain.last_chain = g_chain.handle;
+    g_chain.last_chain_len = g_chain.chain_len;
+    g_chain.chain_len = 0;
+    g_chain.headed = 0;
+  }
   g_chain.n = 0;
   g_chain.argused = 0;
   mc_stream_use_end(&g_chain.use);
@@ -404,7 +444,7 @@ static mc_status flush_unless(CUstream handle, int any) {
   chain_exec *victim = NULL;
   mc_status st = MC_OK;
   pthread_mutex_lock(&g_chain.lock);
-  if (g_chain.n && (any || g_chain.handle != handle)) st = submit_locked(&req, &prep, &victim);
+  if (g_chain.n && (any || g_chain.handle != handle)) st = submit_locked(&req, &prep, &victim, 0);
   pthread_mutex_unlock(&g_chain.lock);
   finish(req, prep, victim);
   return st;
@@ -428,6 +468,12 @@ static void flush_before_unload(void) { /* installed at the first deferred launc
     __atomic_store_n(&g_chain.has_unreported, 1, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&g_chain.lock);
+}
+
+/* Launches on `handle` now start a chain whose head is submitted early (lock held). */
+static int head_start_locked(CUstream handle) {
+  return !g_chain.headed && !g_chain.chain_len && g_chain.last_chain == handle &&
+         g_chain.last_chain_len >= 2 * HEAD;
 }
 
 /* One more pending launch, its argument values copied (lock held; room checked by the caller). */
@@ -456,7 +502,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
   int deferrable = pi && pi->n >= 0 && (pi->n == 0 || params);
   if (g_chain.n && (!deferrable || g_chain.handle != handle || g_chain.n == MAX_SEG ||
                     g_chain.argused + (pi ? pi->bytes : 0) > ARG_BYTES))
-    *st = submit_locked(&req, &prep, &victim);
+    *st = submit_locked(&req, &prep, &victim, deferrable && g_chain.handle == handle);
   if (deferrable && pi->bytes > ARG_BYTES) deferrable = 0;
   if (deferrable) {
     if (!g_chain.n) { /* the segment holds the handle's use until it is submitted */
@@ -472,6 +518,12 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
     __atomic_store_n(&mc_chain_used, 1, __ATOMIC_RELEASE); /* before pending (chain.h) */
     __atomic_store_n(&g_chain.pending, 1, __ATOMIC_RELEASE);
     MC_STAT_INC(chain_deferred);
+    if (g_chain.n == HEAD && head_start_locked(handle) && !req && !prep && !victim) { /* head start (above) */
+      mc_status hst = submit_locked(&req, &prep, &victim, 1);
+      g_chain.headed = 1;
+      MC_STAT_INC(chain_heads);
+      if (!MC_FAILED(*st)) *st = hst;
+    }
   }
   pthread_mutex_unlock(&g_chain.lock);
   finish(req, prep, victim);
@@ -488,7 +540,9 @@ int mc_chain_append_used(CUstream handle, const void *key, const mc_graph_dims *
   int done = 0;
   pthread_mutex_lock(&g_chain.lock);
   int n = g_chain.n;
-  if (n && n < MAX_SEG && g_chain.handle == handle) {
+  /* the launch that makes a head due takes the full path, which submits it (mc_chain_defer) */
+  if (n && n < MAX_SEG && g_chain.handle == handle &&
+      !(n + 1 == HEAD && head_start_locked(handle))) {
     for (int j = n - 1; j >= 0 && j >= n - LOOKBACK; --j) {
       const seg_launch *p = &g_chain.l[j];
       if (p->key != key || p->d.smem != d->smem) continue;
@@ -513,9 +567,11 @@ void mc_chain_forget_device(int device) {
   if (g_chain.n) mc_stream_use_end(&g_chain.use);
   g_chain.n = 0;
   g_chain.argused = 0;
-  g_chain.last_sig = 0;
-  g_chain.last_n = 0;
-  g_chain.last_stream = NULL;
+  memset(g_chain.recent, 0, sizeof g_chain.recent);
+  g_chain.chain_len = 0;
+  g_chain.headed = 0;
+  g_chain.last_chain = NULL;
+  g_chain.last_chain_len = 0;
   __atomic_store_n(&g_chain.handle, NULL, __ATOMIC_RELEASE);
   __atomic_store_n(&g_chain.pending, 0, __ATOMIC_RELEASE);
   memset(g_chain.cache, 0, sizeof g_chain.cache);
@@ -535,9 +591,11 @@ void mc_chain_fork_child(void) {
   g_chain.has_unreported = 0;
   g_chain.handle = NULL;
   g_chain.use.rec = NULL;
-  g_chain.last_sig = 0;
-  g_chain.last_n = 0;
-  g_chain.last_stream = NULL;
+  memset(g_chain.recent, 0, sizeof g_chain.recent);
+  g_chain.chain_len = 0;
+  g_chain.headed = 0;
+  g_chain.last_chain = NULL;
+  g_chain.last_chain_len = 0;
   memset(g_chain.cache, 0, sizeof g_chain.cache);
   memset(g_chain.pinfos, 0, sizeof g_chain.pinfos);
   pthread_mutex_init(&g_chain.lock, NULL);

@@ -2,8 +2,8 @@
 /* chain.h - opt-in chain replay (MGPU_CACHED_CHAIN=1, issue 12): launches on one of the
  * library's streams are deferred, with copies of their argument values, until the next point
  * where the host or another stream could observe their work; there they are submitted in order.
- * When the same sequence of kernels (the same functions in the same order) is submitted twice in
- * a row on a stream, a graph of that sequence (a chain of dependent kernel nodes) is made once, and
+ * When the same sequence of kernels (the same functions in the same order) is submitted again on
+ * a stream (among the last four segments), a graph of that sequence (a chain of dependent kernel nodes) is made once, and
  * every later submission of that sequence is one cuGraphLaunch, the nodes whose launch changed
  * (grid, block, dynamic shared memory, argument values) updated in place.
  *
@@ -16,6 +16,9 @@
  * waits for the host (a flag in host memory the host sets after the launch, without a sync) could
  * wait for ever; and a launch error the driver would report at cuLaunchKernel is reported at the
  * flush (by the call that flushed, named as the failing driver call). Hence off by default.
+ *
+ * A long chain's first launches are submitted early (head start, chain.c), so the GPU runs them
+ * while the host records the rest.
  *
  * Only one stream's launches are pending at a time (a launch on another stream flushes them), and
  * a pending stream holds a use of its handle (pool.h), so its driver stream cannot change or be

@@ -103,9 +103,10 @@
   X(graph_first_launches, "launches sent to the stream path before their exec is due "         \
                           "(MGPU_CACHED_GRAPH_AFTER, MGPU_CACHED_GRAPH_FIRST_AFTER)")            \
   X(chain_deferred, "launches deferred by chain replay (MGPU_CACHED_CHAIN=1)")                \
-  X(chain_flushes, "deferred segments submitted (at an observation point)")                    \
+  X(chain_flushes, "deferred segments submitted (at an observation point; full; a head)")     \
+  X(chain_heads, "heads of long chains submitted early (chain.c)")                            \
   X(chain_replays, "segments submitted as one launch of a chain graph")                       \
-  X(chain_instantiates, "chain graphs made (a segment seen twice in a row)")                  \
+  X(chain_instantiates, "chain graphs made (a segment seen again among the last 4)")         \
   X(chain_node_updates, "chain graph nodes updated before a replay")                         \
   X(alloc_gathers, "reclaimer rounds that first gathered frees (MGPU_CACHED_ALLOCATOR_RECLAIM_US)")
 

@@ -414,3 +414,35 @@ def test_chain_replay_matches_the_stream_path(make_gpu_runtime, gpu, monkeypatch
     # one-node exec, then 18 replays of the chain graph
     assert rt.count("cuLaunchKernel") == 3 and rt.count("cuGraphLaunch") == 3 + 18
     rt.mgpuStreamDestroy(s)
+
+
+def test_long_chains_with_a_head_start_match_the_stream_path(make_gpu_runtime, gpu, monkeypatch):
+    """Issue 21 item 2, head start: chains of 40 saxpy launches + sync, arguments changing; from
+    the second chain on, the first 16 launches are submitted at the 16th (chain.c), the rest at
+    the sync. The result is that of launch by launch, and the driver calls are those counted."""
+    monkeypatch.setenv("MGPU_CACHED_GRAPH", "1")
+    monkeypatch.setenv("MGPU_CACHED_CHAIN", "1")
+    monkeypatch.setenv("MGPU_CACHED_STREAM_HANDLES", "tagged")
+    for k, v in GRAPH_EAGER.items():
+        monkeypatch.setenv(k, v)
+    rt = make_gpu_runtime()
+    buf = blob_buffer(blob("kernels.fatbin"))
+    m = rt.mgpuModuleLoad(buf, len(buf))
+    f = rt.mgpuModuleGetFunction(m, b"saxpy")
+    s = rt.mgpuStreamCreate()
+    data = Saxpy(gpu)
+    total = 0.0
+    for chain in range(6):
+        for k in range(40):
+            data._a.value = float((chain + k) % 3)
+            total += (chain + k) % 3
+            rt.mgpuLaunchKernel(f, N // 256, 1, 1, 256, 1, 1, 0, s, data.params, None, 4)
+        rt.mgpuStreamSynchronize(s)
+    np.testing.assert_array_equal(data.result(), data.y0 + total * data.x)
+    # chain 1: one segment by cuLaunchKernel (the one-node exec is made after it); chain 2: a head
+    # of 16 and 24 more through the one-node exec; chain 3 the same (both parts seen again: their
+    # graphs made after); chains 4-6: two replays each
+    assert rt.count("cuLaunchKernel") == 40
+    assert rt.count("cuGraphLaunch") == 40 + 40 + 3 * 2
+    assert rt.info.stats()["chain_heads"] == 5
+    rt.mgpuStreamDestroy(s)
