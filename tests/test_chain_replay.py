@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """Opt-in chain replay (MGPU_CACHED_CHAIN=1, csrc/launch/chain.c) against the recording fake driver:
 launches on a stream of ours are deferred with copies of their argument values and submitted, in
-order, before anything that could observe them; a sequence submitted again among the last four
+order, before anything that could observe them; a sequence submitted again among the last eight
 segments becomes one graph, replayed with only the changed nodes updated. The kernels the fake runs (first argument of
 each, in order) must be exactly those of the stream path."""
 
@@ -181,8 +181,8 @@ def test_llvm19_code_chains_become_one_graph_launch(crt, k):
     """Issue 21 item 2: the per-launch mgpuModuleLoad / mgpuModuleUnload of LLVM <= 20 code (a
     cache hit, an unload that keeps the module) do not end a chain: once its graphs exist, a chain
     of K launches and its sync are one cuGraphLaunch and the sync, no other driver call; a chain
-    of 100 (after a chain of at least 32 on its stream) two: its head of 16, submitted at its
-    16th launch, and the rest."""
+    of 100 (after a chain of at least 32 on its stream) three: its head of 16, submitted at its
+    16th launch, the next 32 at its 48th, and the rest."""
     rt = crt()
     buf = blob_buffer(ptx("f"))
     s = rt.mgpuStreamCreate()
@@ -195,16 +195,17 @@ def test_llvm19_code_chains_become_one_graph_launch(crt, k):
     expect += list(range(5000, 5000 + k))
     log = rt.fake.log()[before:]
     heads = 1 if k >= 32 else 0
+    parts = 3 if k >= 32 else 1
     assert [c for c in log if c not in ("cuCtxGetCurrent", "cuCtxPushCurrent",
                                         "cuCtxPopCurrent", "cuGraphExecKernelNodeSetParams",
                                         "cuStreamIsCapturing")] \
-        == ["cuGraphLaunch"] * (1 + heads) + ["cuStreamSynchronize"]
+        == ["cuGraphLaunch"] * parts + ["cuStreamSynchronize"]
     assert ran(rt) == expect
     st = rt.stats()
-    # k = 100: chain 1 is one segment (no long chain before it), chains 2-4 a head and the rest;
-    # each part is seen at chain 2, made into a graph at chain 3, replayed at chain 4
+    # k = 100: chain 1 is one segment (no long chain before it), chains 2-4 three parts; each
+    # part is seen at chain 2, made into a graph at chain 3, replayed at chain 4
     assert st["chain_heads"] == 3 * heads and st["chain_deferred"] == 4 * k
-    assert st["chain_flushes"] == 4 + 3 * heads and st["chain_replays"] == 2
+    assert st["chain_flushes"] == 1 + 3 * parts and st["chain_replays"] == (2 if k < 32 else 3)
     assert rt.fake.count("cuModuleLoadData") == 1 and rt.fake.count("cuModuleUnload") == 0
 
 
@@ -214,48 +215,57 @@ def _kernels_ran_during(rt, step):
     return ran(rt)[n:]
 
 
-@pytest.mark.parametrize("k", [31, 32, 40])
+@pytest.mark.parametrize("k", [31, 32, 40, 300])
 def test_a_long_chain_submits_its_head_while_the_host_records_the_rest(crt, k):
     """Head start (chain.c): after a chain of at least 32 launches on a stream, the next chain's
     first 16 launches are submitted at its 16th launch, so the GPU runs them while the host makes
-    the rest; every kernel runs once, in order, with its own values. A chain of 31 never splits,
-    and the first chain on a stream never does."""
+    the rest, and each later part when it holds twice what went before (32, 96, then 128); every
+    kernel runs once, in order, with its own values. A chain of 31 never splits, and the first
+    chain on a stream never does."""
     rt = crt()
     f, = kernels(rt, "f")
     s = rt.mgpuStreamCreate()
     expect = []
     for c in range(4):
         early = []
+        parts = []
         for i in range(k):
-            early += _kernels_ran_during(rt, lambda: launch(rt, f, s, Args(100 * c + i, 0)))
+            got = _kernels_ran_during(rt, lambda: launch(rt, f, s, Args(1000 * c + i, 0)))
+            if got:
+                parts.append((i + 1, len(got)))  # (launches made, launches submitted then)
+            early += got
         rest = _kernels_ran_during(rt, lambda: rt.mgpuStreamSynchronize(s))
-        chain = list(range(100 * c, 100 * c + k))
+        chain = list(range(1000 * c, 1000 * c + k))
+        assert early + rest == chain
         if c and k >= 32:
-            assert early == chain[:16] and rest == chain[16:]
+            want = [(16, 16), (48, 32), (144, 96), (272, 128)]
+            assert parts == [p for p in want if p[0] <= k]
+        elif k > 128:  # a full segment (128) is submitted at the next launch
+            assert parts == [(129, 128), (257, 128)]
         else:
-            assert early == [] and rest == chain
+            assert early == []
         expect += chain
     assert ran(rt) == expect
     assert rt.stats()["chain_heads"] == (3 if k >= 32 else 0)
 
 
 def test_long_chains_make_a_graph_of_each_part(crt):
-    """The driver calls of six chains of 40 launches (tests/gpu/test_gpu.py counts the same on
+    """The driver calls of six chains of 100 launches (tests/gpu/test_gpu.py counts the same on
     the GPU): chain 1 one segment by cuLaunchKernel (the one-node exec is made after it); chains 2
-    and 3 a head of 16 and 24 more through the one-node exec (both parts seen again at chain 3,
-    their graphs made after it); chains 4-6 two replays each."""
+    and 3 three parts (16, 32, 52) through the one-node exec (each part seen again at chain 3,
+    their graphs made after it); chains 4-6 three replays each."""
     rt = crt()
     f, = kernels(rt, "f")
     s = rt.mgpuStreamCreate()
     for c in range(6):
-        for i in range(40):
+        for i in range(100):
             launch(rt, f, s, Args(100 * c + i, 0))
         rt.mgpuStreamSynchronize(s)
-    assert ran(rt) == [100 * c + i for c in range(6) for i in range(40)]
-    assert rt.fake.count("cuLaunchKernel") == 40
-    assert rt.fake.count("cuGraphLaunch") == 40 + 40 + 3 * 2
+    assert ran(rt) == [100 * c + i for c in range(6) for i in range(100)]
+    assert rt.fake.count("cuLaunchKernel") == 100
+    assert rt.fake.count("cuGraphLaunch") == 100 + 100 + 3 * 3
     st = rt.stats()
-    assert st["chain_heads"] == 5 and st["chain_instantiates"] == 2 and st["chain_replays"] == 6
+    assert st["chain_heads"] == 5 and st["chain_instantiates"] == 3 and st["chain_replays"] == 9
 
 
 def test_a_head_start_follows_the_stream_whose_chain_was_long(crt):
@@ -286,7 +296,8 @@ def test_llvm19_chain_checks_the_context_once_per_submission(crt):
     """Issue 21 item 2: a module load while launches are pending owes its context check
     (chain.h) instead of making it: a chain of K LLVM <= 20 launches makes one cuCtxGetId at its
     first load (nothing pending yet) and one before its submission, not K; a chain of 50 after
-    one of 50 is two submissions (its head of 16 goes at its 16th launch), so four."""
+    one of 50 is three submissions (16 launches at its 16th, 32 at its 48th, 2 at the sync), so
+    six."""
     rt = crt()
     buf = blob_buffer(ptx("f"))
     s = rt.mgpuStreamCreate()
@@ -294,7 +305,7 @@ def test_llvm19_chain_checks_the_context_once_per_submission(crt):
         _llvm19_chain(rt, buf, s, 50, 1000 * c)
     before = rt.fake.count("cuCtxGetId")
     _llvm19_chain(rt, buf, s, 50, 5000)
-    assert rt.fake.count("cuCtxGetId") - before == 4
+    assert rt.fake.count("cuCtxGetId") - before == 6
     assert ran(rt)[-50:] == list(range(5000, 5050))
     # without chain replay every load checks the context
     rt2 = crt(chain="0")

@@ -34,11 +34,13 @@
 #define MAX_SEG 128          /* launches per pending segment (more: submitted, a new one starts) */
 #define ARG_BYTES 16384      /* argument bytes per pending segment */
 #define MAX_ARGS 256         /* arguments per kernel the chain copies */
-#define CACHE 8              /* chain execs kept */
+#define CACHE 8              /* chain execs kept (>= RECENT: a cycle of segments that repeats
+                                within RECENT submissions fits, so its execs are never evicted
+                                and made again) */
 #define PINFO_SLOTS 1024     /* functions whose argument sizes are known */
 #define LOOKBACK 16          /* launches of the pending segment mc_chain_append searches */
 #define HEAD 16              /* a long chain's first launches submitted early (below) */
-#define RECENT 4             /* segments remembered: one seen again gets a chain exec */
+#define RECENT 8             /* segments remembered: one seen again gets a chain exec */
 
 typedef struct pinfo {
   const void *key;   /* function handle; NULL = free slot */
@@ -118,10 +120,14 @@ static struct {
    * launches of the next one are submitted as soon as they are pending: the GPU runs them while
    * the host records the rest (run N119: a 100-launch chain with the LLVM <= 20 heap shape's
    * recording, 1.15x one graph as one part, 1.04x with its first 16 launches a part of their
-   * own; below 2 * HEAD a second part costs more than it hides). Launching earlier is what the
+   * own; below 2 * HEAD a second part costs more than it hides). After the head, each segment
+   * is submitted once it holds twice the launches the chain submitted before it (16, 32, 96,
+   * then MAX_SEG): the GPU gets more work before the host's recording of the next part could
+   * outrun it (run N120: on a host recording at 0.25 us a launch, a head of 16 runs out before
+   * the other 84 launches of a 100-launch chain are recorded). Launching earlier is what the
    * stock wrapper does with every launch. */
   int chain_len;             /* launches submitted since the last flush that ended a chain */
-  int headed;                /* 1: this chain's head was submitted (no second head) */
+  int headed;                /* 1: this chain's head was submitted (its later parts follow) */
   CUstream last_chain;       /* handle of the last chain ended, and its length */
   int last_chain_len;
   chain_exec *cache[CACHE];
@@ -470,10 +476,13 @@ static void flush_before_unload(void) { /* installed at the first deferred launc
   pthread_mutex_unlock(&g_chain.lock);
 }
 
-/* Launches on `handle` now start a chain whose head is submitted early (lock held). */
-static int head_start_locked(CUstream handle) {
-  return !g_chain.headed && !g_chain.chain_len && g_chain.last_chain == handle &&
-         g_chain.last_chain_len >= 2 * HEAD;
+/* The number of launches at which a segment of launches on `handle` is submitted early (head
+ * start, above), or 0 (lock held). */
+static int split_at_locked(CUstream handle) {
+  if (g_chain.headed) return 2 * g_chain.chain_len < MAX_SEG ? 2 * g_chain.chain_len : MAX_SEG;
+  if (!g_chain.chain_len && g_chain.last_chain == handle && g_chain.last_chain_len >= 2 * HEAD)
+    return HEAD;
+  return 0;
 }
 
 /* One more pending launch, its argument values copied (lock held; room checked by the caller). */
@@ -518,10 +527,10 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
     __atomic_store_n(&mc_chain_used, 1, __ATOMIC_RELEASE); /* before pending (chain.h) */
     __atomic_store_n(&g_chain.pending, 1, __ATOMIC_RELEASE);
     MC_STAT_INC(chain_deferred);
-    if (g_chain.n == HEAD && head_start_locked(handle) && !req && !prep && !victim) { /* head start (above) */
+    if (g_chain.n == split_at_locked(handle) && !req && !prep && !victim) { /* head start */
+      if (!g_chain.headed) MC_STAT_INC(chain_heads);
       mc_status hst = submit_locked(&req, &prep, &victim, 1);
       g_chain.headed = 1;
-      MC_STAT_INC(chain_heads);
       if (!MC_FAILED(*st)) *st = hst;
     }
   }
@@ -540,9 +549,8 @@ int mc_chain_append_used(CUstream handle, const void *key, const mc_graph_dims *
   int done = 0;
   pthread_mutex_lock(&g_chain.lock);
   int n = g_chain.n;
-  /* the launch that makes a head due takes the full path, which submits it (mc_chain_defer) */
-  if (n && n < MAX_SEG && g_chain.handle == handle &&
-      !(n + 1 == HEAD && head_start_locked(handle))) {
+  /* the launch at which the segment is submitted early takes the full path (mc_chain_defer) */
+  if (n && n < MAX_SEG && g_chain.handle == handle && n + 1 != split_at_locked(handle)) {
     for (int j = n - 1; j >= 0 && j >= n - LOOKBACK; --j) {
       const seg_launch *p = &g_chain.l[j];
       if (p->key != key || p->d.smem != d->smem) continue;

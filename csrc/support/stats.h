@@ -106,7 +106,7 @@
   X(chain_flushes, "deferred segments submitted (at an observation point; full; a head)")     \
   X(chain_heads, "heads of long chains submitted early (chain.c)")                            \
   X(chain_replays, "segments submitted as one launch of a chain graph")                       \
-  X(chain_instantiates, "chain graphs made (a segment seen again among the last 4)")         \
+  X(chain_instantiates, "chain graphs made (a segment seen again among the last 8)")         \
   X(chain_node_updates, "chain graph nodes updated before a replay")                         \
   X(alloc_gathers, "reclaimer rounds that first gathered frees (MGPU_CACHED_ALLOCATOR_RECLAIM_US)")
 

@@ -417,9 +417,10 @@ def test_chain_replay_matches_the_stream_path(make_gpu_runtime, gpu, monkeypatch
 
 
 def test_long_chains_with_a_head_start_match_the_stream_path(make_gpu_runtime, gpu, monkeypatch):
-    """Issue 21 item 2, head start: chains of 40 saxpy launches + sync, arguments changing; from
-    the second chain on, the first 16 launches are submitted at the 16th (chain.c), the rest at
-    the sync. The result is that of launch by launch, and the driver calls are those counted."""
+    """Issue 21 item 2, head start: chains of 100 saxpy launches + sync, arguments changing; from
+    the second chain on, the first 16 launches are submitted at the 16th (chain.c), the next 32
+    at the 48th, the rest at the sync. The result is that of launch by launch, and the driver
+    calls are those counted (tests/test_chain_replay.py counts the same against the fake)."""
     monkeypatch.setenv("MGPU_CACHED_GRAPH", "1")
     monkeypatch.setenv("MGPU_CACHED_CHAIN", "1")
     monkeypatch.setenv("MGPU_CACHED_STREAM_HANDLES", "tagged")
@@ -433,16 +434,16 @@ def test_long_chains_with_a_head_start_match_the_stream_path(make_gpu_runtime, g
     data = Saxpy(gpu)
     total = 0.0
     for chain in range(6):
-        for k in range(40):
+        for k in range(100):
             data._a.value = float((chain + k) % 3)
             total += (chain + k) % 3
             rt.mgpuLaunchKernel(f, N // 256, 1, 1, 256, 1, 1, 0, s, data.params, None, 4)
         rt.mgpuStreamSynchronize(s)
     np.testing.assert_array_equal(data.result(), data.y0 + total * data.x)
-    # chain 1: one segment by cuLaunchKernel (the one-node exec is made after it); chain 2: a head
-    # of 16 and 24 more through the one-node exec; chain 3 the same (both parts seen again: their
-    # graphs made after); chains 4-6: two replays each
-    assert rt.count("cuLaunchKernel") == 40
-    assert rt.count("cuGraphLaunch") == 40 + 40 + 3 * 2
+    # chain 1: one segment by cuLaunchKernel (the one-node exec is made after it); chain 2: three
+    # parts (16, 32, 52) through the one-node exec; chain 3 the same (each part seen again: their
+    # graphs made after); chains 4-6: three replays each
+    assert rt.count("cuLaunchKernel") == 100
+    assert rt.count("cuGraphLaunch") == 100 + 100 + 3 * 3
     assert rt.info.stats()["chain_heads"] == 5
     rt.mgpuStreamDestroy(s)
