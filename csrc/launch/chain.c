@@ -128,6 +128,8 @@ static struct {
    * stock wrapper does with every launch. */
   int chain_len;             /* launches submitted since the last flush that ended a chain */
   int headed;                /* 1: this chain's head was submitted (its later parts follow) */
+  int split_at;              /* the pending segment is submitted when it holds this many
+                                launches (0: at the flush; set when the segment begins) */
   CUstream last_chain;       /* handle of the last chain ended, and its length */
   int last_chain_len;
   chain_exec *cache[CACHE];
@@ -515,6 +517,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
   if (deferrable && pi->bytes > ARG_BYTES) deferrable = 0;
   if (deferrable) {
     if (!g_chain.n) { /* the segment holds the handle's use until it is submitted */
+      g_chain.split_at = split_at_locked(handle);
       g_chain.use = *use;
       use->rec = NULL;
       __atomic_store_n(&g_chain.handle, handle, __ATOMIC_RELEASE);
@@ -527,7 +530,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunct
     __atomic_store_n(&mc_chain_used, 1, __ATOMIC_RELEASE); /* before pending (chain.h) */
     __atomic_store_n(&g_chain.pending, 1, __ATOMIC_RELEASE);
     MC_STAT_INC(chain_deferred);
-    if (g_chain.n == split_at_locked(handle) && !req && !prep && !victim) { /* head start */
+    if (g_chain.n == g_chain.split_at && !req && !prep && !victim) { /* head start */
       if (!g_chain.headed) MC_STAT_INC(chain_heads);
       mc_status hst = submit_locked(&req, &prep, &victim, 1);
       g_chain.headed = 1;
@@ -550,7 +553,7 @@ int mc_chain_append_used(CUstream handle, const void *key, const mc_graph_dims *
   pthread_mutex_lock(&g_chain.lock);
   int n = g_chain.n;
   /* the launch at which the segment is submitted early takes the full path (mc_chain_defer) */
-  if (n && n < MAX_SEG && g_chain.handle == handle && n + 1 != split_at_locked(handle)) {
+  if (n && n < MAX_SEG && g_chain.handle == handle && n + 1 != g_chain.split_at) {
     for (int j = n - 1; j >= 0 && j >= n - LOOKBACK; --j) {
       const seg_launch *p = &g_chain.l[j];
       if (p->key != key || p->d.smem != d->smem) continue;
