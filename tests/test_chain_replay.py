@@ -532,3 +532,39 @@ def test_random_programs_run_every_kernel_once_in_program_order(crt, seed):
     assert st["chain_heads"] > 0  # each seed's program has heads (and, but seed 0, replays)
     stock = crt(chain="0")
     assert program(stock) == n and ran(stock) == list(range(1, n + 1))
+
+
+def test_threads_chaining_on_their_own_streams_keep_each_order(crt):
+    """Four threads, each making chains of 40 launches (long enough for a head start) on its own
+    stream and waiting for them: one segment is pending at a time, so each thread's launches
+    submit the others'; every kernel runs once, and each thread's in the order it launched them."""
+    import threading
+
+    rt = crt()
+    f, = kernels(rt, "f")
+    streams = [rt.mgpuStreamCreate() for _ in range(4)]
+    errors = []
+
+    def work(t):
+        try:
+            for c in range(6):
+                for i in range(40):
+                    launch(rt, f, streams[t], Args(t * 100000 + c * 100 + i, 0))
+                rt.mgpuStreamSynchronize(streams[t])
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    got = ran(rt)
+    assert sorted(got) == sorted(t * 100000 + c * 100 + i
+                                 for t in range(4) for c in range(6) for i in range(40))
+    for t in range(4):
+        mine = [v for v in got if v // 100000 == t]
+        assert mine == sorted(mine)
+    st = rt.stats()
+    assert st["chain_deferred"] == 4 * 6 * 40 and st["launches"] == 4 * 6 * 40

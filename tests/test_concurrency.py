@@ -251,11 +251,15 @@ def test_spin_pair_uses_two_streams_and_no_per_launch_load(tmp_path, fake_driver
 
 # ---- threads ------------------------------------------------------------------------------------
 
-def test_many_threads_stress(tmp_path, fake_driver_build):
+@pytest.mark.parametrize("chain", [False, True], ids=["default", "chain-replay"])
+def test_many_threads_stress(tmp_path, fake_driver_build, chain):
     exe = build_program(tmp_path, "stress", [CONC / "stress.c"])
-    p, st = run_program(exe, ["16", "300", *BLOBS], fake_driver_build, tmp_path,
-                        env={"FAKECUDA_DEVICES": "2", "STRESS_DEVICES": "2"})
+    env = {"FAKECUDA_DEVICES": "2", "STRESS_DEVICES": "2"}
+    if chain:  # every launch deferred, each thread's launches submitting the others' pending ones
+        env.update(MGPU_CACHED_GRAPH="1", MGPU_CACHED_CHAIN="1", MGPU_CACHED_STREAM_HANDLES="tagged")
+    p, st = run_program(exe, ["16", "300", *BLOBS], fake_driver_build, tmp_path, env=env)
     assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout + p.stderr
+    assert (st["chain_deferred"] > 0) == chain
     # one driver load per record and device: the shared buffers' modules on both devices
     assert st["driver_module_loads"] == 3 * (16 + 2)
     assert st["module_misses"] == 3 * 17 and st["module_hits"] == 2 * 3 * 16 * 300 - 3 * 17
@@ -277,9 +281,11 @@ def _tsan_available(tmp_path: Path) -> Optional[str]:
     return None
 
 
-def test_many_threads_under_thread_sanitizer(tmp_path):
+@pytest.mark.parametrize("chain", [False, True], ids=["default", "chain-replay"])
+def test_many_threads_under_thread_sanitizer(tmp_path, chain):
     """The library's sources, the fake driver and the stress program built with -fsanitize=thread:
-    any report of ThreadSanitizer fails the test."""
+    any report of ThreadSanitizer fails the test. Also with chain replay on (every launch on a
+    stream of ours deferred, sixteen threads' launches flushing each other's)."""
     why = _tsan_available(tmp_path)
     if why:
         pytest.skip(why)
@@ -295,6 +301,8 @@ def test_many_threads_under_thread_sanitizer(tmp_path):
     env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake), STRESS_NO_CHECK="1",
                FAKECUDA_DEVICES="2", STRESS_DEVICES="2", TSAN_OPTIONS="halt_on_error=0 exitcode=66")
     env.pop("MGPU_CACHED_DISABLE", None)
+    if chain:
+        env.update(MGPU_CACHED_GRAPH="1", MGPU_CACHED_CHAIN="1", MGPU_CACHED_STREAM_HANDLES="tagged")
     p = subprocess.run([str(exe), "16", "40", *BLOBS], env=env, capture_output=True, text=True,
                        timeout=600)
     assert "ThreadSanitizer" not in p.stderr, p.stderr[:4000]
