@@ -483,6 +483,40 @@ def test_chain_split_probe_defers_every_launch_of_each_shape(tmp_path, fake_driv
             assert (st["verify_bytes"] > 0) == (mode == "mgpu19"), st
 
 
+def test_graph_split_probe_runs_one_graph_or_two(tmp_path, fake_driver_build):
+    """benchmarks/graph_split_probe.c against the fake driver (linked as libcuda): one graph (M = 0)
+    or two (the first M nodes, then the rest), with host work spun per node; each run prints its
+    JSON line, and arguments out of range are refused (exit 2)."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    inc = next((Path(d) / "include" for d in (os.environ.get("CUDA_PATH", ""),
+                                              os.environ.get("CUDA_HOME", ""), "/usr/local/cuda")
+                if d and (Path(d) / "include" / "cuda.h").is_file()), None)
+    if inc is None:
+        pytest.skip("cuda.h is not installed (CUDA toolkit; set CUDA_PATH): the probe includes it")
+    blob = tmp_path / "empty.fatbin"
+    blob.write_bytes(run.extract_blob((OBJECTS / "empty_loop_llvm22.o").read_bytes()))
+    drv = tmp_path / "drv"
+    drv.mkdir()
+    (drv / "libcuda.so").symlink_to(fake_driver_build)
+    (drv / "libcuda.so.1").symlink_to(fake_driver_build)
+    exe = tmp_path / "gsp"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{inc}", "-o", str(exe),
+                    str(ROOT / "benchmarks" / "graph_split_probe.c"), f"-L{drv}", "-lcuda", "-lm"],
+                   check=True)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(drv))
+    for m, spin in ((0, 0), (3, 0), (3, 50)):
+        p = subprocess.run([str(exe), str(blob), "8", str(m), str(spin), "5"], env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        res = json.loads(p.stdout)
+        assert (res["k"], res["m"], res["spin_ns"]) == (8, m, spin) and res["total_us"] > 0
+    for bad in (["8", "8", "0", "5"], ["1", "0", "0", "5"], ["8", "0", "0", "1"]):
+        p = subprocess.run([str(exe), str(blob), *bad], env=env, capture_output=True, text=True,
+                           timeout=60)
+        assert p.returncode == 2
+
+
 def test_chain_split_table_splits_rounds_by_the_hosts_speed(tmp_path):
     """benchmarks/chain_split_table.py: the chain against the same round's hand-made graph, over
     every round and over the rounds of the fast and the slow host (split at the median of the
