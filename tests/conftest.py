@@ -37,6 +37,15 @@ os.environ.setdefault("MGPU_CACHED_BACKEND", "cuda")
 vp = ctypes.c_void_p
 
 
+def cuda_include() -> Optional[Path]:
+    """The CUDA toolkit's include folder (the one holding cuda.h), or None."""
+    for d in [os.environ.get("CUDA_PATH", ""), os.environ.get("CUDA_HOME", ""), "/usr/local/cuda",
+              "/usr"]:
+        if d and (Path(d) / "include" / "cuda.h").is_file():
+            return Path(d) / "include"
+    return None
+
+
 def compile_shared(source: Path, out: Path, extra: Iterable[str] = ()) -> Path:
     if CC is None:
         pytest.skip("no C compiler (cc/gcc) to build the test drivers")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import mgpu_cached
-from conftest import CC, ROOT, ptx
+from conftest import CC, ROOT, cuda_include, ptx
 from mgpu_cached import bench
 
 OBJECTS = ROOT / "tests" / "data" / "mlir"
@@ -430,28 +430,34 @@ def test_chains_rodata_object_holds_the_blob_and_its_hits_are_not_compared(tmp_p
 
 # ---- chain_split_probe.c: a chain's launches and synchronisation timed apart -----------------------
 
-def test_chain_split_probe_defers_every_launch_of_each_shape(tmp_path, fake_driver_build):
-    """benchmarks/chain_split_probe.c against the fake driver (linked as libcuda, the same instance
-    the library loads): each mode prints its JSON line, and with chain replay on every launch of
-    both LLVM shapes is deferred (the LLVM <= 20 shape's unloads keep the module cached, so they
-    submit nothing), one chain exec replayed per chain once it exists; the hand-made graph makes
-    no mgpu* call. The executable blob's hits are not compared, the heap blob's are."""
+def _probe_setup(tmp_path, fake_driver_build):
+    """What a probe that includes cuda.h needs against the fake driver: the CUDA include folder
+    (skips without a C compiler or cuda.h), the empty kernel's fatbin and a folder where the fake
+    driver is libcuda."""
     if CC is None:
         pytest.skip("no C compiler")
-    inc = next((Path(d) / "include" for d in (os.environ.get("CUDA_PATH", ""),
-                                              os.environ.get("CUDA_HOME", ""), "/usr/local/cuda")
-                if d and (Path(d) / "include" / "cuda.h").is_file()), None)
+    inc = cuda_include()
     if inc is None:
         pytest.skip("cuda.h is not installed (CUDA toolkit; set CUDA_PATH): the probe includes it")
-    spec = importlib.util.spec_from_file_location("bench_chains", ROOT / "benchmarks" / "chains.py")
-    chains = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(chains)
     blob = tmp_path / "empty.fatbin"
     blob.write_bytes(run.extract_blob((OBJECTS / "empty_loop_llvm22.o").read_bytes()))
     drv = tmp_path / "drv"
     drv.mkdir()
     (drv / "libcuda.so").symlink_to(fake_driver_build)
     (drv / "libcuda.so.1").symlink_to(fake_driver_build)
+    return inc, blob, drv
+
+
+def test_chain_split_probe_defers_every_launch_of_each_shape(tmp_path, fake_driver_build):
+    """benchmarks/chain_split_probe.c against the fake driver (linked as libcuda, the same instance
+    the library loads): each mode prints its JSON line, and with chain replay on every launch of
+    both LLVM shapes is deferred (the LLVM <= 20 shape's unloads keep the module cached, so they
+    submit nothing), one chain exec replayed per chain once it exists; the hand-made graph makes
+    no mgpu* call. The executable blob's hits are not compared, the heap blob's are."""
+    inc, blob, drv = _probe_setup(tmp_path, fake_driver_build)
+    spec = importlib.util.spec_from_file_location("bench_chains", ROOT / "benchmarks" / "chains.py")
+    chains = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chains)
     exe = tmp_path / "csp"
     subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{inc}", "-o", str(exe),
                     str(ROOT / "benchmarks" / "chain_split_probe.c"),
@@ -487,19 +493,7 @@ def test_graph_split_probe_runs_one_graph_or_two(tmp_path, fake_driver_build):
     """benchmarks/graph_split_probe.c against the fake driver (linked as libcuda): one graph (M = 0)
     or two (the first M nodes, then the rest), with host work spun per node; each run prints its
     JSON line, and arguments out of range are refused (exit 2)."""
-    if CC is None:
-        pytest.skip("no C compiler")
-    inc = next((Path(d) / "include" for d in (os.environ.get("CUDA_PATH", ""),
-                                              os.environ.get("CUDA_HOME", ""), "/usr/local/cuda")
-                if d and (Path(d) / "include" / "cuda.h").is_file()), None)
-    if inc is None:
-        pytest.skip("cuda.h is not installed (CUDA toolkit; set CUDA_PATH): the probe includes it")
-    blob = tmp_path / "empty.fatbin"
-    blob.write_bytes(run.extract_blob((OBJECTS / "empty_loop_llvm22.o").read_bytes()))
-    drv = tmp_path / "drv"
-    drv.mkdir()
-    (drv / "libcuda.so").symlink_to(fake_driver_build)
-    (drv / "libcuda.so.1").symlink_to(fake_driver_build)
+    inc, blob, drv = _probe_setup(tmp_path, fake_driver_build)
     exe = tmp_path / "gsp"
     subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{inc}", "-o", str(exe),
                     str(ROOT / "benchmarks" / "graph_split_probe.c"), f"-L{drv}", "-lcuda", "-lm"],

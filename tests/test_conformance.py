@@ -13,20 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CC, ROOT
+from conftest import CC, ROOT, cuda_include
 
 sys.path.insert(0, str(ROOT / "tests" / "conformance"))
 from generate import generate  # noqa: E402
 
 CSRC = ROOT / "csrc"
-
-
-def cuda_include():
-    for d in [os.environ.get("CUDA_PATH", ""), os.environ.get("CUDA_HOME", ""), "/usr/local/cuda",
-              "/usr"]:
-        if d and (Path(d) / "include" / "cuda.h").is_file():
-            return Path(d) / "include"
-    return None
 
 
 def hip_include():

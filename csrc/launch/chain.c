@@ -568,6 +568,17 @@ int mc_chain_append_used(CUstream handle, const void *key, const mc_graph_dims *
   return done; /* counted by the caller (launch.c), with the launch */
 }
 
+/* Forget the segments and chains seen and every chain exec (never launched or destroyed again:
+ * leaked); lock held, or the only thread (fork child). */
+static void forget_history(void) {
+  memset(g_chain.recent, 0, sizeof g_chain.recent);
+  g_chain.chain_len = 0;
+  g_chain.headed = 0;
+  g_chain.last_chain = NULL;
+  g_chain.last_chain_len = 0;
+  memset(g_chain.cache, 0, sizeof g_chain.cache);
+}
+
 /* ---- faults (issue 19 item 5): a primary context was reset (context.h) ----
  * Pending launches are dropped (their kernels and stream belong to the dead context: submitting
  * them could only report CONTEXT_IS_DESTROYED; the stream's use is ended), and every chain exec is
@@ -578,14 +589,9 @@ void mc_chain_forget_device(int device) {
   if (g_chain.n) mc_stream_use_end(&g_chain.use);
   g_chain.n = 0;
   g_chain.argused = 0;
-  memset(g_chain.recent, 0, sizeof g_chain.recent);
-  g_chain.chain_len = 0;
-  g_chain.headed = 0;
-  g_chain.last_chain = NULL;
-  g_chain.last_chain_len = 0;
   __atomic_store_n(&g_chain.handle, NULL, __ATOMIC_RELEASE);
   __atomic_store_n(&g_chain.pending, 0, __ATOMIC_RELEASE);
-  memset(g_chain.cache, 0, sizeof g_chain.cache);
+  forget_history();
   pthread_mutex_unlock(&g_chain.lock);
 }
 
@@ -602,12 +608,7 @@ void mc_chain_fork_child(void) {
   g_chain.has_unreported = 0;
   g_chain.handle = NULL;
   g_chain.use.rec = NULL;
-  memset(g_chain.recent, 0, sizeof g_chain.recent);
-  g_chain.chain_len = 0;
-  g_chain.headed = 0;
-  g_chain.last_chain = NULL;
-  g_chain.last_chain_len = 0;
-  memset(g_chain.cache, 0, sizeof g_chain.cache);
+  forget_history();
   memset(g_chain.pinfos, 0, sizeof g_chain.pinfos);
   pthread_mutex_init(&g_chain.lock, NULL);
 }

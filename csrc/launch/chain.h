@@ -3,9 +3,10 @@
  * library's streams are deferred, with copies of their argument values, until the next point
  * where the host or another stream could observe their work; there they are submitted in order.
  * When the same sequence of kernels (the same functions in the same order) is submitted again on
- * a stream (among the last eight segments), a graph of that sequence (a chain of dependent kernel nodes) is made once, and
- * every later submission of that sequence is one cuGraphLaunch, the nodes whose launch changed
- * (grid, block, dynamic shared memory, argument values) updated in place.
+ * a stream (among the last eight segments), a graph of that sequence (a chain of dependent kernel
+ * nodes) is made once, and every later submission of that sequence is one cuGraphLaunch, the
+ * nodes whose launch changed (grid, block, dynamic shared memory, argument values) updated in
+ * place.
  *
  * Observation points flush: every mgpu* entry point except a launch on the stream whose launches
  * are pending and the module look-ups (mgpuModuleLoad, mgpuModuleGetFunction) calls

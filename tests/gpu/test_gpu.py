@@ -387,14 +387,16 @@ def test_graph_path_swapping_buffers_matches_the_stream_path(make_gpu_runtime, g
     rt.mgpuStreamDestroy(s)
 
 
-def test_chain_replay_matches_the_stream_path(make_gpu_runtime, gpu, monkeypatch):
-    """Issue 12, opt-in chain replay: chains of 3 saxpy launches + sync, replayed as one graph,
-    arguments changing between chains: the same result as launch by launch."""
+def _saxpy_chains(make_gpu_runtime, gpu, monkeypatch, chains, k, values):
+    """Chain replay on (tagged handles, a kernel's exec at its second launch): `chains` chains of
+    k saxpy launches + sync, launch i of chain c with a = (c + i) % values. The runtime, after its
+    result was checked against launch by launch (y0 + the sum of every a, times x), and the stream
+    (the caller destroys it after its counts)."""
     monkeypatch.setenv("MGPU_CACHED_GRAPH", "1")
     monkeypatch.setenv("MGPU_CACHED_CHAIN", "1")
     monkeypatch.setenv("MGPU_CACHED_STREAM_HANDLES", "tagged")  # chains defer on tagged handles only
-    for k, v in GRAPH_EAGER.items():  # a kernel's exec at its second launch
-        monkeypatch.setenv(k, v)
+    for key, v in GRAPH_EAGER.items():  # a kernel's exec at its second launch
+        monkeypatch.setenv(key, v)
     rt = make_gpu_runtime()
     buf = blob_buffer(blob("kernels.fatbin"))
     m = rt.mgpuModuleLoad(buf, len(buf))
@@ -402,13 +404,20 @@ def test_chain_replay_matches_the_stream_path(make_gpu_runtime, gpu, monkeypatch
     s = rt.mgpuStreamCreate()
     data = Saxpy(gpu)
     total = 0.0
-    for chain in range(20):
-        for k in range(3):
-            data._a.value = float((chain + k) % 4)
-            total += (chain + k) % 4
+    for chain in range(chains):
+        for i in range(k):
+            data._a.value = float((chain + i) % values)
+            total += (chain + i) % values
             rt.mgpuLaunchKernel(f, N // 256, 1, 1, 256, 1, 1, 0, s, data.params, None, 4)
         rt.mgpuStreamSynchronize(s)
     np.testing.assert_array_equal(data.result(), data.y0 + total * data.x)
+    return rt, s
+
+
+def test_chain_replay_matches_the_stream_path(make_gpu_runtime, gpu, monkeypatch):
+    """Issue 12, opt-in chain replay: chains of 3 saxpy launches + sync, replayed as one graph,
+    arguments changing between chains: the same result as launch by launch."""
+    rt, s = _saxpy_chains(make_gpu_runtime, gpu, monkeypatch, chains=20, k=3, values=4)
     assert rt.count("cuGraphInstantiate") >= 2  # the one-node exec and the chain graph
     # chain 1 by cuLaunchKernel (no one-node exec yet: made after it), chain 2 through the
     # one-node exec, then 18 replays of the chain graph
@@ -421,25 +430,7 @@ def test_long_chains_with_a_head_start_match_the_stream_path(make_gpu_runtime, g
     the second chain on, the first 16 launches are submitted at the 16th (chain.c), the next 32
     at the 48th, the rest at the sync. The result is that of launch by launch, and the driver
     calls are those counted (tests/test_chain_replay.py counts the same against the fake)."""
-    monkeypatch.setenv("MGPU_CACHED_GRAPH", "1")
-    monkeypatch.setenv("MGPU_CACHED_CHAIN", "1")
-    monkeypatch.setenv("MGPU_CACHED_STREAM_HANDLES", "tagged")
-    for k, v in GRAPH_EAGER.items():
-        monkeypatch.setenv(k, v)
-    rt = make_gpu_runtime()
-    buf = blob_buffer(blob("kernels.fatbin"))
-    m = rt.mgpuModuleLoad(buf, len(buf))
-    f = rt.mgpuModuleGetFunction(m, b"saxpy")
-    s = rt.mgpuStreamCreate()
-    data = Saxpy(gpu)
-    total = 0.0
-    for chain in range(6):
-        for k in range(100):
-            data._a.value = float((chain + k) % 3)
-            total += (chain + k) % 3
-            rt.mgpuLaunchKernel(f, N // 256, 1, 1, 256, 1, 1, 0, s, data.params, None, 4)
-        rt.mgpuStreamSynchronize(s)
-    np.testing.assert_array_equal(data.result(), data.y0 + total * data.x)
+    rt, s = _saxpy_chains(make_gpu_runtime, gpu, monkeypatch, chains=6, k=100, values=3)
     # chain 1: one segment by cuLaunchKernel (the one-node exec is made after it); chain 2: three
     # parts (16, 32, 52) through the one-node exec; chain 3 the same (each part seen again: their
     # graphs made after); chains 4-6: three replays each
