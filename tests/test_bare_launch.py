@@ -156,3 +156,62 @@ def test_a_driver_that_refuses_bare_graph_launches_keeps_the_graph_path(make_run
     st = rt.stats()
     assert st["graph_disabled_functions"] == 0 and st["graph_launches"] >= 2 and st["errors"] == 0
     assert "failed" not in capfd.readouterr().err
+
+
+# Chain replay (chain.h) in a thread with no current context: the chain's first launch (its
+# capture check and deferral) and the replay's cuGraphLaunch push none; a node update, a kernel's
+# first argument-size query and a submission launch by launch run pushed.
+CHAIN = {"MGPU_CACHED_BARE_LAUNCH": "1", "MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": "1",
+         "FAKECUDA_PARAM_SIZES": "8,4", "MGPU_CACHED_STREAM_HANDLES": "tagged", **GRAPH_EAGER}
+
+
+def _chain_calls(rt, f, s, values):
+    from test_graph_launch import Args, launch
+    made = calls(rt, lambda: [launch(rt, f, s, Args(v, 0)) for v in values])
+    synced = calls(rt, lambda: rt.mgpuStreamSynchronize(s))
+    return made, synced
+
+
+def test_chain_replay_defers_and_replays_bare(make_runtime):
+    from test_chain_replay import kernels, ran
+    rt = make_runtime(env=CHAIN)
+    rt.fake.fake_bare_launches.restype = ctypes.c_long
+    f, = kernels(rt, "f")
+    s = rt.mgpuStreamCreate()
+    first, _ = _chain_calls(rt, f, s, range(10))  # the kernel's argument sizes: asked pushed
+    assert first.get("cuFuncGetParamInfo", 0) >= 1 and first.get(PUSH) == first.get(POP) == 1
+    for _ in range(2):  # the segment is seen again, its graph made, then replayed
+        _chain_calls(rt, f, s, range(10))
+    before = rt.fake.fake_bare_launches()
+    made, synced = _chain_calls(rt, f, s, range(10))
+    assert made == {GET: 1, "cuStreamIsCapturing": 1}, made
+    assert synced == {GET: 1, "cuThreadExchangeStreamCaptureMode": 2, "cuGraphLaunch": 1,
+                      "cuStreamSynchronize": 1}, synced
+    # the replay ran in the stream's context (the fake counts each of its ten nodes)
+    assert rt.fake.fake_bare_launches() == before + 10
+    # other values: the ten nodes are updated with the context pushed, then the same launch
+    made, synced = _chain_calls(rt, f, s, range(100, 110))
+    assert made == {GET: 1, "cuStreamIsCapturing": 1}, made
+    assert synced.get("cuGraphExecKernelNodeSetParams") == 10 and synced.get("cuGraphLaunch") == 1
+    assert synced.get(PUSH) == synced.get(POP) == 1 and "cuLaunchKernel" not in synced
+    assert ran(rt) == list(range(10)) * 4 + list(range(100, 110))
+    assert rt.fake.fake_current_context() is None
+    assert rt.stats()["chain_replays"] == 3  # from the third chain on
+
+
+def test_chain_replay_with_a_driver_that_refuses_bare_launches(make_runtime, capfd):
+    from test_chain_replay import kernels, ran
+    rt = make_runtime(env=dict(CHAIN, FAKECUDA_BARE_REFUSED="1"))
+    rt.fake.fake_bare_launches.restype = ctypes.c_long
+    f, = kernels(rt, "f")
+    s = rt.mgpuStreamCreate()
+    log = [_chain_calls(rt, f, s, range(10))[1] for _ in range(4)]
+    # the first replay's cuGraphLaunch is refused (INVALID_CONTEXT), made again pushed; later
+    # submissions push at once
+    refused = [c for c in log if c.get("cuGraphLaunch") == 2]
+    assert len(refused) == 1 and refused[0].get(PUSH) == 1, log
+    assert log[-1].get("cuGraphLaunch") == 1 and log[-1].get(PUSH) == 1, log
+    assert ran(rt) == list(range(10)) * 4
+    assert rt.fake.fake_bare_launches() == 0
+    assert "failed" not in capfd.readouterr().err
+    assert rt.fake.fake_current_context() is None

@@ -29,6 +29,12 @@
 #   chain_split_build               benchmarks/chain_split_probe.c built into /tmp/csp with the
 #                                   empty kernel's blob (/tmp/empty.fatbin) linked into its
 #                                   .rodata (runs N111, N113-N115)
+#   chain_split_rounds ROUNDS KS    after chain_split_build, chain replay on: for each of ROUNDS
+#                                   rounds and each K of KS ("10 100"), the hand-made graph and the
+#                                   three shapes (mgpu, mgpu19exe, mgpu19) with this library and
+#                                   the starting tree preloaded, interleaved, into
+#                                   $O/chain_split.raw and its tables $O/chain_split.md (the loop
+#                                   of runs N115-N122)
 #   chains_now_start LLVMS          chain replay against the hand-made graph (benchmarks/chains.py,
 #                                   K = 10 and 100, the LLVM shapes LLVMS, e.g. 22,19,19exe) with
 #                                   this library and with the starting tree preloaded, into
@@ -116,4 +122,20 @@ PY
   cul=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from run import cuda_link; print(' '.join(cuda_link('$cuda')))")
   cc -std=c11 -D_GNU_SOURCE -O2 -I$cuda/include -o /tmp/csp benchmarks/chain_split_probe.c /tmp/blob_exe.S \
     $(python3 -m mgpu_cached --ldflags) $cul -lm
+}
+
+chain_split_rounds() {
+  for r in $(seq "$1"); do
+    for k in $2; do
+      echo "$r now $(timeout 60 /tmp/csp /tmp/empty.fatbin cu_graphK $k 2000)"
+      for m in mgpu mgpu19exe mgpu19; do
+        echo "$r now $(MGPU_CACHED_GRAPH=1 MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged \
+          timeout 60 /tmp/csp /tmp/empty.fatbin $m $k 2000)"
+        echo "$r start $(MGPU_CACHED_GRAPH=1 MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged \
+          LD_PRELOAD=$S timeout 60 /tmp/csp /tmp/empty.fatbin $m $k 2000)"
+      done
+    done
+  done > $O/chain_split.raw
+  python3 benchmarks/chain_split_table.py $O/chain_split.raw > $O/chain_split.md 2>&1
+  cat $O/chain_split.md
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "support/config.h"
+#include "platform/backend.h"
 #include "platform/capture.h"
 #include "platform/context.h"
 #include "platform/driver.h"
@@ -142,13 +143,17 @@ int mc_chain_used; /* chain.h */
 
 /* ---- argument sizes ---- */
 
-static const pinfo *param_info_locked(const void *key, CUfunction cf) {
+/* The argument sizes of cf, asked of the driver (cuFuncGetParamInfo) at its first launch, in the
+ * launch's context: `scope` is settled first (a bare launch's context pushed, context.h). NULL
+ * when the table is too full or the push failed: not deferred. */
+static const pinfo *param_info_locked(const void *key, CUfunction cf, mc_ctx_scope *scope) {
   uint64_t h = ((uint64_t)(uintptr_t)key ^ ((uint64_t)(uintptr_t)cf >> 3)) * 0x9E3779B97F4A7C15ull;
   for (size_t i = 0; i < PINFO_SLOTS; ++i) {
     pinfo *p = &g_chain.pinfos[(h + i) & (PINFO_SLOTS - 1)];
     if (p->key == key && p->cf == cf) return p;
     if (p->key) continue;
     if (i > PINFO_SLOTS / 2) return NULL; /* too full: not deferred */
+    if (MC_FAILED(mc_ctx_settle(scope))) return NULL;
     p->key = key;
     p->cf = cf;
     p->n = -1;
@@ -215,7 +220,7 @@ static void node_params(CUDA_KERNEL_NODE_PARAMS *p, const seg_launch *s, void **
 
 /* Replay the pending segment through exec x: update changed nodes, one cuGraphLaunch. 0 or -1
  * (nothing launched: the caller drops x and submits launch by launch). */
-static int replay_locked(chain_exec *x) {
+static int replay_locked(chain_exec *x, mc_ctx_scope *scope) {
   void *params[MAX_ARGS];
   for (int i = 0; i < x->n; ++i) {
     const seg_launch *s = &g_chain.l[i];
@@ -223,6 +228,7 @@ static int replay_locked(chain_exec *x) {
     if (mc_graph_dims_equal(&x->dims[i], &s->d) &&
         mc_bytes_equal(x->values + s->argoff, g_chain.args + s->argoff, nb))
       continue;
+    if (MC_FAILED(mc_ctx_settle(scope))) return -1; /* a bare submission: pushed now */
     params_of(s, g_chain.args, params);
     CUDA_KERNEL_NODE_PARAMS p;
     node_params(&p, s, params);
@@ -231,7 +237,9 @@ static int replay_locked(chain_exec *x) {
     memcpy(x->values + s->argoff, g_chain.args + s->argoff, nb);
     MC_STAT_INC(chain_node_updates);
   }
-  if (mc_cu.cuGraphLaunch(x->exec, g_chain.use.stream) != 0) return -1;
+  CUresult r = mc_cu.cuGraphLaunch(x->exec, g_chain.use.stream);
+  if (mc_ctx_bare_retry(scope, r)) r = mc_cu.cuGraphLaunch(x->exec, g_chain.use.stream);
+  if (r != 0) return -1;
   x->last_use = ++g_chain.tick;
   MC_STAT_INC(chain_replays);
   return 0;
@@ -262,20 +270,26 @@ static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **vi
   CUstream stream = g_chain.use.stream;
   int n = g_chain.n;
   uint64_t sig = seg_sig(g_chain.l, n);
+  /* The segment's stream is one of the library's driver streams (only those defer): a replay's
+   * cuGraphLaunch goes bare (context.h) where bare launches are on; every other driver call here
+   * settles the push first. */
   mc_ctx_scope scope;
-  st = mc_ctx_enter(g_chain.use.device, &scope);
+  st = mc_backend() == MC_BACKEND_CUDA && mc_ctx_bare_enabled()
+           ? mc_ctx_enter_bare(g_chain.use.device, &scope)
+           : mc_ctx_enter(g_chain.use.device, &scope);
   /* the library's own graph calls (and its deferred launches): relaxed mode (capture.h) */
   mc_relaxed relaxed;
   mc_relaxed_enter(&relaxed);
   if (!MC_FAILED(st)) {
     int c = n >= 2 ? find_exec_locked(stream, sig, g_chain.l, n) : -1;
     int seen = c < 0 && n >= 2 && seen_recently_locked(sig, n, stream);
-    if (c >= 0 && replay_locked(g_chain.cache[c]) != 0) {
+    if (c >= 0 && replay_locked(g_chain.cache[c], &scope) != 0) {
       *victim = g_chain.cache[c]; /* failed: dropped, submitted launch by launch */
       g_chain.cache[c] = NULL;
       c = -1;
     }
-    if (c < 0) {
+    if (c < 0) st = mc_ctx_settle(&scope); /* launch by launch: a bare scope pushed now */
+    if (c < 0 && !MC_FAILED(st)) {
       void *params[MAX_ARGS];
       for (int i = 0; i < n; ++i) {
         seg_launch *s = &g_chain.l[i];
@@ -432,6 +446,7 @@ void mc_chain_settle_verify_used(void) {
     if (owed & 1) mc_ctx_verify(d);
 }
 
+static mc_status flush_unless(CUstream handle, int any) __attribute__((noinline));
 static mc_status flush_unless(CUstream handle, int any) {
   if (__atomic_load_n(&g_chain.has_unreported, __ATOMIC_ACQUIRE)) {
     pthread_mutex_lock(&g_chain.lock);
@@ -460,7 +475,16 @@ static mc_status flush_unless(CUstream handle, int any) {
 
 mc_status mc_chain_flush_used(void) { return flush_unless(NULL, 1); }
 
-mc_status mc_chain_flush_other_used(CUstream handle) { return flush_unless(handle, 0); }
+/* The launch path's call (abi_cuda.c: before every launch while chain replay was ever used): a
+ * launch on the pending stream, with no failure to report, returns here without flush_unless's
+ * frame (the same reads, in its order). */
+mc_status mc_chain_flush_other_used(CUstream handle) {
+  if (!__atomic_load_n(&g_chain.has_unreported, __ATOMIC_ACQUIRE) &&
+      (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE) ||
+       __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) == handle))
+    return MC_OK;
+  return flush_unless(handle, 0);
+}
 
 static void chain_flush_at_exit(void) { (void)mc_chain_flush_used(); }
 
@@ -502,14 +526,14 @@ static void append_locked(const void *key, CUfunction cf, const mc_graph_dims *d
   }
 }
 
-int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunction cf,
-                   const mc_graph_dims *d, void **params, mc_status *st) {
+int mc_chain_defer(CUstream handle, mc_stream_use *use, mc_ctx_scope *scope, const void *key,
+                   CUfunction cf, const mc_graph_dims *d, void **params, mc_status *st) {
   *st = MC_OK;
   build_req *req = NULL;
   prep_req *prep = NULL;
   chain_exec *victim = NULL;
   pthread_mutex_lock(&g_chain.lock);
-  const pinfo *pi = param_info_locked(key, cf);
+  const pinfo *pi = param_info_locked(key, cf, scope);
   int deferrable = pi && pi->n >= 0 && (pi->n == 0 || params);
   if (g_chain.n && (!deferrable || g_chain.handle != handle || g_chain.n == MAX_SEG ||
                     g_chain.argused + (pi ? pi->bytes : 0) > ARG_BYTES))

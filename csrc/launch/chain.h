@@ -31,6 +31,7 @@
 
 #include "platform/cuda_api.h"
 #include "launch/graph_launch.h"
+#include "platform/context.h"
 #include "streams/pool.h"
 #include "support/config.h"
 #include "support/status.h"
@@ -74,12 +75,13 @@ static inline mc_status mc_chain_flush_other(CUstream handle) {
   return mc_chain_quiet() ? MC_OK : mc_chain_flush_other_used(handle);
 }
 
-/* Defer a launch of `cf` (identity `key`) on the library stream `handle`, in use through `use`
- * (its context current). 1: deferred (if it is the first pending launch, the chain takes over
+/* Defer a launch of `cf` (identity `key`) on the library stream `handle`, in use through `use`,
+ * in the launch's context scope (context.h: perhaps bare, settled here before the one driver call
+ * a deferral can make, the kernel's argument sizes at its first launch). 1: deferred (if it is the first pending launch, the chain takes over
  * `use`: use->rec becomes NULL); *st holds the failure of an earlier pending launch submitted
  * meanwhile, if any. 0: not deferred (pending launches were flushed first: launch it now). */
-int mc_chain_defer(CUstream handle, mc_stream_use *use, const void *key, CUfunction cf,
-                   const mc_graph_dims *d, void **params, mc_status *st);
+int mc_chain_defer(CUstream handle, mc_stream_use *use, mc_ctx_scope *scope, const void *key,
+                   CUfunction cf, const mc_graph_dims *d, void **params, mc_status *st);
 
 /* The fast path of a launch on the stream whose launches are pending (launch.c calls it before
  * anything else): when an earlier pending launch of the same function (`key`) with the same

@@ -38,10 +38,11 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
   stream = use.stream;
   /* A launch on one of the library's driver streams goes bare (context.h): no context pushed
    * in a thread with none current; its cuLaunchKernel, or its graph path's capture check and
-   * cuGraphLaunch, run so, every other driver call of it settles the push first. */
+   * cuGraphLaunch, or chain replay's capture check and deferral, run so, every other driver call
+   * of it settles the push first. */
   int chain = mc_chain_enabled();
   /* (GPU trace spans enter the context for their events themselves: trace_gpu.c) */
-  int bare = use.rec && (uintptr_t)stream > 2 && !has_cluster && !d->cooperative && !chain &&
+  int bare = use.rec && (uintptr_t)stream > 2 && !has_cluster && !d->cooperative &&
              mc_backend() == MC_BACKEND_CUDA && mc_ctx_bare_enabled();
   mc_ctx_scope scope;
   st = bare ? mc_ctx_enter_bare(device, &scope) : mc_ctx_enter(device, &scope);
@@ -80,12 +81,11 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
      * program can enqueue on, query or synchronise a driver handle (pool.h: use.direct) behind
      * the library's back. */
     int defer = chain && ours && !use.direct;
-#define SETTLED() (!MC_FAILED(mc_ctx_settle(&scope))) /* a bare launch's context, pushed now */
-    if (defer && SETTLED() && !CAPTURING() &&
-        mc_chain_defer(handle, &use, f, cf, &gd, params, &cst)) {
+    if (defer && !CAPTURING() && mc_chain_defer(handle, &use, &scope, f, cf, &gd, params, &cst)) {
       r = 0; /* deferred */
     } else {
-      if (chain && !MC_FAILED(cst) && SETTLED()) cst = mc_chain_flush(); /* pending goes first */
+      /* pending goes first (submitted in their own context scope, chain.c) */
+      if (chain && !MC_FAILED(cst)) cst = mc_chain_flush();
       /* With the graph path on, a graph launch happens only when this thread made the previous
        * launch too (graph_launch.h); with it off, nothing is recorded. */
       int graph = mc_graph_enabled();
@@ -102,7 +102,6 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
                                    gd.block[1], gd.block[2], gd.smem, stream, params, extra);
       }
     }
-#undef SETTLED
 #undef CAPTURING
     if (MC_FAILED(cst)) st = cst;
   } else if (has_cluster && mc_backend() == MC_BACKEND_HIP) { /* HIP has no clusters */

@@ -425,6 +425,54 @@ def test_chain_replay_matches_the_stream_path(make_gpu_runtime, gpu, monkeypatch
     rt.mgpuStreamDestroy(s)
 
 
+def test_chain_replay_in_a_thread_with_no_context_current_pushes_none(make_gpu_runtime, gpu,
+                                                                       monkeypatch):
+    """Bare chain replay (context.h, chain.c): in a fresh thread (no context current), chains of
+    10 saxpy launches with the same values each time; once the chain's graph exists, a chain and
+    its sync make no push and no pop (the deferral and the replay's cuGraphLaunch run with none
+    current, in the stream's context), and the result is that of launch by launch."""
+    monkeypatch.setenv("MGPU_CACHED_GRAPH", "1")
+    monkeypatch.setenv("MGPU_CACHED_CHAIN", "1")
+    monkeypatch.setenv("MGPU_CACHED_STREAM_HANDLES", "tagged")
+    for key, v in GRAPH_EAGER.items():
+        monkeypatch.setenv(key, v)
+    rt = make_gpu_runtime()
+    buf = blob_buffer(blob("kernels.fatbin"))
+    data = Saxpy(gpu)
+    seen = {}
+
+    def body():
+        m = rt.mgpuModuleLoad(buf, len(buf))
+        f = rt.mgpuModuleGetFunction(m, b"saxpy")
+        s = rt.mgpuStreamCreate()
+
+        def chain():
+            for i in range(10):
+                data._a.value = float(i % 3 + 1)
+                rt.mgpuLaunchKernel(f, N // 256, 1, 1, 256, 1, 1, 0, s, data.params, None, 4)
+            rt.mgpuStreamSynchronize(s)
+
+        for _ in range(3):  # the one-node exec, the chain seen again, its graph made
+            chain()
+        rt.count.reset()
+        for _ in range(3):
+            chain()
+        seen.update({c: rt.count(c) for c in ("cuCtxPushCurrent", "cuCtxPopCurrent",
+                                              "cuGraphLaunch", "cuLaunchKernel",
+                                              "cuGraphExecKernelNodeSetParams")})
+        seen["current"] = int(ok(cu.cuCtxGetCurrent()))
+        rt.mgpuStreamDestroy(s)
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    assert seen == {"cuCtxPushCurrent": 0, "cuCtxPopCurrent": 0, "cuGraphLaunch": 3,
+                    "cuLaunchKernel": 0, "cuGraphExecKernelNodeSetParams": 0, "current": 0}, seen
+    a = sum(i % 3 + 1 for i in range(10))
+    np.testing.assert_array_equal(data.result(), data.y0 + 6 * a * data.x)
+    assert rt.info.stats()["chain_replays"] >= 3
+
+
 def test_long_chains_with_a_head_start_match_the_stream_path(make_gpu_runtime, gpu, monkeypatch):
     """Issue 21 item 2, head start: chains of 100 saxpy launches + sync, arguments changing; from
     the second chain on, the first 16 launches are submitted at the 16th (chain.c), the next 32
