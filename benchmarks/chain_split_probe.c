@@ -17,14 +17,18 @@
  * the launches part is empty). Kernel `empty` (no arguments). After 200 warm-up chains, prints
  * one JSON line: {"mode", "k", "launch_us", "sync_us", "total_us"}, each the median over CHAINS
  * chains, "launch_mean_us", "sync_mean_us", and "calib_ns" / "calib_thr_ns": the host's speed
- * before and after the chains (calib_ns below).
+ * before and after the chains (calib_ns below); "first_us", the median time to the end of a
+ * chain's first launch (link); "cpu_changes", how many timed chains began on another CPU than the
+ * chain before; "csw", the voluntary and involuntary context switches over the timed chains.
  * Build: cc -O2 -I$CUDA/include chain_split_probe.c [blob.S] $(python3 -m mgpu_cached --ldflags) -lcuda
  */
 #include <cuda.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "../csrc/include/mgpu_abi.h"
 #include "harness/driver_setup.h"
@@ -114,12 +118,20 @@ int main(int argc, char **argv) {
   double *launch = malloc(sizeof(double) * (size_t)chains);
   double *sync = malloc(sizeof(double) * (size_t)chains);
   double *total = malloc(sizeof(double) * (size_t)chains);
-  if (!launch || !sync || !total) return 2;
+  double *first = malloc(sizeof(double) * (size_t)chains);
+  if (!launch || !sync || !total || !first) return 2;
+  long cpu_changes = 0;
+  int cpu = sched_getcpu();
+  struct rusage ru0, ru1;
   unsigned long long id = 0;
   double lat0, thr0, lat1, thr1;
   calib_ns(&lat0, &thr0);
+  getrusage(RUSAGE_SELF, &ru0);
   for (long c = -200; c < chains; ++c) {
-    double t0 = now_us();
+    int now_cpu = sched_getcpu();
+    if (c >= 0 && now_cpu != cpu) ++cpu_changes;
+    cpu = now_cpu;
+    double t0 = now_us(), tf = t0;
     if (graph) {
       CK(cuGraphLaunch(exec, cs));
     } else {
@@ -133,6 +145,7 @@ int main(int argc, char **argv) {
         } else {
           mgpuLaunchKernel(mfn, 1, 1, 1, 1, 1, 1, 0, mstream, NULL, NULL, 0);
         }
+        if (i == 0) tf = now_us();
       }
       if (mid) CK(cuCtxGetId(ctx, &id));
     }
@@ -142,14 +155,18 @@ int main(int argc, char **argv) {
     double t2 = now_us();
     if (c < 0) continue;
     launch[c] = t1 - t0;
+    first[c] = (graph ? t1 : tf) - t0;
     sync[c] = t2 - t1;
     total[c] = t2 - t0;
   }
+  getrusage(RUSAGE_SELF, &ru1);
   calib_ns(&lat1, &thr1);
   double lm = mean(launch, chains), sm = mean(sync, chains);
   printf("{\"mode\": \"%s\", \"k\": %ld, \"launch_us\": %.3f, \"sync_us\": %.3f, \"total_us\": %.3f, "
-         "\"launch_mean_us\": %.3f, \"sync_mean_us\": %.3f, \"calib_ns\": [%.4f, %.4f], \"calib_thr_ns\": [%.4f, %.4f]}\n",
+         "\"launch_mean_us\": %.3f, \"sync_mean_us\": %.3f, \"calib_ns\": [%.4f, %.4f], \"calib_thr_ns\": [%.4f, %.4f], "
+         "\"first_us\": %.3f, \"cpu_changes\": %ld, \"csw\": [%ld, %ld]}\n",
          mode, K, median(launch, chains), median(sync, chains), median(total, chains), lm, sm,
-         lat0, lat1, thr0, thr1);
+         lat0, lat1, thr0, thr1, median(first, chains), cpu_changes, ru1.ru_nvcsw - ru0.ru_nvcsw,
+         ru1.ru_nivcsw - ru0.ru_nivcsw);
   return 0;
 }
