@@ -19,7 +19,9 @@
  * chains, "launch_mean_us", "sync_mean_us", and "calib_ns" / "calib_thr_ns": the host's speed
  * before and after the chains (calib_ns below); "first_us", the median time to the end of a
  * chain's first launch (link); "cpu_changes", how many timed chains began on another CPU than the
- * chain before; "csw", the voluntary and involuntary context switches over the timed chains.
+ * chain before; "csw", the voluntary and involuntary context switches over the timed chains;
+ * "compare_us", the time of K comparisons of the blob's bytes with a copy (memcmp), the
+ * verification the heap shape's cache hits make (the same comparison, timed as the chains are).
  * Build: cc -O2 -I$CUDA/include chain_split_probe.c [blob.S] $(python3 -m mgpu_cached --ldflags) -lcuda
  */
 #include <cuda.h>
@@ -160,13 +162,31 @@ int main(int argc, char **argv) {
     total[c] = t2 - t0;
   }
   getrusage(RUSAGE_SELF, &ru1);
+  double first_us = median(first, chains);
+  /* What the heap shape's cache hits compare: K comparisons of the blob with a copy of it (the
+   * library keeps one), timed per K as a chain's launches are, after the chains. */
+  double compare = 0;
+  unsigned char *copy = malloc(size);
+  if (!copy) return 2;
+  memcpy(copy, blob, size);
+  for (long c = -200; c < chains; ++c) {
+    double t0 = now_us();
+    int same = 0;
+    for (long i = 0; i < K; ++i) {
+      same += memcmp(copy, blob, size) == 0;
+      __asm__ volatile("" : : "r"(copy), "r"(blob) : "memory");
+    }
+    if (same != K) return 2;
+    if (c >= 0) first[c] = now_us() - t0;
+  }
+  compare = median(first, chains);
   calib_ns(&lat1, &thr1);
   double lm = mean(launch, chains), sm = mean(sync, chains);
   printf("{\"mode\": \"%s\", \"k\": %ld, \"launch_us\": %.3f, \"sync_us\": %.3f, \"total_us\": %.3f, "
          "\"launch_mean_us\": %.3f, \"sync_mean_us\": %.3f, \"calib_ns\": [%.4f, %.4f], \"calib_thr_ns\": [%.4f, %.4f], "
-         "\"first_us\": %.3f, \"cpu_changes\": %ld, \"csw\": [%ld, %ld]}\n",
+         "\"first_us\": %.3f, \"cpu_changes\": %ld, \"csw\": [%ld, %ld], \"compare_us\": %.3f}\n",
          mode, K, median(launch, chains), median(sync, chains), median(total, chains), lm, sm,
-         lat0, lat1, thr0, thr1, median(first, chains), cpu_changes, ru1.ru_nvcsw - ru0.ru_nvcsw,
-         ru1.ru_nivcsw - ru0.ru_nivcsw);
+         lat0, lat1, thr0, thr1, first_us, cpu_changes, ru1.ru_nvcsw - ru0.ru_nvcsw,
+         ru1.ru_nivcsw - ru0.ru_nivcsw, compare);
   return 0;
 }

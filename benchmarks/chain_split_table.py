@@ -4,7 +4,9 @@ mode, the median over rounds of the launches part, the synchronisation part and 
 against the hand-made graph of the same round (cu_graphK), for every round and for the rounds
 whose host was fastest and slowest (split at the median of the probe's throughput calibration,
 calib_thr_ns: runs N113-N114 found the host on one of two levels, changing with time); and each
-library's launches part against the first library's, per round.
+library's launches part against the first library's, per round; and the heap shape's chain
+against the executable shape's plus the K comparisons of the blob that the heap shape's cache hits
+make (the probe's compare_us: the verification's own cost on that host), per round.
 
     python3 benchmarks/chain_split_table.py RAW
 
@@ -64,6 +66,22 @@ def table(rounds: Dict[Tuple[int, int], Dict[Tuple[str, str], dict]]) -> List[st
                          for (r, kk), c in rounds.items() if kk == k and (lib, mode) in c and (libs[0], mode) in c]
                     if v:
                         out.append(f"  K={k} {mode}: {lib} / {libs[0]} {statistics.median(v):.3f}× ({len(v)} rounds)")
+    bound = []
+    for k in sorted({k for _, k in rounds}):
+        for lib in libs:
+            v = [c[(lib, "mgpu19")]["total_us"] / (c[(lib, "mgpu19exe")]["total_us"] + c[(lib, "mgpu19")]["compare_us"])
+                 for (r, kk), c in rounds.items()
+                 if kk == k and (lib, "mgpu19") in c and (lib, "mgpu19exe") in c and "compare_us" in c[(lib, "mgpu19")]]
+            if v:
+                cmp_us = statistics.median(c[(lib, "mgpu19")]["compare_us"] for (r, kk), c in rounds.items()
+                                           if kk == k and (lib, "mgpu19") in c and "compare_us" in c[(lib, "mgpu19")])
+                bound.append(f"  K={k} {lib}: {statistics.median(v):.3f}× ({len(v)} rounds; K comparisons "
+                             f"{cmp_us:.2f} µs)")
+    if bound:
+        out.append("")
+        out.append("heap shape / (executable shape + the heap shape's K blob comparisons, compare_us), "
+                   "per round (median):")
+        out += bound
     return out
 
 

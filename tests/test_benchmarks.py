@@ -534,6 +534,28 @@ def test_chain_split_table_splits_rounds_by_the_hosts_speed(tmp_path):
     assert "| 10 | now | mgpu19exe | 2.50 | 14.25 | 1.196× | 1.143× (1) | 1.250× (1) |" in out
     assert "| 10 | start | mgpu19exe | 2.75 |" in out
     assert "K=10 mgpu19exe: start / now 1.100× (2 rounds)" in out
+    assert "heap shape" not in out  # no heap rows, no comparison line
+
+
+def test_chain_split_table_sets_the_heap_shape_against_its_comparisons(tmp_path):
+    """The heap shape's chain against the executable shape's plus the heap shape's K blob
+    comparisons (compare_us), per round."""
+    spec = importlib.util.spec_from_file_location("chain_split_table",
+                                                  ROOT / "benchmarks" / "chain_split_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def line(r, mode, total, compare):
+        return f"{r} now " + json.dumps({"mode": mode, "k": 10, "launch_us": 1.0, "sync_us": total - 1.0,
+                                         "total_us": total, "calib_ns": [1.4, 1.4],
+                                         "calib_thr_ns": [0.5, 0.5], "compare_us": compare})
+    raw = tmp_path / "split.raw"
+    raw.write_text("\n".join([line(1, "mgpu19exe", 15.0, 0.4), line(1, "mgpu19", 15.5, 0.5),
+                              line(1, "cu_graphK", 14.0, 0.4), line(2, "mgpu19exe", 16.0, 0.4),
+                              line(2, "mgpu19", 17.6, 0.6), line(2, "cu_graphK", 14.0, 0.4)]) + "\n")
+    out = "\n".join(mod.table(mod.load(str(raw))))
+    # round 1: 15.5 / (15.0 + 0.5) = 1.000; round 2: 17.6 / (16.0 + 0.6) = 1.0602
+    assert "  K=10 now: 1.030× (2 rounds; K comparisons 0.55 µs)" in out
 
 
 def test_attribution_variants_apply_to_this_tree(tmp_path):
