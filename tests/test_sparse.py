@@ -790,3 +790,43 @@ def test_mlir_2to4_step_makes_no_more_library_calls_than_stock(sparse_steps, fak
             assert c["drv"][call] == 0, call
         assert c["drv"]["cuMemAlloc"] <= 6  # the program's six buffers at most (cache misses)
         assert s["drv"]["cuMemAlloc"] == 7 and s["drv"]["cuMemFree"] == 7
+
+
+def test_chain_replay_submits_pending_launches_before_a_sparse_call(make_sparse):
+    """Opt-in chain replay (chain.h): a sparse entry point observes its stream like any other, so
+    launches deferred on the stream are submitted before the cuSPARSE call is enqueued behind them
+    (not at the next synchronisation, after it); the SpMV's result is unchanged."""
+    from conftest import GRAPH_EAGER
+    from test_chain_replay import kernels, ran
+    from test_graph_launch import Args, launch
+    sp = make_sparse(env={"MGPU_CACHED_GRAPH": "1", "MGPU_CACHED_CHAIN": "1",
+                          "FAKECUDA_PARAM_SIZES": "8,4", "MGPU_CACHED_STREAM_HANDLES": "tagged",
+                          **GRAPH_EAGER})
+    rt = sp.rt
+    f, = kernels(rt, "f")
+    sp.mgpuCreateSparseEnv()
+    s = sp.mgpuStreamCreate()
+    calls = {"mgpuCreateDnVec": 0, "mgpuSpMVBufferSize": 0, "mgpuSpMV": 0, "mgpuDestroyDnVec": 0}
+
+    def deferred_then(name):
+        real = getattr(sp.lib, name)
+
+        def call(*args):
+            calls[name] += 1
+            before = len(ran(rt))
+            launch(rt, f, s, Args(100 + before, 0))
+            assert len(ran(rt)) == before  # deferred
+            out = real(*args)
+            assert len(ran(rt)) == before + 1, name  # submitted by the sparse entry point
+            return out
+        return call
+    for name in calls:
+        setattr(sp, name, deferred_then(name))
+    A, x, y = matrix()
+    out, _, _ = spmv_once(sp, s, A, x, y)
+    assert out == expected(A, x, y)
+    assert calls == {"mgpuCreateDnVec": 2, "mgpuSpMVBufferSize": 1, "mgpuSpMV": 1,
+                     "mgpuDestroyDnVec": 2}
+    assert ran(rt) == list(range(100, 106))
+    sp.mgpuStreamDestroy(s)
+    sp.mgpuDestroySparseEnv()

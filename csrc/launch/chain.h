@@ -10,7 +10,8 @@
  *
  * Observation points flush: every mgpu* entry point except a launch on the stream whose launches
  * are pending and the module look-ups (mgpuModuleLoad, mgpuModuleGetFunction) calls
- * mc_chain_flush() first (abi_cuda.c; mgpu_cached_driver_handle in public_api.c), and the process flushes at exit.
+ * mc_chain_flush() first (abi_cuda.c; every sparse entry point, abi_sparse.c; and
+ * mgpu_cached_driver_handle in public_api.c), and the process flushes at exit.
  * So a sync, an event record or wait, a copy, a memset, an allocation or free, a stream or event
  * create/destroy, a launch on another stream all see the deferred work submitted before them.
  * What changes: kernels start later (at the flush instead of at their launch), so a kernel that
