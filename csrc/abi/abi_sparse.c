@@ -51,24 +51,24 @@ static int report_sparse(const char *where, mc_status st) {
  * launches deferred so far (one atomic load when nothing is pending): its cuSPARSE call may be
  * enqueued on their stream behind them, or read what they write. A failure of theirs is reported
  * under this entry point's name, as abi_cuda.c's CHAIN_FLUSH does. */
-#define CHAIN_FLUSH(where)                                                                        \
-  do {                                                                                            \
-    mc_status cf_st_ = mc_chain_flush();                                                          \
-    if (MC_FAILED(cf_st_)) mc_report((where), cf_st_, NULL);                                      \
+#define SP_CHAIN_FLUSH(where)                                                                      \
+  do {                                                                                             \
+    mc_status cf_st_ = mc_chain_flush();                                                           \
+    if (MC_FAILED(cf_st_)) mc_report((where), cf_st_, NULL);                                       \
   } while (0)
 
 MC_EXPORT void mgpuCreateSparseEnv(void) {
-  CHAIN_FLUSH("mgpuCreateSparseEnv");
+  SP_CHAIN_FLUSH("mgpuCreateSparseEnv");
   R("mgpuCreateSparseEnv", mc_sparse_env_create());
 }
 
 MC_EXPORT void mgpuDestroySparseEnv(void) {
-  CHAIN_FLUSH("mgpuDestroySparseEnv");
+  SP_CHAIN_FLUSH("mgpuDestroySparseEnv");
   R("mgpuDestroySparseEnv", mc_sparse_env_destroy());
 }
 
 MC_EXPORT void *mgpuCreateDnVec(intptr_t size, void *values, int32_t dtp, CUstream stream) {
-  CHAIN_FLUSH("mgpuCreateDnVec");
+  SP_CHAIN_FLUSH("mgpuCreateDnVec");
   (void)stream;
   void *v = NULL;
   R("mgpuCreateDnVec", mc_sparse_create_dnvec(size, values, dtp, &v));
@@ -76,14 +76,14 @@ MC_EXPORT void *mgpuCreateDnVec(intptr_t size, void *values, int32_t dtp, CUstre
 }
 
 MC_EXPORT void mgpuDestroyDnVec(void *v, CUstream stream) {
-  CHAIN_FLUSH("mgpuDestroyDnVec");
+  SP_CHAIN_FLUSH("mgpuDestroyDnVec");
   (void)stream;
   R("mgpuDestroyDnVec", mc_sparse_destroy_dnvec(v));
 }
 
 MC_EXPORT void *mgpuCreateDnMat(intptr_t rows, intptr_t cols, void *values, int32_t dtp,
                                 CUstream stream) {
-  CHAIN_FLUSH("mgpuCreateDnMat");
+  SP_CHAIN_FLUSH("mgpuCreateDnMat");
   (void)stream;
   void *m = NULL;
   R("mgpuCreateDnMat", mc_sparse_create_dnmat(rows, cols, values, dtp, &m));
@@ -91,7 +91,7 @@ MC_EXPORT void *mgpuCreateDnMat(intptr_t rows, intptr_t cols, void *values, int3
 }
 
 MC_EXPORT void mgpuDestroyDnMat(void *m, CUstream stream) {
-  CHAIN_FLUSH("mgpuDestroyDnMat");
+  SP_CHAIN_FLUSH("mgpuDestroyDnMat");
   (void)stream;
   R("mgpuDestroyDnMat", mc_sparse_destroy_dnmat(m));
 }
@@ -99,7 +99,7 @@ MC_EXPORT void mgpuDestroyDnMat(void *m, CUstream stream) {
 MC_EXPORT void *mgpuCreateCoo(intptr_t rows, intptr_t cols, intptr_t nnz, void *rowIdxs,
                               void *colIdxs, void *values, int32_t itp, int32_t dtp,
                               CUstream stream) {
-  CHAIN_FLUSH("mgpuCreateCoo");
+  SP_CHAIN_FLUSH("mgpuCreateCoo");
   (void)stream;
   void *m = NULL;
   R("mgpuCreateCoo", mc_sparse_create_coo(rows, cols, nnz, rowIdxs, colIdxs, values, itp, dtp, &m));
@@ -108,7 +108,7 @@ MC_EXPORT void *mgpuCreateCoo(intptr_t rows, intptr_t cols, intptr_t nnz, void *
 
 MC_EXPORT void *mgpuCreateCooAoS(intptr_t rows, intptr_t cols, intptr_t nnz, void *idxs,
                                  void *values, int32_t itp, int32_t dtp, CUstream stream) {
-  CHAIN_FLUSH("mgpuCreateCooAoS");
+  SP_CHAIN_FLUSH("mgpuCreateCooAoS");
   (void)stream;
   void *m = NULL;
   R("mgpuCreateCooAoS", mc_sparse_create_coo_aos(rows, cols, nnz, idxs, values, itp, dtp, &m));
@@ -118,7 +118,7 @@ MC_EXPORT void *mgpuCreateCooAoS(intptr_t rows, intptr_t cols, intptr_t nnz, voi
 MC_EXPORT void *mgpuCreateCsr(intptr_t rows, intptr_t cols, intptr_t nnz, void *rowPos,
                               void *colIdxs, void *values, int32_t ptp, int32_t itp, int32_t dtp,
                               CUstream stream) {
-  CHAIN_FLUSH("mgpuCreateCsr");
+  SP_CHAIN_FLUSH("mgpuCreateCsr");
   (void)stream;
   void *m = NULL;
   R("mgpuCreateCsr",
@@ -129,7 +129,7 @@ MC_EXPORT void *mgpuCreateCsr(intptr_t rows, intptr_t cols, intptr_t nnz, void *
 MC_EXPORT void *mgpuCreateCsc(intptr_t rows, intptr_t cols, intptr_t nnz, void *colPos,
                               void *rowIdxs, void *values, int32_t ptp, int32_t itp, int32_t dtp,
                               CUstream stream) {
-  CHAIN_FLUSH("mgpuCreateCsc");
+  SP_CHAIN_FLUSH("mgpuCreateCsc");
   (void)stream;
   void *m = NULL;
   R("mgpuCreateCsc",
@@ -140,7 +140,7 @@ MC_EXPORT void *mgpuCreateCsc(intptr_t rows, intptr_t cols, intptr_t nnz, void *
 MC_EXPORT void *mgpuCreateBsr(intptr_t brows, intptr_t bcols, intptr_t bnnz, intptr_t rBsz,
                               intptr_t cBsz, void *rowPos, void *colIdxs, void *values,
                               int32_t ptp, int32_t itp, int32_t dtp, CUstream stream) {
-  CHAIN_FLUSH("mgpuCreateBsr");
+  SP_CHAIN_FLUSH("mgpuCreateBsr");
   (void)stream;
   void *m = NULL;
   R("mgpuCreateBsr", mc_sparse_create_bsr(brows, bcols, bnnz, rBsz, cBsz, rowPos, colIdxs, values,
@@ -149,14 +149,14 @@ MC_EXPORT void *mgpuCreateBsr(intptr_t brows, intptr_t bcols, intptr_t bnnz, int
 }
 
 MC_EXPORT void mgpuDestroySpMat(void *m, CUstream stream) {
-  CHAIN_FLUSH("mgpuDestroySpMat");
+  SP_CHAIN_FLUSH("mgpuDestroySpMat");
   (void)stream;
   R("mgpuDestroySpMat", mc_sparse_destroy_spmat(m));
 }
 
 MC_EXPORT intptr_t mgpuSpMVBufferSize(int32_t ma, void *a, void *x, void *y, int32_t ctp,
                                       CUstream stream) {
-  CHAIN_FLUSH("mgpuSpMVBufferSize");
+  SP_CHAIN_FLUSH("mgpuSpMVBufferSize");
   intptr_t n = 0;
   R("mgpuSpMVBufferSize", mc_sparse_spmv_buffer_size(ma, a, x, y, ctp, stream, &n));
   return n;
@@ -164,13 +164,13 @@ MC_EXPORT intptr_t mgpuSpMVBufferSize(int32_t ma, void *a, void *x, void *y, int
 
 MC_EXPORT void mgpuSpMV(int32_t ma, void *a, void *x, void *y, int32_t ctp, void *buf,
                         CUstream stream) {
-  CHAIN_FLUSH("mgpuSpMV");
+  SP_CHAIN_FLUSH("mgpuSpMV");
   R("mgpuSpMV", mc_sparse_spmv(ma, a, x, y, ctp, buf, stream));
 }
 
 MC_EXPORT intptr_t mgpuSpMMBufferSize(int32_t ma, int32_t mb, void *a, void *b, void *c,
                                       int32_t ctp, CUstream stream) {
-  CHAIN_FLUSH("mgpuSpMMBufferSize");
+  SP_CHAIN_FLUSH("mgpuSpMMBufferSize");
   intptr_t n = 0;
   R("mgpuSpMMBufferSize", mc_sparse_spmm_buffer_size(ma, mb, a, b, c, ctp, stream, &n));
   return n;
@@ -178,13 +178,13 @@ MC_EXPORT intptr_t mgpuSpMMBufferSize(int32_t ma, int32_t mb, void *a, void *b, 
 
 MC_EXPORT void mgpuSpMM(int32_t ma, int32_t mb, void *a, void *b, void *c, int32_t ctp, void *buf,
                         CUstream stream) {
-  CHAIN_FLUSH("mgpuSpMM");
+  SP_CHAIN_FLUSH("mgpuSpMM");
   R("mgpuSpMM", mc_sparse_spmm(ma, mb, a, b, c, ctp, buf, stream));
 }
 
 MC_EXPORT intptr_t mgpuSDDMMBufferSize(int32_t ma, int32_t mb, void *a, void *b, void *c,
                                        int32_t ctp, CUstream stream) {
-  CHAIN_FLUSH("mgpuSDDMMBufferSize");
+  SP_CHAIN_FLUSH("mgpuSDDMMBufferSize");
   intptr_t n = 0;
   R("mgpuSDDMMBufferSize", mc_sparse_sddmm_buffer_size(ma, mb, a, b, c, ctp, stream, &n));
   return n;
@@ -192,12 +192,12 @@ MC_EXPORT intptr_t mgpuSDDMMBufferSize(int32_t ma, int32_t mb, void *a, void *b,
 
 MC_EXPORT void mgpuSDDMM(int32_t ma, int32_t mb, void *a, void *b, void *c, int32_t ctp,
                          void *buf, CUstream stream) {
-  CHAIN_FLUSH("mgpuSDDMM");
+  SP_CHAIN_FLUSH("mgpuSDDMM");
   R("mgpuSDDMM", mc_sparse_sddmm(ma, mb, a, b, c, ctp, buf, stream));
 }
 
 MC_EXPORT void *mgpuSpGEMMCreateDescr(CUstream stream) {
-  CHAIN_FLUSH("mgpuSpGEMMCreateDescr");
+  SP_CHAIN_FLUSH("mgpuSpGEMMCreateDescr");
   (void)stream;
   void *d = NULL;
   R("mgpuSpGEMMCreateDescr", mc_sparse_spgemm_create_descr(&d));
@@ -205,7 +205,7 @@ MC_EXPORT void *mgpuSpGEMMCreateDescr(CUstream stream) {
 }
 
 MC_EXPORT void mgpuSpGEMMDestroyDescr(void *s, CUstream stream) {
-  CHAIN_FLUSH("mgpuSpGEMMDestroyDescr");
+  SP_CHAIN_FLUSH("mgpuSpGEMMDestroyDescr");
   (void)stream;
   R("mgpuSpGEMMDestroyDescr", mc_sparse_spgemm_destroy_descr(s));
 }
@@ -213,7 +213,7 @@ MC_EXPORT void mgpuSpGEMMDestroyDescr(void *s, CUstream stream) {
 MC_EXPORT intptr_t mgpuSpGEMMWorkEstimation(void *s, int32_t ma, int32_t mb, void *a, void *b,
                                             void *c, int32_t ctp, intptr_t bs, void *buf,
                                             CUstream stream) {
-  CHAIN_FLUSH("mgpuSpGEMMWorkEstimation");
+  SP_CHAIN_FLUSH("mgpuSpGEMMWorkEstimation");
   intptr_t n = 0;
   R("mgpuSpGEMMWorkEstimation",
     mc_sparse_spgemm_work_estimation(s, ma, mb, a, b, c, ctp, bs, buf, stream, &n));
@@ -222,7 +222,7 @@ MC_EXPORT intptr_t mgpuSpGEMMWorkEstimation(void *s, int32_t ma, int32_t mb, voi
 
 MC_EXPORT intptr_t mgpuSpGEMMCompute(void *s, int32_t ma, int32_t mb, void *a, void *b, void *c,
                                      int32_t ctp, intptr_t bsz2, void *buf2, CUstream stream) {
-  CHAIN_FLUSH("mgpuSpGEMMCompute");
+  SP_CHAIN_FLUSH("mgpuSpGEMMCompute");
   intptr_t n = 0;
   R("mgpuSpGEMMCompute", mc_sparse_spgemm_compute(s, ma, mb, a, b, c, ctp, bsz2, buf2, stream, &n));
   return n;
@@ -230,18 +230,18 @@ MC_EXPORT intptr_t mgpuSpGEMMCompute(void *s, int32_t ma, int32_t mb, void *a, v
 
 MC_EXPORT void mgpuSpGEMMCopy(void *s, int32_t ma, int32_t mb, void *a, void *b, void *c,
                               int32_t ctp, CUstream stream) {
-  CHAIN_FLUSH("mgpuSpGEMMCopy");
+  SP_CHAIN_FLUSH("mgpuSpGEMMCopy");
   R("mgpuSpGEMMCopy", mc_sparse_spgemm_copy(s, ma, mb, a, b, c, ctp, stream));
 }
 
 MC_EXPORT void mgpuSpMatGetSize(void *m, void *r, void *c, void *n, CUstream stream) {
-  CHAIN_FLUSH("mgpuSpMatGetSize");
+  SP_CHAIN_FLUSH("mgpuSpMatGetSize");
   (void)stream;
   R("mgpuSpMatGetSize", mc_sparse_spmat_get_size(m, r, c, n));
 }
 
 MC_EXPORT void mgpuSetCsrPointers(void *m, void *p, void *c, void *v, CUstream stream) {
-  CHAIN_FLUSH("mgpuSetCsrPointers");
+  SP_CHAIN_FLUSH("mgpuSetCsrPointers");
   (void)stream;
   R("mgpuSetCsrPointers", mc_sparse_set_csr_pointers(m, p, c, v));
 }
@@ -249,50 +249,50 @@ MC_EXPORT void mgpuSetCsrPointers(void *m, void *p, void *c, void *v, CUstream s
 /* ---- cuSPARSELt (2:4 structured sparsity) ---- */
 
 MC_EXPORT void mgpuCreateSparseLtEnv(void) {
-  CHAIN_FLUSH("mgpuCreateSparseLtEnv");
+  SP_CHAIN_FLUSH("mgpuCreateSparseLtEnv");
   R("mgpuCreateSparseLtEnv", mc_sparselt_env_create());
 }
 
 MC_EXPORT void mgpuDestroySparseLtEnv(void) {
-  CHAIN_FLUSH("mgpuDestroySparseLtEnv");
+  SP_CHAIN_FLUSH("mgpuDestroySparseLtEnv");
   R("mgpuDestroySparseLtEnv", mc_sparselt_env_destroy());
 }
 
 MC_EXPORT void mgpuCreateCuSparseLtDnMat(void *dh, intptr_t rows, intptr_t cols, void *values,
                                          int32_t dtp, CUstream stream) {
-  CHAIN_FLUSH("mgpuCreateCuSparseLtDnMat");
+  SP_CHAIN_FLUSH("mgpuCreateCuSparseLtDnMat");
   R("mgpuCreateCuSparseLtDnMat", mc_sparselt_create_dnmat(dh, rows, cols, values, dtp, stream));
 }
 
 MC_EXPORT void mgpuDestroyCuSparseLtDnMat(void *dh, CUstream stream) {
-  CHAIN_FLUSH("mgpuDestroyCuSparseLtDnMat");
+  SP_CHAIN_FLUSH("mgpuDestroyCuSparseLtDnMat");
   (void)stream;
   R("mgpuDestroyCuSparseLtDnMat", mc_sparselt_destroy_dnmat(dh));
 }
 
 MC_EXPORT void mgpuCusparseLtCreate2To4SpMat(void *sh, intptr_t rows, intptr_t cols, void *values,
                                              int32_t dtp, CUstream stream) {
-  CHAIN_FLUSH("mgpuCusparseLtCreate2To4SpMat");
+  SP_CHAIN_FLUSH("mgpuCusparseLtCreate2To4SpMat");
   R("mgpuCusparseLtCreate2To4SpMat",
     mc_sparselt_create_2to4_spmat(sh, rows, cols, values, dtp, stream));
 }
 
 MC_EXPORT void mgpuDestroyCuSparseLtSpMat(void *sh, CUstream stream) {
-  CHAIN_FLUSH("mgpuDestroyCuSparseLtSpMat");
+  SP_CHAIN_FLUSH("mgpuDestroyCuSparseLtSpMat");
   R("mgpuDestroyCuSparseLtSpMat", mc_sparselt_destroy_spmat(sh, stream));
 }
 
 MC_EXPORT void mgpuCuSparseLtSpMMBufferSize(void *bs, int32_t ma, int32_t mb, void *a, void *b,
                                             void *c, int32_t ctp, int32_t prune_flag,
                                             CUstream stream) {
-  CHAIN_FLUSH("mgpuCuSparseLtSpMMBufferSize");
+  SP_CHAIN_FLUSH("mgpuCuSparseLtSpMMBufferSize");
   R("mgpuCuSparseLtSpMMBufferSize",
     mc_sparselt_spmm_buffer_size(bs, ma, mb, a, b, c, ctp, prune_flag, stream));
 }
 
 MC_EXPORT void mgpuCuSparseLtSpMM(void *a, void *b, void *c, void *d_workspace, void *dA_compressed,
                                   void *dA_compressedBuffer, CUstream stream) {
-  CHAIN_FLUSH("mgpuCuSparseLtSpMM");
+  SP_CHAIN_FLUSH("mgpuCuSparseLtSpMM");
   R("mgpuCuSparseLtSpMM", mc_sparselt_spmm(a, b, c, d_workspace, dA_compressed,
                                            dA_compressedBuffer, stream));
 }
