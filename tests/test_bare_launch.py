@@ -183,20 +183,24 @@ def test_chain_replay_defers_and_replays_bare(make_runtime):
     for _ in range(2):  # the segment is seen again, its graph made, then replayed
         _chain_calls(rt, f, s, range(10))
     before = rt.fake.fake_bare_launches()
+    rt.mgpuEventDestroy(rt.mgpuEventCreate())  # lets the kept stream go (chain.c)
     made, synced = _chain_calls(rt, f, s, range(10))
     assert made == {GET: 1, "cuStreamIsCapturing": 1}, made
     assert synced == {GET: 1, "cuThreadExchangeStreamCaptureMode": 2, "cuGraphLaunch": 1,
                       "cuStreamSynchronize": 1}, synced
     # the replay ran in the stream's context (the fake counts each of its ten nodes)
     assert rt.fake.fake_bare_launches() == before + 10
+    # the synchronisation kept the stream: the next chain's launches make no driver call
+    made, synced = _chain_calls(rt, f, s, range(10))
+    assert made == {} and synced.get("cuGraphLaunch") == 1 and PUSH not in synced, synced
     # other values: the ten nodes are updated with the context pushed, then the same launch
     made, synced = _chain_calls(rt, f, s, range(100, 110))
-    assert made == {GET: 1, "cuStreamIsCapturing": 1}, made
+    assert made == {}, made
     assert synced.get("cuGraphExecKernelNodeSetParams") == 10 and synced.get("cuGraphLaunch") == 1
     assert synced.get(PUSH) == synced.get(POP) == 1 and "cuLaunchKernel" not in synced
-    assert ran(rt) == list(range(10)) * 4 + list(range(100, 110))
+    assert ran(rt) == list(range(10)) * 5 + list(range(100, 110))
     assert rt.fake.fake_current_context() is None
-    assert rt.stats()["chain_replays"] == 3  # from the third chain on
+    assert rt.stats()["chain_replays"] == 4  # from the third chain on
 
 
 def test_chain_replay_with_a_driver_that_refuses_bare_launches(make_runtime, capfd):

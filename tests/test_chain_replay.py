@@ -530,6 +530,7 @@ def test_random_programs_run_every_kernel_once_in_program_order(crt, seed):
     st = rt.stats()
     assert st["chain_deferred"] == n and st["launches"] == n
     assert st["chain_heads"] > 0  # each seed's program has heads (and, but seed 0, replays)
+    assert st["chain_kept_starts"] > 0  # and chains begun on a stream a sync kept
     stock = crt(chain="0")
     assert program(stock) == n and ran(stock) == list(range(1, n + 1))
 
@@ -568,3 +569,76 @@ def test_threads_chaining_on_their_own_streams_keep_each_order(crt):
         assert mine == sorted(mine)
     st = rt.stats()
     assert st["chain_deferred"] == 4 * 6 * 40 and st["launches"] == 4 * 6 * 40
+
+
+def test_a_synchronised_chain_keeps_its_stream_for_the_next_chain(crt):
+    """Kept stream (chain.c): after a chain and its own stream's synchronisation, the next chain's
+    first launch on that stream, of a kernel of the chain before, is appended with no driver call
+    (no capture check, context or stream binding: the synchronisation left the stream bound);
+    a chain beginning with another kernel takes the full path; every kernel runs once, in order,
+    with its own values."""
+    rt = crt()
+    f, g, h = kernels(rt, "f", "g", "h")
+    s = rt.mgpuStreamCreate()
+
+    def chain(first, k0=f):
+        for i, k in enumerate((k0, g, f)):
+            launch(rt, k, s, Args(first + i, 0))
+    chain(0)
+    rt.mgpuStreamSynchronize(s)
+    for c in range(1, 4):
+        before = len(rt.fake.log())
+        chain(10 * c)
+        assert rt.fake.log()[before:] == [], c  # not one driver call
+        rt.mgpuStreamSynchronize(s)
+        rt.mgpuStreamSynchronize(s)  # again, nothing pending: still kept
+    before = rt.fake.count("cuStreamIsCapturing")
+    chain(40, k0=h)  # h is not in the chain before: the full path
+    assert rt.fake.count("cuStreamIsCapturing") == before + 1
+    rt.mgpuStreamSynchronize(s)
+    assert ran(rt) == [0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32, 40, 41, 42]
+    assert rt.stats()["chain_kept_starts"] == 3
+
+
+LET_GO = [n for n in OBSERVERS if n not in ("mgpuStreamSynchronize", "mgpuStreamDestroy",
+                                             "mgpu_cached_driver_handle")]
+
+
+@pytest.mark.parametrize("name", LET_GO)
+def test_every_other_observation_point_lets_the_kept_stream_go(crt, name):
+    """Only a chain's launches on the kept stream, module look-ups and unloads, and the stream's
+    own synchronisation keep it: after any other observation point the next chain's first launch
+    takes the full path again, capture check included (a wait on an event could have joined the
+    stream to a capture)."""
+    rt = crt()
+    f, g = kernels(rt, "f", "g")
+    s, t = rt.mgpuStreamCreate(), rt.mgpuStreamCreate()
+    e = rt.mgpuEventCreate()
+    d = rt.mgpuMemAlloc(64, None, False)
+    hbuf = ctypes.create_string_buffer(64)
+    aux = {"e": e, "t": t, "d": d, "h": ctypes.addressof(hbuf), "g": g}
+    launch(rt, f, s, Args(1, 0))
+    rt.mgpuStreamSynchronize(s)  # kept
+    OBSERVERS[name][0](rt, s, aux)
+    before = rt.fake.count("cuStreamIsCapturing")
+    launch(rt, f, s, Args(2, 0))
+    assert rt.fake.count("cuStreamIsCapturing") == before + 1, name
+    rt.mgpuStreamSynchronize(s)
+    assert ran(rt)[0] == 1 and ran(rt)[-1] == 2
+    assert rt.stats()["chain_kept_starts"] == 0
+
+
+def test_a_kept_stream_is_destroyed_as_any_other(crt):
+    """The kept stream's use ends when it is destroyed: its driver stream goes back to the pool
+    and serves the next stream made (no second cuStreamCreate)."""
+    rt = crt()
+    f, = kernels(rt, "f")
+    s = rt.mgpuStreamCreate()
+    launch(rt, f, s, Args(1, 0))
+    rt.mgpuStreamSynchronize(s)  # kept
+    rt.mgpuStreamDestroy(s)
+    s2 = rt.mgpuStreamCreate()
+    launch(rt, f, s2, Args(2, 0))
+    rt.mgpuStreamSynchronize(s2)
+    rt.mgpuStreamDestroy(s2)
+    assert ran(rt) == [1, 2] and rt.fake.count("cuStreamCreate") == 1

@@ -225,7 +225,9 @@ MC_EXPORT void mgpuStreamDestroy(CUstream stream) {
 MC_EXPORT void mgpuStreamSynchronize(CUstream stream) {
   MC_TRACE_CALL(mc_trace_StreamSynchronize(mgpuStreamSynchronize, stream));
   if (mc_disabled()) return mc_stock_stream_synchronize(stream);
-  CHAIN_FLUSH("mgpuStreamSynchronize");
+  /* chain replay: what is pending is submitted; a chain on this stream leaves it kept (chain.h) */
+  FAULT_CHECK();
+  FAILED_REPORT("mgpuStreamSynchronize", mc_chain_flush_sync(stream));
   /* the NULL stream on a broken device: stock's cuStreamSynchronize(NULL) in the caller's
    * context (what stock reports: the sticky error, or INVALID_CONTEXT where none is current) */
   if (!stream && mc_ctx_trouble() && mc_ctx_broken(mc_thread_device())) {

@@ -133,6 +133,31 @@ static struct {
                                 launches (0: at the flush; set when the segment begins) */
   CUstream last_chain;       /* handle of the last chain ended, and its length */
   int last_chain_len;
+  /* Kept stream (issue 21 item 2). A chain that its own stream's synchronisation ended
+   * (mc_chain_flush_sync) keeps that handle's use, and a memo of its kernels (function,
+   * CUfunction, argument sizes, dynamic shared memory of its first LOOKBACK distinct kernels):
+   * the next chain's first launch on the handle, of a kernel of the memo, begins a segment with
+   * that use as mc_chain_append appends (append_kept: no stream use or binding, context, capture
+   * check or function resolution; the stream stays bound across the synchronisation), and a
+   * later launch of that chain of a kernel not pending yet but in the memo is appended as well
+   * (as safe as one pending: the chain's stream has seen no observation point since). Only the
+   * module look-ups and unloads, launches on the kept handle and its own synchronisation leave it
+   * kept; every other flush lets it go (drop_kept_locked). So nothing can have begun a capture
+   * on it or pinned it meanwhile: the program has no driver handle of the library's stream, and
+   * a capture reaches a stream only through an event wait on it (an mgpu* call, which flushes).
+   * kept implies n == 0. */
+  int kept;                  /* atomic: 1 while kept_use is held */
+  CUstream kept_handle;      /* atomic (read unlocked): the kept handle */
+  mc_stream_use kept_use;    /* the handle's use, held while kept */
+  struct {                   /* the kept chain's kernels (its first LOOKBACK distinct ones) */
+    const void *key;
+    CUfunction cf;
+    const pinfo *pi;
+    unsigned smem;
+  } memo[LOOKBACK];
+  int memo_n;
+  CUstream memo_handle;      /* the handle the memo serves: the kept one, then the segment
+                                begun on it, until that chain ends (NULL: none) */
   chain_exec *cache[CACHE];
   uint64_t tick;
   pinfo pinfos[PINFO_SLOTS];
@@ -263,8 +288,11 @@ static int seen_recently_locked(uint64_t sig, int n, CUstream stream) {
  * yields a build request, a launch whose one-node exec does not exist yet a prep request (both
  * made after the unlock). `continues`: the chain goes on after it (a head, a full segment), so
  * the segment does not end the chain. */
+static void drop_kept_locked(CUstream handle);
+static void memo_locked(int n);
+
 static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **victim,
-                               int continues) {
+                               int continues, int keep) {
   mc_status st = MC_OK;
   if (!g_chain.n) return st;
   CUstream stream = g_chain.use.stream;
@@ -335,12 +363,65 @@ static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **vi
     g_chain.chain_len = 0;
     g_chain.headed = 0;
   }
+  drop_kept_locked(NULL); /* none while launches were pending: kept implies n == 0 */
+  if (keep && !continues && !MC_FAILED(st) && g_chain.use.rec) { /* the stream stays kept */
+    g_chain.kept_use = g_chain.use;
+    memo_locked(n);
+    g_chain.memo_handle = g_chain.handle;
+    __atomic_store_n(&g_chain.kept_handle, g_chain.handle, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_chain.kept, 1, __ATOMIC_RELEASE);
+  } else {
+    mc_stream_use_end(&g_chain.use);
+    if (!continues) g_chain.memo_handle = NULL; /* the chain the memo served ended */
+  }
+  g_chain.use.rec = NULL;
   g_chain.n = 0;
   g_chain.argused = 0;
-  mc_stream_use_end(&g_chain.use);
   __atomic_store_n(&g_chain.handle, NULL, __ATOMIC_RELEASE);
   __atomic_store_n(&g_chain.pending, 0, __ATOMIC_RELEASE);
   return st;
+}
+
+/* Let go of the kept stream, if any, and of its memo unless a segment on the same handle begins
+ * (`handle`: the full path's launch on it, which held its own use; NULL otherwise). Lock held. */
+static void drop_kept_locked(CUstream handle) {
+  if (!g_chain.kept) return;
+  CUstream kept = g_chain.kept_handle;
+  __atomic_store_n(&g_chain.kept, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&g_chain.kept_handle, NULL, __ATOMIC_RELEASE);
+  mc_stream_use_end(&g_chain.kept_use);
+  g_chain.kept_use.rec = NULL;
+  if (handle && kept == handle) return; /* the memo serves the segment now */
+  g_chain.memo_n = 0;
+  g_chain.memo_handle = NULL;
+}
+
+/* The memo of a chain ending on its kept stream: its first LOOKBACK distinct kernels (with their
+ * dynamic shared memory), from the segment's n launches in l[] (lock held). */
+static void memo_locked(int n) {
+  int m = 0;
+  for (int i = 0; i < n && m < LOOKBACK; ++i) {
+    const seg_launch *p = &g_chain.l[i];
+    int seen = 0;
+    for (int j = 0; j < m && !seen; ++j)
+      seen = g_chain.memo[j].key == p->key && g_chain.memo[j].smem == p->d.smem;
+    if (seen) continue;
+    g_chain.memo[m].key = p->key;
+    g_chain.memo[m].cf = p->cf;
+    g_chain.memo[m].pi = p->pi;
+    g_chain.memo[m].smem = p->d.smem;
+    ++m;
+  }
+  g_chain.memo_n = m;
+}
+
+/* The memo's entry for a launch of `key` with `smem` dynamic shared memory on `handle`, or -1
+ * (lock held). */
+static int memo_find_locked(CUstream handle, const void *key, unsigned smem) {
+  if (g_chain.memo_handle != handle) return -1;
+  for (int j = 0; j < g_chain.memo_n; ++j)
+    if (g_chain.memo[j].key == key && g_chain.memo[j].smem == smem) return j;
+  return -1;
 }
 
 /* Make the chain exec of a submitted segment (no lock held) and cache it. */
@@ -446,34 +527,54 @@ void mc_chain_settle_verify_used(void) {
     if (owed & 1) mc_ctx_verify(d);
 }
 
-static mc_status flush_unless(CUstream handle, int any) __attribute__((noinline));
-static mc_status flush_unless(CUstream handle, int any) {
+/* What a flush submits, and which kept stream survives it: FLUSH_ANY everything, none;
+ * FLUSH_OTHER (a launch on `handle`) everything unless pending on `handle`, one kept on
+ * `handle`; FLUSH_SYNC (a synchronisation of `handle`) everything, and a segment of `handle`'s
+ * ends with the stream kept (as does one kept already). */
+enum { FLUSH_OTHER, FLUSH_ANY, FLUSH_SYNC };
+
+static mc_status flush_unless(CUstream handle, int mode) __attribute__((noinline));
+static mc_status flush_unless(CUstream handle, int mode) {
   if (__atomic_load_n(&g_chain.has_unreported, __ATOMIC_ACQUIRE)) {
     pthread_mutex_lock(&g_chain.lock);
     mc_status st = g_chain.unreported;
     int had = g_chain.has_unreported;
     __atomic_store_n(&g_chain.has_unreported, 0, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&g_chain.lock);
-    mc_status st2 = flush_unless(handle, any);
+    mc_status st2 = flush_unless(handle, mode);
     return had ? st : st2;
   }
-  if (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE)) return MC_OK;
+  if (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE)) {
+    /* a kept stream other than `handle` is let go (FLUSH_ANY: handle NULL, never kept) */
+    if (__atomic_load_n(&g_chain.kept, __ATOMIC_ACQUIRE) &&
+        __atomic_load_n(&g_chain.kept_handle, __ATOMIC_ACQUIRE) != handle) {
+      pthread_mutex_lock(&g_chain.lock);
+      if (!g_chain.n && g_chain.kept_handle != handle) drop_kept_locked(NULL);
+      pthread_mutex_unlock(&g_chain.lock);
+    }
+    if (__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE) == 0) return MC_OK;
+  }
   /* A launch on the pending stream: nothing to do (mc_chain_defer checks again under the lock,
    * so a stale read here only costs that check). */
-  if (!any && __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) == handle) return MC_OK;
+  if (mode == FLUSH_OTHER && __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) == handle)
+    return MC_OK;
   mc_chain_settle_verify(); /* before anything pending is submitted (chain.h) */
   build_req *req = NULL;
   prep_req *prep = NULL;
   chain_exec *victim = NULL;
   mc_status st = MC_OK;
   pthread_mutex_lock(&g_chain.lock);
-  if (g_chain.n && (any || g_chain.handle != handle)) st = submit_locked(&req, &prep, &victim, 0);
+  if (g_chain.n && (mode != FLUSH_OTHER || g_chain.handle != handle))
+    st = submit_locked(&req, &prep, &victim, 0, mode == FLUSH_SYNC && g_chain.handle == handle);
+  if (g_chain.kept_handle != handle) drop_kept_locked(NULL);
   pthread_mutex_unlock(&g_chain.lock);
   finish(req, prep, victim);
   return st;
 }
 
-mc_status mc_chain_flush_used(void) { return flush_unless(NULL, 1); }
+mc_status mc_chain_flush_used(void) { return flush_unless(NULL, FLUSH_ANY); }
+
+mc_status mc_chain_flush_sync_used(CUstream handle) { return flush_unless(handle, FLUSH_SYNC); }
 
 /* The launch path's call (abi_cuda.c: before every launch while chain replay was ever used): a
  * launch on the pending stream, with no failure to report, returns here without flush_unless's
@@ -483,7 +584,7 @@ mc_status mc_chain_flush_other_used(CUstream handle) {
       (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE) ||
        __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) == handle))
     return MC_OK;
-  return flush_unless(handle, 0);
+  return flush_unless(handle, FLUSH_OTHER);
 }
 
 static void chain_flush_at_exit(void) { (void)mc_chain_flush_used(); }
@@ -537,10 +638,12 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, mc_ctx_scope *scope, con
   int deferrable = pi && pi->n >= 0 && (pi->n == 0 || params);
   if (g_chain.n && (!deferrable || g_chain.handle != handle || g_chain.n == MAX_SEG ||
                     g_chain.argused + (pi ? pi->bytes : 0) > ARG_BYTES))
-    *st = submit_locked(&req, &prep, &victim, deferrable && g_chain.handle == handle);
+    *st = submit_locked(&req, &prep, &victim, deferrable && g_chain.handle == handle, 0);
   if (deferrable && pi->bytes > ARG_BYTES) deferrable = 0;
   if (deferrable) {
     if (!g_chain.n) { /* the segment holds the handle's use until it is submitted */
+      drop_kept_locked(handle); /* a kept stream's use (this handle's too: the launch has its
+                                   own); the memo stays for a segment on the kept handle */
       g_chain.split_at = split_at_locked(handle);
       g_chain.use = *use;
       use->rec = NULL;
@@ -556,7 +659,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, mc_ctx_scope *scope, con
     MC_STAT_INC(chain_deferred);
     if (g_chain.n == g_chain.split_at && !req && !prep && !victim) { /* head start */
       if (!g_chain.headed) MC_STAT_INC(chain_heads);
-      mc_status hst = submit_locked(&req, &prep, &victim, 1);
+      mc_status hst = submit_locked(&req, &prep, &victim, 1, 0);
       g_chain.headed = 1;
       if (!MC_FAILED(*st)) *st = hst;
     }
@@ -566,11 +669,65 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, mc_ctx_scope *scope, con
   return deferrable;
 }
 
+/* Append a launch of `key` whose CUfunction and argument sizes an earlier launch gave: 1, or 0
+ * when it does not fit the segment (lock held; the segment is pending on the launch's handle). */
+static inline int append_as_locked(const void *key, CUfunction cf, const pinfo *pi,
+                                   const mc_graph_dims *d, void **params) {
+  if ((pi->n && !params) || g_chain.argused + pi->bytes > ARG_BYTES) return 0;
+  append_locked(key, cf, d, pi, params);
+  return 1;
+}
+
+/* mc_chain_append past the launch before: a launch of `key` among the segment's last LOOKBACK,
+ * else in the memo of the kept chain the segment began from (lock held). */
+static int append_found_locked(CUstream handle, const void *key, const mc_graph_dims *d,
+                               void **params) __attribute__((noinline));
+static int append_found_locked(CUstream handle, const void *key, const mc_graph_dims *d,
+                               void **params) {
+  int n = g_chain.n;
+  for (int j = n - 2; j >= 0 && j >= n - LOOKBACK; --j) {
+    const seg_launch *p = &g_chain.l[j];
+    if (p->key == key && p->d.smem == d->smem)
+      return append_as_locked(key, p->cf, p->pi, d, params);
+  }
+  int m = memo_find_locked(handle, key, d->smem); /* a kernel of the kept chain */
+  return m >= 0 && append_as_locked(key, g_chain.memo[m].cf, g_chain.memo[m].pi, d, params);
+}
+
+/* The first launch of a chain on the kept stream (kept stream, above): 1 when it began the
+ * segment, 0 for the full path. */
+static int append_kept(CUstream handle, const void *key, const mc_graph_dims *d, void **params) {
+  /* a module unloaded by another thread since the memo's launch: the full path reports it */
+  if (!mc_function_live(key)) return 0;
+  int done = 0;
+  pthread_mutex_lock(&g_chain.lock);
+  int j = !g_chain.n && g_chain.kept && g_chain.kept_handle == handle
+              ? memo_find_locked(handle, key, d->smem)
+              : -1;
+  const pinfo *pi = j >= 0 ? g_chain.memo[j].pi : NULL;
+  if (pi && !(pi->n && !params) && pi->bytes <= ARG_BYTES) {
+    g_chain.use = g_chain.kept_use; /* the segment takes the kept use over (the memo stays) */
+    g_chain.kept_use.rec = NULL;
+    __atomic_store_n(&g_chain.kept_handle, NULL, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_chain.kept, 0, __ATOMIC_RELEASE);
+    g_chain.split_at = split_at_locked(handle);
+    __atomic_store_n(&g_chain.handle, handle, __ATOMIC_RELEASE);
+    append_locked(key, g_chain.memo[j].cf, d, pi, params);
+    __atomic_store_n(&g_chain.pending, 1, __ATOMIC_RELEASE);
+    MC_STAT_INC(chain_kept_starts);
+    done = 1;
+  }
+  pthread_mutex_unlock(&g_chain.lock);
+  return done;
+}
+
 int mc_chain_append_used(CUstream handle, const void *key, const mc_graph_dims *d,
                          void **params) {
-  if (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE) ||
-      __atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) != handle)
-    return 0;
+  if (!__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE))
+    return __atomic_load_n(&g_chain.kept, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&g_chain.kept_handle, __ATOMIC_ACQUIRE) == handle &&
+           append_kept(handle, key, d, params);
+  if (__atomic_load_n(&g_chain.handle, __ATOMIC_ACQUIRE) != handle) return 0;
   /* a module unloaded by another thread since the earlier launch: the full path reports it */
   if (!mc_function_live(key)) return 0;
   int done = 0;
@@ -578,15 +735,11 @@ int mc_chain_append_used(CUstream handle, const void *key, const mc_graph_dims *
   int n = g_chain.n;
   /* the launch at which the segment is submitted early takes the full path (mc_chain_defer) */
   if (n && n < MAX_SEG && g_chain.handle == handle && n + 1 != g_chain.split_at) {
-    for (int j = n - 1; j >= 0 && j >= n - LOOKBACK; --j) {
-      const seg_launch *p = &g_chain.l[j];
-      if (p->key != key || p->d.smem != d->smem) continue;
-      const pinfo *pi = p->pi;
-      if ((pi->n && !params) || g_chain.argused + pi->bytes > ARG_BYTES) break;
-      append_locked(key, p->cf, d, pi, params);
-      done = 1;
-      break;
-    }
+    const seg_launch *p = &g_chain.l[n - 1]; /* most often the kernel launched last */
+    if (p->key == key && p->d.smem == d->smem)
+      done = append_as_locked(key, p->cf, p->pi, d, params);
+    else
+      done = append_found_locked(handle, key, d, params);
   }
   pthread_mutex_unlock(&g_chain.lock);
   return done; /* counted by the caller (launch.c), with the launch */
@@ -611,6 +764,9 @@ void mc_chain_forget_device(int device) {
   (void)device;
   pthread_mutex_lock(&g_chain.lock);
   if (g_chain.n) mc_stream_use_end(&g_chain.use);
+  drop_kept_locked(NULL);
+  g_chain.memo_n = 0; /* the kernels' CUfunctions belong to the dead context */
+  g_chain.memo_handle = NULL;
   g_chain.n = 0;
   g_chain.argused = 0;
   __atomic_store_n(&g_chain.handle, NULL, __ATOMIC_RELEASE);
@@ -632,6 +788,11 @@ void mc_chain_fork_child(void) {
   g_chain.has_unreported = 0;
   g_chain.handle = NULL;
   g_chain.use.rec = NULL;
+  g_chain.kept = 0;
+  g_chain.kept_handle = NULL;
+  g_chain.kept_use.rec = NULL;
+  g_chain.memo_n = 0;
+  g_chain.memo_handle = NULL;
   forget_history();
   memset(g_chain.pinfos, 0, sizeof g_chain.pinfos);
   pthread_mutex_init(&g_chain.lock, NULL);

@@ -71,6 +71,15 @@ static inline mc_status mc_chain_flush(void) {
   return mc_chain_quiet() ? MC_OK : mc_chain_flush_used();
 }
 
+/* Before a synchronisation of `handle`: submit whatever is pending (any stream). A chain that
+ * ends here, pending on `handle`, leaves `handle` kept (chain.c: its use held, so the chain's
+ * next first launch on it is appended with no stream, context or capture work); a stream kept
+ * otherwise is let go, as by every other flush. */
+mc_status mc_chain_flush_sync_used(CUstream handle);
+static inline mc_status mc_chain_flush_sync(CUstream handle) {
+  return mc_chain_quiet() ? MC_OK : mc_chain_flush_sync_used(handle);
+}
+
 /* Flush unless the pending launches are on `handle` (a launch on it is about to be deferred). */
 static inline mc_status mc_chain_flush_other(CUstream handle) {
   return mc_chain_quiet() ? MC_OK : mc_chain_flush_other_used(handle);

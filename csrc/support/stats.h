@@ -105,6 +105,7 @@
   X(chain_deferred, "launches deferred by chain replay (MGPU_CACHED_CHAIN=1)")                \
   X(chain_flushes, "deferred segments submitted (at an observation point; full; a head)")     \
   X(chain_heads, "heads of long chains submitted early (chain.c)")                            \
+  X(chain_kept_starts, "chains begun on the stream their last synchronisation kept (chain.c)") \
   X(chain_replays, "segments submitted as one launch of a chain graph")                       \
   X(chain_instantiates, "chain graphs made (a segment seen again among the last 8)")         \
   X(chain_node_updates, "chain graph nodes updated before a replay")                         \
