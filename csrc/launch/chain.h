@@ -86,21 +86,24 @@ static inline mc_status mc_chain_flush_other(CUstream handle) {
 }
 
 /* Defer a launch of `cf` (identity `key`) on the library stream `handle`, in use through `use`,
- * in the launch's context scope (context.h: perhaps bare, settled here before the one driver call
- * a deferral can make, the kernel's argument sizes at its first launch). 1: deferred (if it is the first pending launch, the chain takes over
- * `use`: use->rec becomes NULL); *st holds the failure of an earlier pending launch submitted
- * meanwhile, if any. 0: not deferred (pending launches were flushed first: launch it now). */
+ * in the launch's context scope (context.h: perhaps bare, settled here before the one driver
+ * call a deferral can make, the kernel's argument sizes at its first launch). 1: deferred (if it
+ * is the first pending launch, the chain takes over `use`: use->rec becomes NULL); *st holds the
+ * failure of an earlier pending launch submitted meanwhile, if any. 0: not deferred (pending
+ * launches were flushed first: launch it now). */
 int mc_chain_defer(CUstream handle, mc_stream_use *use, mc_ctx_scope *scope, const void *key,
                    CUfunction cf, const mc_graph_dims *d, void **params, mc_status *st);
 
-/* The fast path of a launch on the stream whose launches are pending (launch.c calls it before
- * anything else): when an earlier pending launch of the same function (`key`) with the same
- * dynamic shared memory lies among the segment's last launches, this one is appended with that
- * launch's CUfunction and argument sizes. No driver call, no context and no use of the handle:
- * the segment already holds the handle's use, and every call that could pin or destroy the
- * stream flushes first; the function handle is checked to be live (another thread may have
- * unloaded its module since the earlier launch). 1: deferred (the caller counts chain_deferred);
- * 0: take the full path (which may defer it too). */
+/* The fast path of a launch on the stream whose launches are pending, or which the last chain's
+ * synchronisation kept (chain.c; launch.c calls it before anything else): when an earlier
+ * pending launch of the same function (`key`) with the same dynamic shared memory lies among the
+ * segment's last launches, or the kept chain's memo holds it, this one is appended with that
+ * launch's CUfunction and argument sizes (on a kept stream, beginning the segment with the kept
+ * use). No driver call, no context and no use of the handle: the segment (or the kept stream)
+ * already holds the handle's use, and every call that could pin or destroy the stream flushes
+ * first; the function handle is checked to be live (another thread may have unloaded its module
+ * since the earlier launch). 1: deferred (the caller counts chain_deferred); 0: take the full
+ * path (which may defer it too). */
 int mc_chain_append_used(CUstream handle, const void *key, const mc_graph_dims *d, void **params);
 static inline int mc_chain_append(CUstream handle, const void *key, const mc_graph_dims *d,
                                   void **params) {
