@@ -51,11 +51,7 @@ static int report_sparse(const char *where, mc_status st) {
  * launches deferred so far (one atomic load when nothing is pending): its cuSPARSE call may be
  * enqueued on their stream behind them, or read what they write. A failure of theirs is reported
  * under this entry point's name, as abi_cuda.c's CHAIN_FLUSH does. */
-#define SP_CHAIN_FLUSH(where)                                                                      \
-  do {                                                                                             \
-    mc_status cf_st_ = mc_chain_flush();                                                           \
-    if (MC_FAILED(cf_st_)) mc_report((where), cf_st_, NULL);                                       \
-  } while (0)
+#define SP_CHAIN_FLUSH(where) (void)R(where, mc_chain_flush())
 
 MC_EXPORT void mgpuCreateSparseEnv(void) {
   SP_CHAIN_FLUSH("mgpuCreateSparseEnv");

@@ -363,7 +363,7 @@ static mc_status submit_locked(build_req **req, prep_req **prep, chain_exec **vi
     g_chain.chain_len = 0;
     g_chain.headed = 0;
   }
-  drop_kept_locked(NULL); /* none while launches were pending: kept implies n == 0 */
+  /* nothing is kept here: a segment begins only after the kept stream was let go or taken */
   if (keep && !continues && !MC_FAILED(st) && g_chain.use.rec) { /* the stream stays kept */
     g_chain.kept_use = g_chain.use;
     memo_locked(n);
@@ -549,10 +549,10 @@ static mc_status flush_unless(CUstream handle, int mode) {
     if (__atomic_load_n(&g_chain.kept, __ATOMIC_ACQUIRE) &&
         __atomic_load_n(&g_chain.kept_handle, __ATOMIC_ACQUIRE) != handle) {
       pthread_mutex_lock(&g_chain.lock);
-      if (!g_chain.n && g_chain.kept_handle != handle) drop_kept_locked(NULL);
+      if (g_chain.kept_handle != handle) drop_kept_locked(NULL);
       pthread_mutex_unlock(&g_chain.lock);
     }
-    if (__atomic_load_n(&g_chain.pending, __ATOMIC_ACQUIRE) == 0) return MC_OK;
+    return MC_OK;
   }
   /* A launch on the pending stream: nothing to do (mc_chain_defer checks again under the lock,
    * so a stale read here only costs that check). */
@@ -627,6 +627,20 @@ static void append_locked(const void *key, CUfunction cf, const mc_graph_dims *d
   }
 }
 
+/* A segment begins on `handle`, holding the handle's use `use` until it is submitted (use->rec
+ * becomes NULL: the segment's now). Lock held, nothing pending. */
+static void begin_segment_locked(CUstream handle, mc_stream_use *use) {
+  g_chain.split_at = split_at_locked(handle);
+  g_chain.use = *use;
+  use->rec = NULL;
+  __atomic_store_n(&g_chain.handle, handle, __ATOMIC_RELEASE);
+}
+
+/* Whether a launch with argument sizes `pi` fits the pending segment (lock held). */
+static int fits_locked(const pinfo *pi, void **params) {
+  return !(pi->n && !params) && g_chain.argused + pi->bytes <= ARG_BYTES;
+}
+
 int mc_chain_defer(CUstream handle, mc_stream_use *use, mc_ctx_scope *scope, const void *key,
                    CUfunction cf, const mc_graph_dims *d, void **params, mc_status *st) {
   *st = MC_OK;
@@ -641,13 +655,10 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, mc_ctx_scope *scope, con
     *st = submit_locked(&req, &prep, &victim, deferrable && g_chain.handle == handle, 0);
   if (deferrable && pi->bytes > ARG_BYTES) deferrable = 0;
   if (deferrable) {
-    if (!g_chain.n) { /* the segment holds the handle's use until it is submitted */
+    if (!g_chain.n) {
       drop_kept_locked(handle); /* a kept stream's use (this handle's too: the launch has its
                                    own); the memo stays for a segment on the kept handle */
-      g_chain.split_at = split_at_locked(handle);
-      g_chain.use = *use;
-      use->rec = NULL;
-      __atomic_store_n(&g_chain.handle, handle, __ATOMIC_RELEASE);
+      begin_segment_locked(handle, use);
       if (!g_chain.exit_registered) { /* after cuInit's own exit handler: runs before it */
         g_chain.exit_registered = atexit(chain_flush_at_exit) == 0;
         mc_module_set_unload_hook(flush_before_unload);
@@ -673,7 +684,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, mc_ctx_scope *scope, con
  * when it does not fit the segment (lock held; the segment is pending on the launch's handle). */
 static inline int append_as_locked(const void *key, CUfunction cf, const pinfo *pi,
                                    const mc_graph_dims *d, void **params) {
-  if ((pi->n && !params) || g_chain.argused + pi->bytes > ARG_BYTES) return 0;
+  if (!fits_locked(pi, params)) return 0;
   append_locked(key, cf, d, pi, params);
   return 1;
 }
@@ -704,15 +715,11 @@ static int append_kept(CUstream handle, const void *key, const mc_graph_dims *d,
   int j = !g_chain.n && g_chain.kept && g_chain.kept_handle == handle
               ? memo_find_locked(handle, key, d->smem)
               : -1;
-  const pinfo *pi = j >= 0 ? g_chain.memo[j].pi : NULL;
-  if (pi && !(pi->n && !params) && pi->bytes <= ARG_BYTES) {
-    g_chain.use = g_chain.kept_use; /* the segment takes the kept use over (the memo stays) */
-    g_chain.kept_use.rec = NULL;
+  if (j >= 0 && fits_locked(g_chain.memo[j].pi, params)) {
     __atomic_store_n(&g_chain.kept_handle, NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&g_chain.kept, 0, __ATOMIC_RELEASE);
-    g_chain.split_at = split_at_locked(handle);
-    __atomic_store_n(&g_chain.handle, handle, __ATOMIC_RELEASE);
-    append_locked(key, g_chain.memo[j].cf, d, pi, params);
+    begin_segment_locked(handle, &g_chain.kept_use); /* the kept use taken over; memo stays */
+    append_locked(key, g_chain.memo[j].cf, d, g_chain.memo[j].pi, params);
     __atomic_store_n(&g_chain.pending, 1, __ATOMIC_RELEASE);
     MC_STAT_INC(chain_kept_starts);
     done = 1;
