@@ -13,15 +13,4 @@ set -u
 timeout 120 python3 -m pytest -q -rf --tb=short tests/gpu/test_gpu.py -k chain > $O/pytest-gpu-chain.log 2>&1
 tail -3 $O/pytest-gpu-chain.log
 chain_split_build || exit 1
-export MGPU_CACHED_GRAPH=1 MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged
-for r in $(seq 12); do
-  for k in 10 20 40 100; do
-    echo "$r now $(timeout 60 /tmp/csp /tmp/empty.fatbin cu_graphK $k 2000)"
-    for m in mgpu mgpu19exe mgpu19; do
-      echo "$r now $(timeout 60 /tmp/csp /tmp/empty.fatbin $m $k 2000)"
-      echo "$r start $(LD_PRELOAD=$S timeout 60 /tmp/csp /tmp/empty.fatbin $m $k 2000)"
-    done
-  done
-done > $O/chain_split.raw
-python3 benchmarks/chain_split_table.py $O/chain_split.raw > $O/chain_split.md 2>&1
-cat $O/chain_split.md
+chain_split_rounds 12 "10 20 40 100"

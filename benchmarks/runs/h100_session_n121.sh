@@ -15,17 +15,7 @@ timeout 120 python3 -m pytest -q -rf --tb=short tests/gpu/test_gpu.py -k chain >
 tail -3 $O/pytest-gpu-chain.log
 chain_split_build || exit 1
 export MGPU_CACHED_GRAPH=1 MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged
-for r in $(seq 12); do
-  for k in 10 40 100; do
-    echo "$r now $(timeout 60 /tmp/csp /tmp/empty.fatbin cu_graphK $k 2000)"
-    for m in mgpu mgpu19exe mgpu19; do
-      echo "$r now $(timeout 60 /tmp/csp /tmp/empty.fatbin $m $k 2000)"
-      echo "$r start $(LD_PRELOAD=$S timeout 60 /tmp/csp /tmp/empty.fatbin $m $k 2000)"
-    done
-  done
-done > $O/chain_split.raw
-python3 benchmarks/chain_split_table.py $O/chain_split.raw > $O/chain_split.md 2>&1
-cat $O/chain_split.md
+chain_split_rounds 12 "10 40 100"
 # benchmarks/chains.py (chain replay on and off, the hand-made graph), K = 10 and 100, 4 rounds
 timeout 330 python3 benchmarks/chains.py --out /tmp/ch --k 10,100 --llvm 22,19,19exe --rounds 4 --reps 3 \
   --launches 3000 > /tmp/chains.log 2>&1; echo "rc=$?" >> /tmp/chains.log

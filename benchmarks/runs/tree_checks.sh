@@ -33,8 +33,8 @@
 #                                   rounds and each K of KS ("10 100"), the hand-made graph and the
 #                                   three shapes (mgpu, mgpu19exe, mgpu19) with this library and
 #                                   the starting tree preloaded, interleaved, into
-#                                   $O/chain_split.raw and its tables $O/chain_split.md (the loop
-#                                   of runs N115-N122)
+#                                   $O/chain_split.raw and its tables $O/chain_split.md (runs
+#                                   N115-N122, N126, N129, N130)
 #   chains_now_start LLVMS          chain replay against the hand-made graph (benchmarks/chains.py,
 #                                   K = 10 and 100, the LLVM shapes LLVMS, e.g. 22,19,19exe) with
 #                                   this library and with the starting tree preloaded, into
