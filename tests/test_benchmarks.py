@@ -743,3 +743,31 @@ def test_medians_per_round_ratio_cancels_a_drift(tmp_path):
     assert "| 256 | 20.40 | 30.00 | 1.020× (1.020, 1.020) |" in md  # round 5 counts in the medians
     assert "cached / stock per round" in md.splitlines()[0]
     assert "ratio" not in medians.table(lines, "us").splitlines()[0]
+
+
+def test_launch_path_probe_times_the_thread_cache_hit_path(tmp_path):
+    """benchmarks/conc/launch_path.py's probe against quick_driver.c over the fake driver: every
+    mode prints a time per thread count, every iteration launched through the library (its
+    `launches` counter), and in the LLVM <= 20 shapes every load but each thread's first was
+    answered from the thread's cache (the path the probe is meant to time)."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    spec = importlib.util.spec_from_file_location("launch_path",
+                                                  ROOT / "benchmarks" / "conc" / "launch_path.py")
+    lp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lp)
+    exe, quick = lp.build(tmp_path)
+    env = dict(os.environ, MGPU_CACHED_BACKEND="cuda", MGPU_CACHED_GRAPH="0",
+               MGPU_CACHED_CUDA_DRIVER=str(quick))
+    env.pop("MGPU_CACHED_DISABLE", None)
+    iters = 300
+    for mode in lp.MODES:
+        out = subprocess.run([str(exe), mode, str(lp.BLOB), str(iters), "1", "2"], env=env,
+                             check=True, capture_output=True, text=True).stdout.split("\n")
+        assert [x.split()[:2] for x in out[:2]] == [[mode, "1"], [mode, "2"]]
+        assert all(float(x.split()[2]) > 0 for x in out[:2])
+        stats = out[2].split()
+        launches, hits = int(stats[2]), int(stats[4])
+        assert launches == 3 * 5 * iters  # one thread, then two
+        # each thread's set-up load takes the locked way (its cache has no entry yet)
+        assert hits == (3 * 5 * iters if mode in ("exe", "heap") else 0)

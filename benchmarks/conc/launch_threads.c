@@ -28,9 +28,12 @@
  *   driver-nocontext-checks   driver-nocontext with the two driver calls the library's bare
  *              launch of LLVM <= 20 code makes beside it: cuCtxGetCurrent (is a context current?)
  *              and cuCtxGetId (the module load's reset check, context.h): their bound under threads
- *   LT_SPIN_NS=N in the environment: the driver modes spin for N ns of host work (a clock read
- *              loop) before each launch: what host work beside the driver's costs under threads
+ *   LT_SPIN_NS=N in the environment: the driver modes spin for N ns of host work (a counted
+ *              loop, calibrated at start) before each launch: what host work beside the driver's costs under threads
  *              (issue 21: how much of a loss a runtime's own work per launch can explain)
+ *   LT_COMPARE=1 in the environment: the driver modes compare BLOB's bytes on the heap with a
+ *              copy before each launch (memcmp), as a verified module cache must at every load of
+ *              a blob it cannot prove unchanged (mgpu-load's heap blob): the bound of that shape
  *   driver-nocontext / driver-graph-nocontext   a probe: cuLaunchKernel / cuGraphLaunch on the
  *              thread's stream with NO context current and none pushed (the stream names its
  *              context); whether the driver accepts that (else "failed: <code>" and exit 1) and
@@ -80,12 +83,32 @@ static double now(void) {
 }
 
 static long g_spin_ns; /* LT_SPIN_NS: host work before each launch of the driver modes */
+static unsigned char *g_copy; /* LT_COMPARE=1: a copy of the heap blob, compared before each launch */
+
+static long g_spin_iters; /* iterations of spin_loop that take g_spin_ns (calibrated at start) */
+
+static void spin_loop(long n) {
+  for (volatile long i = 0; i < n; i = i + 1) {
+  }
+}
+
+/* g_spin_iters from the loop's speed over 50 ms: a clock read costs ~20 ns itself, so spins of
+ * 25-100 ns are a counted loop, not a loop of clock reads. */
+static void spin_calibrate(void) {
+  if (g_spin_ns <= 0) return;
+  long n = 1000000;
+  double t0 = now();
+  long runs = 0;
+  while (now() - t0 < 0.05) {
+    spin_loop(n);
+    ++runs;
+  }
+  double ns_per_iter = (now() - t0) * 1e9 / ((double)runs * (double)n);
+  g_spin_iters = (long)((double)g_spin_ns / ns_per_iter + 0.5);
+}
 
 static void spin(void) {
-  if (g_spin_ns <= 0) return;
-  double until = now() + (double)g_spin_ns * 1e-9;
-  while (now() < until) {
-  }
+  if (g_spin_iters > 0) spin_loop(g_spin_iters);
 }
 
 #define CK(x)                                                                                     \
@@ -131,6 +154,10 @@ static void *worker(void *arg) {
       CK(cuCtxPopCurrent_(&popped));
     } else if (driver) {
       spin();
+      if (g_copy && memcmp(g_copy, g_blob, g_len) != 0) {
+        fprintf(stderr, "blob changed\n");
+        exit(1);
+      }
       if (checks) {
         void *cur = NULL;
         unsigned long long id = 0;
@@ -176,6 +203,12 @@ int main(int argc, char **argv) {
   fclose(fp);
   g_launches = atol(argv[3]);
   if (getenv("LT_SPIN_NS")) g_spin_ns = atol(getenv("LT_SPIN_NS"));
+  spin_calibrate();
+  if (getenv("LT_COMPARE") && atoi(getenv("LT_COMPARE")) && !strstr(g_mode, "-exe")) {
+    g_copy = malloc(g_len);
+    if (!g_copy) return 2;
+    memcpy(g_copy, g_blob, g_len);
+  }
   if (strstr(g_mode, "-exe")) { /* the linked copy in .rodata instead of the heap's */
     if (!chain_blob_start || !chain_blob_end) return 2;
     g_blob = (void *)chain_blob_start;

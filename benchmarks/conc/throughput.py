@@ -9,7 +9,7 @@ and a C compiler.
     python3 benchmarks/conc/throughput.py [--launches 5000] [--reps 3] [--before LIB] [--diagnose]
                                           [--only LABEL,LABEL...] [--threads 1,2,4,8,16]
 
---before LIB adds the two cached modes run with another build of the library preloaded
+--before LIB adds the three cached modes run with another build of the library preloaded
 (LD_PRELOAD=LIB), e.g. the build before a change, for a before/after comparison in the same run.
 --diagnose adds the modes that locate a loss (issue 21; launch_threads.c says what each does):
 the driver loop with the context pushed and popped around each launch (what the stock wrapper and
@@ -20,7 +20,9 @@ driver loop with no context current at all (the stream names it; "+ checks": wit
 cuCtxGetCurrent and cuCtxGetId the library's bare launches of LLVM <= 20 code make) and the cached
 modes with the context pushed and popped around each launch (MGPU_CACHED_BARE_LAUNCH=0), and the
 load-per-launch shape with the blob in the executable's .rodata ("exe", as in a program linked
-from MLIR's AOT object; the other load shape reads it into the heap, as the JIT runner has it).
+from MLIR's AOT object; the other load shape reads it into the heap, as the JIT runner has it), and
+the bound with the heap blob's bytes compared before each launch, as a verified cache must
+("+ compare": the heap shape's bound).
 """
 from __future__ import annotations
 
@@ -47,8 +49,11 @@ DIAGNOSE = [("driver ctx push/pop", "driver-scoped", False), ("driver graph", "d
             ("cached pushed", "mgpu", False), ("cached llvm19-load pushed", "mgpu-load", False),
             ("cached llvm19-load exe", "mgpu-load-exe", False),
             ("cached graph off", "mgpu", False),
+            ("driver no context + checks + 25 ns", "driver-nocontext-checks", False),
+            ("driver no context + checks + 50 ns", "driver-nocontext-checks", False),
             ("driver no context + checks + 100 ns", "driver-nocontext-checks", False),
-            ("driver no context + checks + 300 ns", "driver-nocontext-checks", False)]
+            ("driver no context + checks + 300 ns", "driver-nocontext-checks", False),
+            ("driver no context + checks + compare", "driver-nocontext-checks", False)]
 # modes run with more of the library's switches set
 MODE_ENV = {"cached pushed": {"MGPU_CACHED_BARE_LAUNCH": "0"},
             "cached llvm19-load pushed": {"MGPU_CACHED_BARE_LAUNCH": "0"},
@@ -71,7 +76,8 @@ def main() -> None:
     threads = [int(x) for x in a.threads.split(",") if x.strip()]
     modes = list(MODES)
     if a.before:
-        modes += [("before", "mgpu", False), ("before llvm19-load", "mgpu-load", False)]
+        modes += [("before", "mgpu", False), ("before llvm19-load", "mgpu-load", False),
+                  ("before llvm19-load exe", "mgpu-load-exe", False)]
     if a.diagnose:
         modes += DIAGNOSE
     if a.only:

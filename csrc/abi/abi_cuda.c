@@ -188,6 +188,13 @@ MC_EXPORT CUfunction mgpuModuleGetFunction(CUmodule module, const char *name) {
   return FAILED_REPORT("mgpuModuleGetFunction", st) ? NULL : (CUfunction)f;
 }
 
+/* A launch's grid, block and dynamic shared memory as the driver takes them (launch.h says why the
+ * edge converts them). */
+#define LAUNCH_GD(gx, gy, gz, bx, by, bz, smem)                                                    \
+  {{(unsigned)(gx), (unsigned)(gy), (unsigned)(gz)},                                              \
+   {(unsigned)(bx), (unsigned)(by), (unsigned)(bz)},                                              \
+   (unsigned)(smem)}
+
 MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gridY,
                                 intptr_t gridZ, intptr_t blockX, intptr_t blockY, intptr_t blockZ,
                                 int32_t smem, CUstream stream, void **params, void **extra,
@@ -201,7 +208,7 @@ MC_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX, intptr_t gr
   FAULT_CHECK();
   /* chain replay: a launch on another stream than the pending launches' submits them first */
   FAILED_REPORT("mgpuLaunchKernel", mc_chain_flush_other(stream));
-  mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ}, {0, 0, 0}, smem, 0};
+  mc_launch_dims d = {LAUNCH_GD(gridX, gridY, gridZ, blockX, blockY, blockZ, smem), {0, 0, 0}, 0};
   FAILED_REPORT("mgpuLaunchKernel", mc_launch((mc_function *)function, &d, stream, params, extra));
 }
 
@@ -402,8 +409,8 @@ MC_EXPORT void mgpuLaunchKernelCooperative(CUfunction function, intptr_t gridX, 
   if (mc_disabled())
     return mc_stock_launch_ex(function, grid, cluster, block, smem, stream, params, extra, 1);
   CHAIN_FLUSH("mgpuLaunchKernelCooperative");
-  mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ},
-                      {clusterX, clusterY, clusterZ}, smem, 1};
+  mc_launch_dims d = {LAUNCH_GD(gridX, gridY, gridZ, blockX, blockY, blockZ, smem),
+                      {clusterX, clusterY, clusterZ}, 1};
   FAILED_REPORT("mgpuLaunchKernelCooperative",
                 mc_launch((mc_function *)function, &d, stream, params, extra));
 }
@@ -422,8 +429,8 @@ MC_EXPORT void mgpuLaunchClusterKernel(CUfunction function, intptr_t clusterX, i
   if (mc_disabled())
     return mc_stock_launch_ex(function, grid, cluster, block, smem, stream, params, extra, 0);
   CHAIN_FLUSH("mgpuLaunchClusterKernel");
-  mc_launch_dims d = {{gridX, gridY, gridZ}, {blockX, blockY, blockZ},
-                      {clusterX, clusterY, clusterZ}, smem, 0};
+  mc_launch_dims d = {LAUNCH_GD(gridX, gridY, gridZ, blockX, blockY, blockZ, smem),
+                      {clusterX, clusterY, clusterZ}, 0};
   FAILED_REPORT("mgpuLaunchClusterKernel",
                 mc_launch((mc_function *)function, &d, stream, params, extra));
 }

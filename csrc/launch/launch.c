@@ -16,12 +16,10 @@
 mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, void **params,
                     void **extra) {
   int has_cluster = d->cluster[0] > 0 && d->cluster[1] > 0 && d->cluster[2] > 0;
-  mc_graph_dims gd = {{(unsigned)d->grid[0], (unsigned)d->grid[1], (unsigned)d->grid[2]},
-                      {(unsigned)d->block[0], (unsigned)d->block[1], (unsigned)d->block[2]},
-                      (unsigned)d->smem};
+  const mc_graph_dims *gd = &d->gd;
   /* chain replay's fast path: one more launch of a function already pending on this stream */
   if (!has_cluster && !d->cooperative && !extra && !MC_TRACE_ON() && !mc_ctx_trouble() &&
-      mc_chain_append(stream, f, &gd, params)) {
+      mc_chain_append(stream, f, gd, params)) {
     mc_stats_block *sb = mc_stats_mine(); /* one thread-local look-up for both */
     MC_STAT_INC_IN(sb, chain_deferred);
     MC_STAT_INC_IN(sb, launches);
@@ -52,7 +50,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
   }
   CUfunction cf = NULL;
   int transient = 0; /* f's module is not cached: no graph exec or chain for it */
-  st = mc_function_prepare(f, device, d->smem, &cf, &transient, &scope);
+  st = mc_function_prepare(f, device, (int)gd->smem, &cf, &transient, &scope);
   if (MC_FAILED(st)) {
     mc_ctx_leave(&scope);
     mc_stream_use_end(&use);
@@ -81,7 +79,7 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
      * program can enqueue on, query or synchronise a driver handle (pool.h: use.direct) behind
      * the library's back. */
     int defer = chain && ours && !use.direct;
-    if (defer && !CAPTURING() && mc_chain_defer(handle, &use, &scope, f, cf, &gd, params, &cst)) {
+    if (defer && !CAPTURING() && mc_chain_defer(handle, &use, &scope, f, cf, gd, params, &cst)) {
       r = 0; /* deferred */
     } else {
       /* pending goes first (submitted in their own context scope, chain.c) */
@@ -92,14 +90,14 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
       int alone = graph && mc_graph_launch_enter();
       if (ours && graph && !alone) MC_STAT_INC(graph_contended);
       if (ours && alone && !mc_graph_launch_early(cf) && !CAPTURING() &&
-          mc_graph_launch(f, cf, stream, &gd, params, 1, NULL, &scope)) {
+          mc_graph_launch(f, cf, stream, gd, params, 1, NULL, &scope)) {
         r = 0;
       } else {
-        r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
-                                 gd.block[1], gd.block[2], gd.smem, stream, params, extra);
+        r = mc_cu.cuLaunchKernel(cf, gd->grid[0], gd->grid[1], gd->grid[2], gd->block[0],
+                                 gd->block[1], gd->block[2], gd->smem, stream, params, extra);
         if (mc_ctx_bare_retry(&scope, r)) /* refused bare: again, pushed */
-          r = mc_cu.cuLaunchKernel(cf, gd.grid[0], gd.grid[1], gd.grid[2], gd.block[0],
-                                   gd.block[1], gd.block[2], gd.smem, stream, params, extra);
+          r = mc_cu.cuLaunchKernel(cf, gd->grid[0], gd->grid[1], gd->grid[2], gd->block[0],
+                                   gd->block[1], gd->block[2], gd->smem, stream, params, extra);
       }
     }
 #undef CAPTURING
@@ -131,13 +129,13 @@ mc_status mc_launch(mc_function *f, const mc_launch_dims *d, CUstream stream, vo
       ++n;
     }
     CUlaunchConfig cfg;
-    cfg.gridDimX = (unsigned)d->grid[0];
-    cfg.gridDimY = (unsigned)d->grid[1];
-    cfg.gridDimZ = (unsigned)d->grid[2];
-    cfg.blockDimX = (unsigned)d->block[0];
-    cfg.blockDimY = (unsigned)d->block[1];
-    cfg.blockDimZ = (unsigned)d->block[2];
-    cfg.sharedMemBytes = (unsigned)d->smem;
+    cfg.gridDimX = gd->grid[0];
+    cfg.gridDimY = gd->grid[1];
+    cfg.gridDimZ = gd->grid[2];
+    cfg.blockDimX = gd->block[0];
+    cfg.blockDimY = gd->block[1];
+    cfg.blockDimZ = gd->block[2];
+    cfg.sharedMemBytes = gd->smem;
     cfg.hStream = stream;
     cfg.attrs = attrs;
     cfg.numAttrs = n;

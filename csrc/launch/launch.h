@@ -7,13 +7,18 @@
 
 #include <stdint.h>
 
+#include "launch/graph_launch.h"
 #include "platform/cuda_api.h"
 #include "modules/module_cache.h"
 #include "support/status.h"
 
+/* A launch's dimensions. The ABI edge converts grid, block and dynamic shared memory to the
+ * driver's types as it fills `gd`, and the launch path reads them in place: a copy converted here
+ * would be read back as wider words than the ABI stored, and such a load cannot take its bytes
+ * from the stores still in flight (a store-forwarding stall, ~6 ns per launch on a Xeon). */
 typedef struct mc_launch_dims {
-  intptr_t grid[3], block[3], cluster[3]; /* cluster all 0: no cluster */
-  int32_t smem;
+  mc_graph_dims gd;    /* grid, block, dynamic shared memory bytes, as cuLaunchKernel takes them */
+  intptr_t cluster[3]; /* all 0: no cluster */
   int cooperative;
 } mc_launch_dims;
 
