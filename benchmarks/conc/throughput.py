@@ -8,6 +8,7 @@ and a C compiler.
 
     python3 benchmarks/conc/throughput.py [--launches 5000] [--reps 3] [--before LIB] [--diagnose]
                                           [--only LABEL,LABEL...] [--threads 1,2,4,8,16]
+                                          [--spin NS,NS...]
 
 --before LIB adds the three cached modes run with another build of the library preloaded
 (LD_PRELOAD=LIB), e.g. the build before a change, for a before/after comparison in the same run.
@@ -72,6 +73,10 @@ def main() -> None:
                     help="comma-separated thread counts (default 1,2,4,8,16)")
     ap.add_argument("--only", default="", metavar="LABELS",
                     help="comma-separated mode labels to run (the driver loop always runs)")
+    ap.add_argument("--spin", default="", metavar="NS",
+                    help="comma-separated host work per launch (ns) for more bound modes "
+                         "('driver no context + checks + NS ns'): e.g. the library's own host "
+                         "time per launch of each shape, as launch_path.py measures it")
     a = ap.parse_args()
     threads = [int(x) for x in a.threads.split(",") if x.strip()]
     modes = list(MODES)
@@ -80,6 +85,12 @@ def main() -> None:
                   ("before llvm19-load exe", "mgpu-load-exe", False)]
     if a.diagnose:
         modes += DIAGNOSE
+    mode_env = dict(MODE_ENV)
+    for ns in (x.strip() for x in a.spin.split(",") if x.strip()):
+        label = f"driver no context + checks + {int(ns)} ns"
+        if label not in {m[0] for m in modes}:
+            modes.append((label, "driver-nocontext-checks", False))
+        mode_env[label] = {"LT_SPIN_NS": str(int(ns))}
     if a.only:
         keep = {x.strip() for x in a.only.split(",")} | {"driver"}
         unknown = keep - {m[0] for m in modes}
@@ -106,7 +117,7 @@ def main() -> None:
                     env["LD_PRELOAD"] = str(Path(a.before).resolve())
                 if disable:
                     env["MGPU_CACHED_DISABLE"] = "1"
-                env.update(MODE_ENV.get(label, {}))
+                env.update(mode_env.get(label, {}))
                 out = subprocess.run([str(exe), mode, str(BLOB), str(a.launches),
                                       *map(str, threads)], env=env, check=True,
                                      capture_output=True, text=True).stdout
