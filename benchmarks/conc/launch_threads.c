@@ -34,6 +34,14 @@
  *   LT_COMPARE=1 in the environment: the driver modes compare BLOB's bytes on the heap with a
  *              copy before each launch (memcmp), as a verified module cache must at every load of
  *              a blob it cannot prove unchanged (mgpu-load's heap blob): the bound of that shape
+ *   paired-mgpu / paired-mgpu-load / paired-mgpu-load-exe   the bound (driver-nocontext-checks)
+ *              and that mgpu mode in ONE process, in alternating blocks of LAUNCHES launches per
+ *              thread (LT_BLOCKS blocks, default 16, in the order bound, mode, mode, bound, ...),
+ *              every thread on its own driver stream and its own library stream, each block timed
+ *              from a barrier to the end of its threads' synchronisations: a process's own speed
+ *              level (issue 21: it moves a mode by +-5% between processes) cancels in the ratio of
+ *              adjacent blocks. Prints "MODE THREADS bound_per_s mode_per_s ratio", the ratio the
+ *              median over block pairs of mode / bound
  *   driver-nocontext / driver-graph-nocontext   a probe: cuLaunchKernel / cuGraphLaunch on the
  *              thread's stream with NO context current and none pushed (the stream names its
  *              context); whether the driver accepts that (else "failed: <code>" and exit 1) and
@@ -185,6 +193,91 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* ---- paired modes ---- */
+
+static int g_blocks = 16;
+static double g_block_t0, g_block_dt[256];
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Block b's kind: 0 the bound, 1 the mgpu mode (bound, mode, mode, bound, bound, mode, ...). */
+static int block_kind(int b) { return ((b + 1) / 2) % 2; }
+
+static void *paired_worker(void *arg) {
+  (void)arg;
+  void *ds = NULL;
+  int load = strstr(g_mode, "mgpu-load") != NULL;
+  CK(cuCtxSetCurrent_(g_ctx));
+  CK(cuStreamCreate_(&ds, 1));
+  CK(cuCtxSetCurrent_(NULL)); /* as a thread that never made one current */
+  void *s = mgpuStreamCreate();
+  for (int b = 0; b < g_blocks; ++b) {
+    pthread_barrier_wait(&g_start); /* main notes the block's start */
+    pthread_barrier_wait(&g_start);
+    if (block_kind(b) == 0) {
+      for (long i = 0; i < g_launches; ++i) {
+        void *cur = NULL;
+        unsigned long long id = 0;
+        CK(cuCtxGetCurrent_(&cur));
+        CK(cuCtxGetId_(g_ctx, &id));
+        CK(cuLaunchKernel_(g_dfunc, 1, 1, 1, 1, 1, 1, 0, ds, NULL, NULL));
+      }
+      CK(cuCtxSetCurrent_(g_ctx));
+      CK(cuStreamSynchronize_(ds));
+      CK(cuCtxSetCurrent_(NULL));
+    } else {
+      for (long i = 0; i < g_launches; ++i) {
+        if (load) {
+          void *m = mgpuModuleLoad(g_blob, g_len);
+          mgpuLaunchKernel(mgpuModuleGetFunction(m, "empty"), 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL,
+                           0);
+          mgpuModuleUnload(m);
+        } else {
+          mgpuLaunchKernel(g_mfunc, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL, 0);
+        }
+      }
+      mgpuStreamSynchronize(s);
+    }
+    pthread_barrier_wait(&g_start); /* main notes the block's end */
+  }
+  mgpuStreamDestroy(s);
+  CK(cuCtxSetCurrent_(g_ctx));
+  CK(cuStreamDestroy_(ds));
+  return NULL;
+}
+
+static void paired_run(int t) {
+  pthread_t th[64];
+  pthread_barrier_init(&g_start, NULL, (unsigned)t + 1);
+  for (int i = 0; i < t; ++i) pthread_create(&th[i], NULL, paired_worker, NULL);
+  for (int b = 0; b < g_blocks; ++b) {
+    pthread_barrier_wait(&g_start);
+    g_block_t0 = now();
+    pthread_barrier_wait(&g_start);
+    pthread_barrier_wait(&g_start);
+    g_block_dt[b] = now() - g_block_t0;
+  }
+  for (int i = 0; i < t; ++i) pthread_join(th[i], NULL);
+  pthread_barrier_destroy(&g_start);
+  double ratios[128], bound[128], mode[128];
+  int np = 0, nb = 0, nm = 0;
+  for (int b = 0; b < g_blocks; ++b) {
+    double per_s = (double)t * (double)g_launches / g_block_dt[b];
+    if (block_kind(b) == 0) bound[nb++] = per_s;
+    else mode[nm++] = per_s;
+  }
+  for (int k = 0; k < nb && k < nm; ++k) ratios[np++] = mode[k] / bound[k];
+  qsort(ratios, (size_t)np, sizeof *ratios, cmp_double);
+  qsort(bound, (size_t)nb, sizeof *bound, cmp_double);
+  qsort(mode, (size_t)nm, sizeof *mode, cmp_double);
+  printf("%s %d %.0f %.0f %.4f\n", g_mode, t, bound[nb / 2], mode[nm / 2],
+         np % 2 ? ratios[np / 2] : 0.5 * (ratios[np / 2 - 1] + ratios[np / 2]));
+  fflush(stdout);
+}
+
 int main(int argc, char **argv) {
   if (argc < 5) {
     fprintf(stderr, "usage: %s driver[-scoped|-graph|-nocontext[-checks]|-graph-nocontext]|"
@@ -242,13 +335,23 @@ int main(int argc, char **argv) {
   CK(cuInit_(0));
   CK(cuDeviceGet_(&dev, 0));
   CK(cuDevicePrimaryCtxRetain_(&g_ctx, dev));
-  if (!strncmp(g_mode, "driver", 6)) {
+  int paired = !strncmp(g_mode, "paired-", 7);
+  if (!strncmp(g_mode, "driver", 6) || paired) {
     void *mod = NULL;
     CK(cuCtxSetCurrent_(g_ctx));
     CK(cuModuleLoadData_(&mod, g_blob));
     CK(cuModuleGetFunction_(&g_dfunc, mod, "empty"));
-  } else {
+  }
+  if (strncmp(g_mode, "driver", 6))
     g_mfunc = mgpuModuleGetFunction(mgpuModuleLoad(g_blob, g_len), "empty");
+  if (paired) {
+    if (getenv("LT_BLOCKS")) g_blocks = atoi(getenv("LT_BLOCKS"));
+    if (g_blocks < 2 || g_blocks > 256) return 2;
+    for (int a = 4; a < argc; ++a) {
+      int t = atoi(argv[a]);
+      if (t >= 1 && t <= 64) paired_run(t);
+    }
+    return 0;
   }
   for (int a = 4; a < argc; ++a) {
     int t = atoi(argv[a]);

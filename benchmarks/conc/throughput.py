@@ -8,7 +8,7 @@ and a C compiler.
 
     python3 benchmarks/conc/throughput.py [--launches 5000] [--reps 3] [--before LIB] [--diagnose]
                                           [--only LABEL,LABEL...] [--threads 1,2,4,8,16]
-                                          [--spin NS,NS...]
+                                          [--spin NS,NS...] [--paired]
 
 --before LIB adds the three cached modes run with another build of the library preloaded
 (LD_PRELOAD=LIB), e.g. the build before a change, for a before/after comparison in the same run.
@@ -73,6 +73,10 @@ def main() -> None:
                     help="comma-separated thread counts (default 1,2,4,8,16)")
     ap.add_argument("--only", default="", metavar="LABELS",
                     help="comma-separated mode labels to run (the driver loop always runs)")
+    ap.add_argument("--paired", action="store_true",
+                    help="instead: each library shape and the bound in one process, in "
+                         "alternating blocks (launch_threads.c's paired modes), --reps processes "
+                         "per shape; prints the median over processes of each process's ratio")
     ap.add_argument("--spin", default="", metavar="NS",
                     help="comma-separated host work per launch (ns) for more bound modes "
                          "('driver no context + checks + NS ns'): e.g. the library's own host "
@@ -108,6 +112,9 @@ def main() -> None:
         subprocess.run(["cc", "-std=c11", "-O2", "-pthread", "-o", str(exe),
                         str(HERE / "launch_threads.c"), str(asm), *mgpu_cached.ldflags_list(),
                         "-ldl"], check=True)
+        if a.paired:
+            paired(exe, threads, a)
+            return
         res: dict = {}
         for _ in range(a.reps):
             for label, mode, disable in modes:
@@ -140,6 +147,44 @@ def main() -> None:
                 ratio = statistics.median(x / d for x, d in zip(v, drv))
                 cells.append(f"{statistics.median(v) / 1e3:>15.0f} ({ratio:5.2f})")
             print(f"{t:>8} " + " ".join(f"{c:>{w}}" for c in cells))
+
+
+PAIRED = [("cached", "paired-mgpu"), ("cached llvm19-load", "paired-mgpu-load"),
+          ("cached llvm19-load exe", "paired-mgpu-load-exe")]
+
+
+def paired(exe: Path, threads: list[int], a: argparse.Namespace) -> None:
+    """--paired: each shape against the bound within one process (the ratio of adjacent blocks),
+    --reps processes per shape, shapes interleaved; the median, minimum and maximum over processes
+    of each process's ratio, and the median throughputs."""
+    shapes = list(PAIRED)
+    if a.before:  # the same shapes with the other build preloaded
+        shapes += [(label.replace("cached", "before"), mode) for label, mode in PAIRED]
+    res: dict = {}
+    for _ in range(a.reps):
+        for label, mode in shapes:
+            env = dict(os.environ)
+            env.pop("MGPU_CACHED_DISABLE", None)
+            if a.before and label.startswith("before"):
+                env["LD_PRELOAD"] = str(Path(a.before).resolve())
+            out = subprocess.run([str(exe), mode, str(BLOB), str(a.launches), *map(str, threads)],
+                                 env=env, check=True, capture_output=True, text=True).stdout
+            for line in out.splitlines():
+                _, t, bound, lib, ratio = line.split()
+                res.setdefault((label, int(t)), []).append((float(bound), float(lib),
+                                                            float(ratio)))
+    print(f"each library shape against the bound (the driver with no context current and the "
+          f"library's two checks) in one process, alternating blocks of {a.launches} launches per "
+          f"thread; {a.reps} processes per shape: the median [min, max] over processes of each "
+          f"process's median block ratio, and the median launches/s (thousands)")
+    print(f"{'threads':>8} {'shape':>24} {'ratio':>22} {'bound':>8} {'shape':>8}")
+    for t in threads:
+        for label, _ in shapes:
+            v = res[(label, t)]
+            r = [x[2] for x in v]
+            print(f"{t:>8} {label:>24} {statistics.median(r):>6.3f} [{min(r):.3f}, {max(r):.3f}]"
+                  f" {statistics.median(x[0] for x in v) / 1e3:>8.0f}"
+                  f" {statistics.median(x[1] for x in v) / 1e3:>8.0f}")
 
 
 if __name__ == "__main__":
