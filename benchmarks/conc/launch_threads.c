@@ -41,7 +41,8 @@
  *              from a barrier to the end of its threads' synchronisations: a process's own speed
  *              level (issue 21: it moves a mode by +-5% between processes) cancels in the ratio of
  *              adjacent blocks. Prints "MODE THREADS bound_per_s mode_per_s ratio", the ratio the
- *              median over block pairs of mode / bound
+ *              median over block pairs of mode / bound (with LT_COMPARE=1 the bound compares
+ *              the heap blob per launch too: the heap shape's bound)
  *   driver-nocontext / driver-graph-nocontext   a probe: cuLaunchKernel / cuGraphLaunch on the
  *              thread's stream with NO context current and none pushed (the stream names its
  *              context); whether the driver accepts that (else "failed: <code>" and exit 1) and
@@ -221,6 +222,7 @@ static void *paired_worker(void *arg) {
       for (long i = 0; i < g_launches; ++i) {
         void *cur = NULL;
         unsigned long long id = 0;
+        if (g_copy && memcmp(g_copy, g_blob, g_len) != 0) exit(1); /* LT_COMPARE=1 */
         CK(cuCtxGetCurrent_(&cur));
         CK(cuCtxGetId_(g_ctx, &id));
         CK(cuLaunchKernel_(g_dfunc, 1, 1, 1, 1, 1, 1, 0, ds, NULL, NULL));

@@ -150,7 +150,11 @@ def main() -> None:
 
 
 PAIRED = [("cached", "paired-mgpu"), ("cached llvm19-load", "paired-mgpu-load"),
-          ("cached llvm19-load exe", "paired-mgpu-load-exe")]
+          ("cached llvm19-load exe", "paired-mgpu-load-exe"),
+          ("cached llvm19-load vs + compare", "paired-mgpu-load")]
+# the heap shape against the bound that also compares the heap blob per launch, as a verified
+# cache must (launch_threads.c: LT_COMPARE)
+PAIRED_ENV = {"cached llvm19-load vs + compare": {"LT_COMPARE": "1"}}
 
 
 def paired(exe: Path, threads: list[int], a: argparse.Namespace) -> None:
@@ -167,6 +171,7 @@ def paired(exe: Path, threads: list[int], a: argparse.Namespace) -> None:
             env.pop("MGPU_CACHED_DISABLE", None)
             if a.before and label.startswith("before"):
                 env["LD_PRELOAD"] = str(Path(a.before).resolve())
+            env.update(PAIRED_ENV.get(label.replace("before", "cached"), {}))
             out = subprocess.run([str(exe), mode, str(BLOB), str(a.launches), *map(str, threads)],
                                  env=env, check=True, capture_output=True, text=True).stdout
             for line in out.splitlines():
@@ -177,12 +182,12 @@ def paired(exe: Path, threads: list[int], a: argparse.Namespace) -> None:
           f"library's two checks) in one process, alternating blocks of {a.launches} launches per "
           f"thread; {a.reps} processes per shape: the median [min, max] over processes of each "
           f"process's median block ratio, and the median launches/s (thousands)")
-    print(f"{'threads':>8} {'shape':>24} {'ratio':>22} {'bound':>8} {'shape':>8}")
+    print(f"{'threads':>8} {'shape':>32} {'ratio':>22} {'bound':>8} {'shape':>8}")
     for t in threads:
         for label, _ in shapes:
             v = res[(label, t)]
             r = [x[2] for x in v]
-            print(f"{t:>8} {label:>24} {statistics.median(r):>6.3f} [{min(r):.3f}, {max(r):.3f}]"
+            print(f"{t:>8} {label:>32} {statistics.median(r):>6.3f} [{min(r):.3f}, {max(r):.3f}]"
                   f" {statistics.median(x[0] for x in v) / 1e3:>8.0f}"
                   f" {statistics.median(x[1] for x in v) / 1e3:>8.0f}")
 
