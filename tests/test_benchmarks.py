@@ -489,6 +489,44 @@ def test_chain_split_probe_defers_every_launch_of_each_shape(tmp_path, fake_driv
             assert (st["verify_bytes"] > 0) == (mode == "mgpu19"), st
 
 
+def test_chain_pair_probe_runs_every_shape_and_the_graph_in_one_process(tmp_path,
+                                                                          fake_driver_build):
+    """benchmarks/chain_pair_probe.c against the fake driver (linked as libcuda): one JSON line with
+    a ratio per shape; with chain replay on, every launch of each shape is deferred and chains are
+    replayed (each block's first chain takes the full path: the block before used another
+    stream), every load of the two LLVM <= 20 shapes is a cache hit, and only the heap blob's hits
+    compare bytes."""
+    inc, blob, drv = _probe_setup(tmp_path, fake_driver_build)
+    spec = importlib.util.spec_from_file_location("bench_chains", ROOT / "benchmarks" / "chains.py")
+    chains = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chains)
+    exe = tmp_path / "cpp"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{inc}", "-o", str(exe),
+                    str(ROOT / "benchmarks" / "chain_pair_probe.c"),
+                    str(chains.rodata_asm(blob, tmp_path / "blob_exe.S")),
+                    *mgpu_cached.ldflags_list(), f"-L{drv}", "-lcuda", "-lm"], check=True)
+    k, n, rounds = 4, 6, 3
+    stats = tmp_path / "stats.json"
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(drv / "libcuda.so.1"),
+               LD_LIBRARY_PATH=str(drv), MGPU_CACHED_STATS_FILE=str(stats),
+               MGPU_CACHED_CHAIN="1", MGPU_CACHED_STREAM_HANDLES="tagged")
+    env.pop("MGPU_CACHED_DISABLE", None)
+    p = subprocess.run([str(exe), str(blob), str(k), str(n), str(rounds)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    assert res["k"] == k and res["rounds"] == rounds
+    assert set(res["ratio"]) == set(res["us"]) == {"22", "exe", "heap"}
+    assert all(v > 0 for v in res["ratio"].values()) and res["graph_us"] > 0
+    st = json.loads(stats.read_text())["stats"]
+    chains_per_shape = n * (rounds + 1)  # the warm-up round included
+    assert st["launches"] == st["chain_deferred"] == 3 * k * chains_per_shape
+    assert st["chain_replays"] >= 3 * (chains_per_shape - (rounds + 1) * 2)
+    # the exe shape's first load is a miss; the heap shape's all hit the module the 22 shape loaded
+    assert st["module_hits"] == 2 * k * chains_per_shape - 1
+    assert st["verify_bytes"] == k * chains_per_shape * blob.stat().st_size
+
+
 def test_graph_split_probe_runs_one_graph_or_two(tmp_path, fake_driver_build):
     """benchmarks/graph_split_probe.c against the fake driver (linked as libcuda): one graph (M = 0)
     or two (the first M nodes, then the rest), with host work spun per node; each run prints its

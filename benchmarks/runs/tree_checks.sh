@@ -35,6 +35,9 @@
 #                                   the starting tree preloaded, interleaved, into
 #                                   $O/chain_split.raw and its tables $O/chain_split.md (runs
 #                                   N115-N122, N126, N129, N130)
+#   chain_pair_build                after chain_split_build, benchmarks/chain_pair_probe.c (every
+#                                   shape and the hand-made graph in one process) built into
+#                                   /tmp/cpp (run N138)
 #   chains_now_start LLVMS          chain replay against the hand-made graph (benchmarks/chains.py,
 #                                   K = 10 and 100, the LLVM shapes LLVMS, e.g. 22,19,19exe) with
 #                                   this library and with the starting tree preloaded, into
@@ -121,6 +124,14 @@ rodata_asm(Path("/tmp/empty.fatbin"), Path("/tmp/blob_exe.S"))
 PY
   cul=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from run import cuda_link; print(' '.join(cuda_link('$cuda')))")
   cc -std=c11 -D_GNU_SOURCE -O2 -I$cuda/include -o /tmp/csp benchmarks/chain_split_probe.c /tmp/blob_exe.S \
+    $(python3 -m mgpu_cached --ldflags) $cul -lm
+}
+
+# chain_pair_probe.c built into /tmp/cpp (after chain_split_build: its blob and .S)
+chain_pair_build() {
+  cuda=${CUDA_HOME:-/usr/local/cuda}
+  cul=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from run import cuda_link; print(' '.join(cuda_link('$cuda')))")
+  cc -std=c11 -D_GNU_SOURCE -O2 -I$cuda/include -o /tmp/cpp benchmarks/chain_pair_probe.c /tmp/blob_exe.S \
     $(python3 -m mgpu_cached --ldflags) $cul -lm
 }
 

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
+/* chain_pair_probe.c - chain replay against the hand-made graph within ONE process (issue 21
+ * item 2). chains.py and chain_split_probe.c run each variant as its own process, and a process
+ * records chains at one of two host speeds (run N128), which moves a variant by more than the
+ * margins item 2 asks about. Here every shape and the hand-made graph run in the same process, in
+ * alternating blocks, and each shape's block is set against the graph blocks on either side of it.
+ *
+ *   chain_pair_probe FATBIN K CHAINS ROUNDS
+ *
+ * Shapes (each on a stream of its own): 22 (LLVM >= 21 code: K mgpuLaunchKernel +
+ * mgpuStreamSynchronize), exe (each launch wrapped in mgpuModuleLoad / mgpuModuleGetFunction /
+ * mgpuModuleUnload, the blob linked into this executable between chain_blob_start and
+ * chain_blob_end), heap (the same with the blob read onto the heap: each cache hit compares it).
+ * The graph: one K-node graph made once by hand (cuGraphLaunch + cuStreamSynchronize). The thread
+ * has no current context (as MLIR code's threads; the graph's calls name their stream's context).
+ * A round: a graph block, then one block per shape (their order rotated per round), then the next
+ * round's graph block; a block is CHAINS chains, timed each, its median taken. Before the rounds,
+ * one round untimed. Prints one JSON line: {"k", "rounds", "graph_us": median of the graph blocks,
+ * "us": {shape: median of its blocks}, "ratio": {shape: median over rounds of the shape's block /
+ * the mean of the graph blocks before and after it}, "compare_us": K comparisons of the blob with
+ * a copy (memcmp), the verification the heap shape's cache hits make, timed as a chain is}.
+ * Run it with MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged for chain replay.
+ * Build: cc -O2 -I$CUDA/include chain_pair_probe.c blob.S $(python3 -m mgpu_cached --ldflags) -lcuda
+ */
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../csrc/include/mgpu_abi.h"
+#include "harness/driver_setup.h"
+#include "harness/programs.h" /* now_us, read_file, cmp_double */
+
+extern const char chain_blob_start[] __attribute__((weak));
+extern const char chain_blob_end[] __attribute__((weak));
+
+enum { SHAPES = 3 };
+static const char *const k_shape[SHAPES] = {"22", "exe", "heap"};
+
+static double median(double *v, long n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static long g_k, g_chains;
+static double *g_t; /* one block's chain times */
+static CUgraphExec g_exec;
+static CUstream g_cs;
+static void *g_fn, *g_stream[SHAPES], *g_blob[SHAPES];
+static size_t g_size[SHAPES];
+
+/* The median chain time of one block of the graph (shape < 0) or of a shape. */
+static double block(int shape) {
+  for (long c = 0; c < g_chains; ++c) {
+    double t0 = now_us();
+    if (shape < 0) {
+      CK(cuGraphLaunch(g_exec, g_cs));
+      CK(cuStreamSynchronize(g_cs));
+    } else {
+      void *s = g_stream[shape];
+      for (long i = 0; i < g_k; ++i) {
+        if (shape == 0) {
+          mgpuLaunchKernel(g_fn, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL, 0);
+        } else {
+          void *m = mgpuModuleLoad(g_blob[shape], g_size[shape]);
+          mgpuLaunchKernel(mgpuModuleGetFunction(m, "empty"), 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL,
+                           0);
+          mgpuModuleUnload(m);
+        }
+      }
+      mgpuStreamSynchronize(s);
+    }
+    g_t[c] = now_us() - t0;
+  }
+  return median(g_t, g_chains);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 5) {
+    fprintf(stderr, "usage: %s FATBIN K CHAINS ROUNDS\n", argv[0]);
+    return 2;
+  }
+  g_k = atol(argv[2]);
+  g_chains = atol(argv[3]);
+  long rounds = atol(argv[4]);
+  if (g_k < 1 || g_chains < 1 || rounds < 1 || rounds > 1000 || !chain_blob_start ||
+      !chain_blob_end)
+    return 2;
+  size_t size = 0;
+  void *heap = read_file(argv[1], &size);
+  g_blob[0] = g_blob[2] = heap;
+  g_size[0] = g_size[2] = size;
+  g_blob[1] = (void *)chain_blob_start;
+  g_size[1] = (size_t)(chain_blob_end - chain_blob_start);
+  g_t = malloc(sizeof(double) * (size_t)g_chains);
+  if (!heap || !g_t) return 2;
+  /* the hand-made graph, then no context current */
+  CUmodule cm = driver_setup(heap, NULL);
+  CUfunction cfn;
+  CK(cuModuleGetFunction(&cfn, cm, "empty"));
+  CK(cuStreamCreate(&g_cs, CU_STREAM_NON_BLOCKING));
+  g_exec = driver_chain_exec(cfn, g_k);
+  CK(cuCtxSetCurrent(NULL));
+  void *m = mgpuModuleLoad(heap, size);
+  g_fn = m ? mgpuModuleGetFunction(m, "empty") : NULL;
+  for (int s = 0; s < SHAPES; ++s) g_stream[s] = mgpuStreamCreate();
+  if (!g_fn || !g_stream[0] || !g_stream[1] || !g_stream[2])
+    return fprintf(stderr, "chain_pair_probe: mgpu setup failed\n"), 2;
+  double *graph = malloc(sizeof(double) * (size_t)(rounds + 1));
+  double *us[SHAPES], *ratio[SHAPES];
+  for (int s = 0; s < SHAPES; ++s) {
+    us[s] = malloc(sizeof(double) * (size_t)rounds);
+    ratio[s] = malloc(sizeof(double) * (size_t)rounds);
+    if (!us[s] || !ratio[s]) return 2;
+  }
+  if (!graph) return 2;
+  for (int s = -1; s < SHAPES; ++s) (void)block(s); /* warm-up round */
+  graph[0] = block(-1);
+  for (long r = 0; r < rounds; ++r) {
+    for (int j = 0; j < SHAPES; ++j) {
+      int s = (int)((j + r) % SHAPES);
+      us[s][r] = block(s);
+    }
+    graph[r + 1] = block(-1);
+    for (int s = 0; s < SHAPES; ++s) ratio[s][r] = us[s][r] / (0.5 * (graph[r] + graph[r + 1]));
+  }
+  /* K comparisons of the blob with a copy, timed as a chain is (after the rounds) */
+  unsigned char *copy = malloc(size);
+  if (!copy) return 2;
+  memcpy(copy, heap, size);
+  for (long c = 0; c < g_chains; ++c) {
+    double t0 = now_us();
+    int same = 0;
+    for (long i = 0; i < g_k; ++i) {
+      same += memcmp(copy, heap, size) == 0;
+      __asm__ volatile("" : : "r"(copy), "r"(heap) : "memory");
+    }
+    if (same != g_k) return 2;
+    g_t[c] = now_us() - t0;
+  }
+  double compare = median(g_t, g_chains);
+  printf("{\"k\": %ld, \"rounds\": %ld, \"graph_us\": %.3f, \"us\": {", g_k, rounds,
+         median(graph, rounds + 1));
+  for (int s = 0; s < SHAPES; ++s)
+    printf("%s\"%s\": %.3f", s ? ", " : "", k_shape[s], median(us[s], rounds));
+  printf("}, \"ratio\": {");
+  for (int s = 0; s < SHAPES; ++s)
+    printf("%s\"%s\": %.4f", s ? ", " : "", k_shape[s], median(ratio[s], rounds));
+  printf("}, \"compare_us\": %.3f}\n", compare);
+  return 0;
+}
