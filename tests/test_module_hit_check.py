@@ -370,3 +370,36 @@ def test_fork_while_another_thread_hits(tmp_path, fake_driver_build):
     p = subprocess.run([str(exe), str(blob), "400", "2"], env=env, capture_output=True, text=True,
                        timeout=600)
     assert p.returncode == 0 and p.stdout.strip().endswith("ok"), p.stdout + p.stderr[-2000:]
+
+
+def test_a_heap_blob_changed_in_any_page_is_caught(rt):
+    """A heap blob over four pages (it begins 100 bytes into one; the comparison runs page by
+    page): one byte changed on either side of each page boundary, or in its last comment byte, is
+    caught at the next load, which loads the blob again; the same bytes put back are caught too."""
+    import mmap
+
+    pg = mmap.PAGESIZE
+    size = 3 * pg + 200
+    mm = mmap.mmap(-1, 5 * pg)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+    addr = base + 100
+    text = blob_text("k_pages", size)
+    ctypes.memmove(addr, text, size)
+    m = rt.mgpuModuleLoad(addr, 0)
+    assert rt.mgpuModuleLoad(addr, 0) == m  # a hit: compared, the same
+    first_page_end = pg - 100  # the blob's first byte on its second page
+    spots = [len(ptx("k_pages")) + 2, first_page_end - 1, first_page_end,
+             first_page_end + pg - 1, first_page_end + pg, first_page_end + 2 * pg, size - 3]
+    loads = rt.fake.count("cuModuleLoadData")
+    for i in spots:
+        assert text[i:i + 1] == b"x"  # a byte of the comment: the blob stays valid PTX
+        ctypes.memmove(addr + i, b"y", 1)
+        m2 = rt.mgpuModuleLoad(addr, 0)
+        assert m2 != m and rt.mgpuModuleGetFunction(m2, b"k_pages")
+        ctypes.memmove(addr + i, b"x", 1)
+        m = rt.mgpuModuleLoad(addr, 0)
+        assert m != m2
+        rt.mgpuModuleUnload(m2)
+    assert rt.fake.count("cuModuleLoadData") == loads + 2 * len(spots)
+    assert rt.stats()["module_stale"] == 2 * len(spots)
+    del mm

@@ -215,12 +215,12 @@ int mc_blob_same(const unsigned char *copy, size_t len, mc_blob_kind kind, const
   /* The bytes that say how long the blob is: read together, so probe them if they cross a page. */
   size_t header = kind == MC_BLOB_CUBIN ? 64 : kind == MC_BLOB_FATBIN ? 16 : 1;
   if (header > len) header = len;
-  if (header && page_of(a) != page_of(a + header - 1) && !range_readable(p, header)) return 0;
-  for (size_t off = 0; off < len;) {
-    size_t chunk = (size_t)(page_of(a + off) + pg - (a + off)); /* to the end of this page */
+  uintptr_t mask = pg - 1; /* page_size() once: the loop runs at every hit on a heap blob */
+  if (header && ((a ^ (a + header - 1)) & ~mask) && !range_readable(p, header)) return 0;
+  /* page by page: the first chunk to the end of the blob's first page, then whole pages */
+  for (size_t off = 0, chunk = (size_t)(pg - (a & mask)); off < len; off += chunk, chunk = pg) {
     if (chunk > len - off) chunk = len - off;
     if (memcmp(copy + off, p + off, chunk) != 0) return 0;
-    off += chunk;
   }
   return len > 0;
 }
