@@ -809,3 +809,24 @@ def test_launch_path_probe_times_the_thread_cache_hit_path(tmp_path):
         assert launches == 3 * 5 * iters  # one thread, then two
         # each thread's set-up load takes the locked way (its cache has no entry yet)
         assert hits == (3 * 5 * iters if mode in ("exe", "heap") else 0)
+
+
+def test_chain_pair_table_takes_medians_over_processes(tmp_path):
+    """benchmarks/chain_pair_table.py: per K and tree the median [min, max] of each shape's ratio
+    over processes, and the heap shape against the executable shape plus its comparisons."""
+    spec = importlib.util.spec_from_file_location("chain_pair_table",
+                                                  ROOT / "benchmarks" / "chain_pair_table.py")
+    cpt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cpt)
+
+    def line(tree, k, ratios, heap_us):
+        return tree + " " + json.dumps({"k": k, "rounds": 3, "graph_us": 10.0,
+                                        "us": {"22": 11.0, "exe": 11.0, "heap": heap_us},
+                                        "ratio": dict(zip(cpt.SHAPES, ratios)), "compare_us": 1.0})
+
+    raw = [line("now", 10, (1.1, 1.2, 1.3), 12.0), line("now", 10, (1.0, 1.4, 1.5), 13.2),
+           line("now", 10, (1.2, 1.3, 1.7), 14.4), "start garbage"]
+    out = cpt.table(raw).splitlines()
+    assert out[0] == "unparsed: start garbage"
+    assert out[3] == ("| 10 | now | 3 | 1.100 [1.000, 1.200] | 1.300 [1.200, 1.400] | "
+                      "1.500 [1.300, 1.700] | 1.100 | 10.00 | 1.00 |")

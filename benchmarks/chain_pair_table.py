@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+"""The table of chain_pair_probe.c's lines (issue 21 item 2): per K and tree, the median [min, max]
+over processes of each shape's ratio to the hand-made graph, the heap shape against the
+executable shape plus its comparisons of the blob, and the graph's and the comparisons' times.
+
+    python3 benchmarks/chain_pair_table.py RAW
+
+RAW holds one line per process: a tree label, a space, the probe's JSON line (as
+benchmarks/runs/h100_session_n139.sh writes them). Lines that do not parse are reported.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+SHAPES = ("22", "exe", "heap")
+
+
+def table(lines: list[str]) -> str:
+    rows: dict = {}
+    out = []
+    for line in lines:
+        tree, _, js = line.strip().partition(" ")
+        try:
+            r = json.loads(js)
+        except ValueError:
+            out.append(f"unparsed: {line.strip()}")
+            continue
+        rows.setdefault((r["k"], tree), []).append(r)
+    out += ["| K | tree | processes | LLVM 22 | exe | heap | heap / (exe + compare) | graph µs | "
+            "compare µs |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (k, tree), rs in sorted(rows.items()):
+        cells = []
+        for s in SHAPES:
+            v = [x["ratio"][s] for x in rs]
+            cells.append(f"{statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]")
+        hc = statistics.median(x["us"]["heap"] / (x["us"]["exe"] + x["compare_us"]) for x in rs)
+        graph = statistics.median(x["graph_us"] for x in rs)
+        compare = statistics.median(x["compare_us"] for x in rs)
+        out.append(f"| {k} | {tree} | {len(rs)} | " + " | ".join(cells) +
+                   f" | {hc:.3f} | {graph:.2f} | {compare:.2f} |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    print(table(Path(sys.argv[1]).read_text().splitlines()))
+
+
+if __name__ == "__main__":
+    main()
