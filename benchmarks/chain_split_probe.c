@@ -34,15 +34,10 @@
 
 #include "../csrc/include/mgpu_abi.h"
 #include "harness/driver_setup.h"
-#include "harness/programs.h" /* now_us */
+#include "harness/programs.h" /* now_us, sample_median, blob_compare_us */
 
 extern const char chain_blob_start[] __attribute__((weak));
 extern const char chain_blob_end[] __attribute__((weak));
-
-static double median(double *v, long n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* The host's speed at this moment, to set the chains' host part against (runs N113-N114 found
  * that part on one of two levels, changing with time, on every core): ns per step of one
@@ -162,30 +157,17 @@ int main(int argc, char **argv) {
     total[c] = t2 - t0;
   }
   getrusage(RUSAGE_SELF, &ru1);
-  double first_us = median(first, chains);
-  /* What the heap shape's cache hits compare: K comparisons of the blob with a copy of it (the
-   * library keeps one), timed per K as a chain's launches are, after the chains. */
-  double compare = 0;
-  unsigned char *copy = malloc(size);
-  if (!copy) return 2;
-  memcpy(copy, blob, size);
-  for (long c = -200; c < chains; ++c) {
-    double t0 = now_us();
-    int same = 0;
-    for (long i = 0; i < K; ++i) {
-      same += memcmp(copy, blob, size) == 0;
-      __asm__ volatile("" : : "r"(copy), "r"(blob) : "memory");
-    }
-    if (same != K) return 2;
-    if (c >= 0) first[c] = now_us() - t0;
-  }
-  compare = median(first, chains);
+  double first_us = sample_median(first, chains);
+  /* What the heap shape's cache hits compare (the library keeps a copy), after the chains. */
+  double compare = blob_compare_us(blob, size, K, chains, 200, first);
+  if (compare < 0) return 2;
   calib_ns(&lat1, &thr1);
   double lm = mean(launch, chains), sm = mean(sync, chains);
   printf("{\"mode\": \"%s\", \"k\": %ld, \"launch_us\": %.3f, \"sync_us\": %.3f, \"total_us\": %.3f, "
          "\"launch_mean_us\": %.3f, \"sync_mean_us\": %.3f, \"calib_ns\": [%.4f, %.4f], \"calib_thr_ns\": [%.4f, %.4f], "
          "\"first_us\": %.3f, \"cpu_changes\": %ld, \"csw\": [%ld, %ld], \"compare_us\": %.3f}\n",
-         mode, K, median(launch, chains), median(sync, chains), median(total, chains), lm, sm,
+         mode, K, sample_median(launch, chains), sample_median(sync, chains),
+         sample_median(total, chains), lm, sm,
          lat0, lat1, thr0, thr1, first_us, cpu_changes, ru1.ru_nvcsw - ru0.ru_nvcsw,
          ru1.ru_nivcsw - ru0.ru_nivcsw, compare);
   return 0;

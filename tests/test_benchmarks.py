@@ -448,28 +448,42 @@ def _probe_setup(tmp_path, fake_driver_build):
     return inc, blob, drv
 
 
+def _chain_probe(tmp_path, fake_driver_build, source):
+    """benchmarks/SOURCE, a chain probe, built against the fake driver with the empty kernel's blob
+    linked into its .rodata: (the program, the blob, the fake driver's folder)."""
+    inc, blob, drv = _probe_setup(tmp_path, fake_driver_build)
+    spec = importlib.util.spec_from_file_location("bench_chains", ROOT / "benchmarks" / "chains.py")
+    chains = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chains)
+    exe = tmp_path / Path(source).stem
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{inc}", "-o", str(exe),
+                    str(ROOT / "benchmarks" / source),
+                    str(chains.rodata_asm(blob, tmp_path / "blob_exe.S")),
+                    *mgpu_cached.ldflags_list(), f"-L{drv}", "-lcuda", "-lm"], check=True)
+    return exe, blob, drv
+
+
+def _chain_env(drv, stats):
+    """A chain probe's environment: the fake driver of `drv`, counters into `stats`, chain replay
+    on (with the tagged handles it needs)."""
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(drv / "libcuda.so.1"),
+               LD_LIBRARY_PATH=str(drv), MGPU_CACHED_STATS_FILE=str(stats),
+               MGPU_CACHED_CHAIN="1", MGPU_CACHED_STREAM_HANDLES="tagged")
+    env.pop("MGPU_CACHED_DISABLE", None)
+    return env
+
+
 def test_chain_split_probe_defers_every_launch_of_each_shape(tmp_path, fake_driver_build):
     """benchmarks/chain_split_probe.c against the fake driver (linked as libcuda, the same instance
     the library loads): each mode prints its JSON line, and with chain replay on every launch of
     both LLVM shapes is deferred (the LLVM <= 20 shape's unloads keep the module cached, so they
     submit nothing), one chain exec replayed per chain once it exists; the hand-made graph makes
     no mgpu* call. The executable blob's hits are not compared, the heap blob's are."""
-    inc, blob, drv = _probe_setup(tmp_path, fake_driver_build)
-    spec = importlib.util.spec_from_file_location("bench_chains", ROOT / "benchmarks" / "chains.py")
-    chains = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(chains)
-    exe = tmp_path / "csp"
-    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{inc}", "-o", str(exe),
-                    str(ROOT / "benchmarks" / "chain_split_probe.c"),
-                    str(chains.rodata_asm(blob, tmp_path / "blob_exe.S")),
-                    *mgpu_cached.ldflags_list(), f"-L{drv}", "-lcuda", "-lm"], check=True)
+    exe, blob, drv = _chain_probe(tmp_path, fake_driver_build, "chain_split_probe.c")
     k, n = 4, 20
     for mode in ("mgpu", "mgpu19exe", "mgpu19", "mgpuid", "cu_graphK"):
         stats = tmp_path / f"{mode}.json"
-        env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(drv / "libcuda.so.1"),
-                   LD_LIBRARY_PATH=str(drv), MGPU_CACHED_STATS_FILE=str(stats),
-                   MGPU_CACHED_CHAIN="1", MGPU_CACHED_STREAM_HANDLES="tagged")
-        env.pop("MGPU_CACHED_DISABLE", None)
+        env = _chain_env(drv, stats)
         p = subprocess.run([str(exe), str(blob), mode, str(k), str(n)], env=env,
                            capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, p.stderr
@@ -496,21 +510,10 @@ def test_chain_pair_probe_runs_every_shape_and_the_graph_in_one_process(tmp_path
     replayed (each block's first chain takes the full path: the block before used another
     stream), every load of the two LLVM <= 20 shapes is a cache hit, and only the heap blob's hits
     compare bytes."""
-    inc, blob, drv = _probe_setup(tmp_path, fake_driver_build)
-    spec = importlib.util.spec_from_file_location("bench_chains", ROOT / "benchmarks" / "chains.py")
-    chains = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(chains)
-    exe = tmp_path / "cpp"
-    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{inc}", "-o", str(exe),
-                    str(ROOT / "benchmarks" / "chain_pair_probe.c"),
-                    str(chains.rodata_asm(blob, tmp_path / "blob_exe.S")),
-                    *mgpu_cached.ldflags_list(), f"-L{drv}", "-lcuda", "-lm"], check=True)
+    exe, blob, drv = _chain_probe(tmp_path, fake_driver_build, "chain_pair_probe.c")
     k, n, rounds = 4, 6, 3
     stats = tmp_path / "stats.json"
-    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(drv / "libcuda.so.1"),
-               LD_LIBRARY_PATH=str(drv), MGPU_CACHED_STATS_FILE=str(stats),
-               MGPU_CACHED_CHAIN="1", MGPU_CACHED_STREAM_HANDLES="tagged")
-    env.pop("MGPU_CACHED_DISABLE", None)
+    env = _chain_env(drv, stats)
     p = subprocess.run([str(exe), str(blob), str(k), str(n), str(rounds)], env=env,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr

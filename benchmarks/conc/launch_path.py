@@ -18,6 +18,7 @@ import argparse
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -27,6 +28,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 BLOB = ROOT / "tests" / "data" / "kernels.fatbin"
 MODES = ["launch", "get", "exe", "heap"]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from chains import rodata_asm  # noqa: E402
 
 
 def build(d: Path) -> tuple[Path, Path]:
@@ -38,11 +41,7 @@ def build(d: Path) -> tuple[Path, Path]:
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(quick), str(HERE / "quick_driver.c"),
                     "-Wl,--no-as-needed", f"-L{d}", "-lfakecuda", f"-Wl,-rpath,{d}", "-ldl"],
                    check=True)
-    asm = d / "blob_exe.S"
-    asm.write_text('\t.section .rodata\n\t.balign 16\n\t.globl chain_blob_start\n'
-                   f'chain_blob_start:\n\t.incbin "{BLOB.resolve()}"\n'
-                   '\t.globl chain_blob_end\nchain_blob_end:\n'
-                   '\t.section .note.GNU-stack,"",@progbits\n')
+    asm = rodata_asm(BLOB, d / "blob_exe.S")
     exe = d / "launch_path_cpu"
     subprocess.run(["cc", "-std=c11", "-O2", "-pthread", "-o", str(exe),
                     str(HERE / "launch_path_cpu.c"), str(asm), *mgpu_cached.ldflags_list()],

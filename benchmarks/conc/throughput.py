@@ -31,12 +31,15 @@ import argparse
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import mgpu_cached
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from chains import rodata_asm  # noqa: E402
 BLOB = HERE.parent.parent / "tests" / "data" / "kernels.fatbin"
 THREADS = [1, 2, 4, 8, 16]
 # (label, launch_threads mode, MGPU_CACHED_DISABLE)
@@ -61,6 +64,19 @@ MODE_ENV = {"cached pushed": {"MGPU_CACHED_BARE_LAUNCH": "0"},
             "cached graph off": {"MGPU_CACHED_GRAPH": "0"},
             "driver no context + checks + 100 ns": {"LT_SPIN_NS": "100"},
             "driver no context + checks + 300 ns": {"LT_SPIN_NS": "300"}}
+
+
+def run_env(preload: str | None, disable: bool, more: dict) -> dict:
+    """A mode's environment: this one, with `preload` preloaded (another build of the library),
+    MGPU_CACHED_DISABLE=1 only where `disable`, and `more`."""
+    env = dict(os.environ)
+    env.pop("MGPU_CACHED_DISABLE", None)
+    if preload:
+        env["LD_PRELOAD"] = str(Path(preload).resolve())
+    if disable:
+        env["MGPU_CACHED_DISABLE"] = "1"
+    env.update(more)
+    return env
 
 
 def main() -> None:
@@ -104,11 +120,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         exe = Path(d) / "launch_threads"
         # the blob linked into .rodata too, for mgpu-load-exe (as chains.py's 19exe shape)
-        asm = Path(d) / "blob_exe.S"
-        asm.write_text('\t.section .rodata\n\t.balign 16\n\t.globl chain_blob_start\n'
-                       f'chain_blob_start:\n\t.incbin "{BLOB.resolve()}"\n'
-                       '\t.globl chain_blob_end\nchain_blob_end:\n'
-                       '\t.section .note.GNU-stack,"",@progbits\n')
+        asm = rodata_asm(BLOB, Path(d) / "blob_exe.S")
         subprocess.run(["cc", "-std=c11", "-O2", "-pthread", "-o", str(exe),
                         str(HERE / "launch_threads.c"), str(asm), *mgpu_cached.ldflags_list(),
                         "-ldl"], check=True)
@@ -118,13 +130,8 @@ def main() -> None:
         res: dict = {}
         for _ in range(a.reps):
             for label, mode, disable in modes:
-                env = dict(os.environ)
-                env.pop("MGPU_CACHED_DISABLE", None)
-                if label.startswith("before"):
-                    env["LD_PRELOAD"] = str(Path(a.before).resolve())
-                if disable:
-                    env["MGPU_CACHED_DISABLE"] = "1"
-                env.update(mode_env.get(label, {}))
+                env = run_env(a.before if label.startswith("before") else None, disable,
+                              mode_env.get(label, {}))
                 out = subprocess.run([str(exe), mode, str(BLOB), str(a.launches),
                                       *map(str, threads)], env=env, check=True,
                                      capture_output=True, text=True).stdout
@@ -149,12 +156,11 @@ def main() -> None:
             print(f"{t:>8} " + " ".join(f"{c:>{w}}" for c in cells))
 
 
-PAIRED = [("cached", "paired-mgpu"), ("cached llvm19-load", "paired-mgpu-load"),
-          ("cached llvm19-load exe", "paired-mgpu-load-exe"),
-          ("cached llvm19-load vs + compare", "paired-mgpu-load")]
-# the heap shape against the bound that also compares the heap blob per launch, as a verified
-# cache must (launch_threads.c: LT_COMPARE)
-PAIRED_ENV = {"cached llvm19-load vs + compare": {"LT_COMPARE": "1"}}
+# (label, launch_threads mode, more environment): the heap shape twice, the second time against
+# the bound that also compares the heap blob per launch, as a verified cache must (LT_COMPARE)
+PAIRED = [("cached", "paired-mgpu", {}), ("cached llvm19-load", "paired-mgpu-load", {}),
+          ("cached llvm19-load exe", "paired-mgpu-load-exe", {}),
+          ("cached llvm19-load vs + compare", "paired-mgpu-load", {"LT_COMPARE": "1"})]
 
 
 def paired(exe: Path, threads: list[int], a: argparse.Namespace) -> None:
@@ -163,15 +169,11 @@ def paired(exe: Path, threads: list[int], a: argparse.Namespace) -> None:
     of each process's ratio, and the median throughputs."""
     shapes = list(PAIRED)
     if a.before:  # the same shapes with the other build preloaded
-        shapes += [(label.replace("cached", "before"), mode) for label, mode in PAIRED]
+        shapes += [(label.replace("cached", "before"), mode, env) for label, mode, env in PAIRED]
     res: dict = {}
     for _ in range(a.reps):
-        for label, mode in shapes:
-            env = dict(os.environ)
-            env.pop("MGPU_CACHED_DISABLE", None)
-            if a.before and label.startswith("before"):
-                env["LD_PRELOAD"] = str(Path(a.before).resolve())
-            env.update(PAIRED_ENV.get(label.replace("before", "cached"), {}))
+        for label, mode, more in shapes:
+            env = run_env(a.before if label.startswith("before") else None, False, more)
             out = subprocess.run([str(exe), mode, str(BLOB), str(a.launches), *map(str, threads)],
                                  env=env, check=True, capture_output=True, text=True).stdout
             for line in out.splitlines():
@@ -184,7 +186,7 @@ def paired(exe: Path, threads: list[int], a: argparse.Namespace) -> None:
           f"process's median block ratio, and the median launches/s (thousands)")
     print(f"{'threads':>8} {'shape':>32} {'ratio':>22} {'bound':>8} {'shape':>8}")
     for t in threads:
-        for label, _ in shapes:
+        for label, _, _ in shapes:
             v = res[(label, t)]
             r = [x[2] for x in v]
             print(f"{t:>8} {label:>32} {statistics.median(r):>6.3f} [{min(r):.3f}, {max(r):.3f}]"

@@ -127,6 +127,38 @@ static inline int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The median of v[0..n) (sorted in place; the mean of the two middle values for an even n). */
+static inline double sample_median(double *v, long n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* What a verified module cache's hits on a heap blob compare: k comparisons of `blob` with a copy
+ * of it (memcmp), timed as a chain's k launches are. The median over n timed rounds after `warm`
+ * untimed ones, in µs (t: room for n values); -1 if there is no memory or a comparison differs
+ * (chain_split_probe.c, chain_pair_probe.c). */
+static inline double blob_compare_us(const void *blob, size_t size, long k, long n, long warm,
+                                     double *t) {
+  unsigned char *copy = malloc(size);
+  if (!copy) return -1;
+  memcpy(copy, blob, size);
+  for (long c = -warm; c < n; ++c) {
+    double t0 = now_us();
+    long same = 0;
+    for (long i = 0; i < k; ++i) {
+      same += memcmp(copy, blob, size) == 0;
+      __asm__ volatile("" : : "r"(copy), "r"(blob) : "memory");
+    }
+    if (same != k) {
+      free(copy);
+      return -1;
+    }
+    if (c >= 0) t[c] = now_us() - t0;
+  }
+  free(copy);
+  return sample_median(t, n);
+}
+
 /* One JSON line on stdout: per-repetition µs per iteration, the result hash, the check. */
 static inline void report(const char *program, long n, const double *us, int reps, uint64_t hash,
                    const char *check, const char *extra) {

@@ -13,15 +13,7 @@ gpu_tests_on_off 150
 cat $O/pytest-gpu.log
 chain_split_build || exit 1
 chain_pair_build || exit 1
-E="MGPU_CACHED_GRAPH=1 MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged"
-for p in 1 2 3 4 5; do
-  echo "now $(env $E timeout 60 /tmp/cpp /tmp/empty.fatbin 10 200 40)"
-  echo "start $(env $E LD_PRELOAD=$S timeout 60 /tmp/cpp /tmp/empty.fatbin 10 200 40)"
-  echo "now $(env $E timeout 60 /tmp/cpp /tmp/empty.fatbin 100 60 24)"
-  echo "start $(env $E LD_PRELOAD=$S timeout 60 /tmp/cpp /tmp/empty.fatbin 100 60 24)"
-done > $O/chain_pair.raw
-python3 benchmarks/chain_pair_table.py $O/chain_pair.raw > $O/chain_pair.md 2>&1
-cat $O/chain_pair.md
+chain_pair_rounds 5
 timeout 120 python3 benchmarks/conc/launch_path.py --rounds 9 --threads 1 \
   --lib start=.gpu/start/libmgpu_cached.so > $O/launch_path_n139.txt 2>&1
 echo "rc=$?" >> $O/launch_path_n139.txt

@@ -38,6 +38,12 @@
 #   chain_pair_build                after chain_split_build, benchmarks/chain_pair_probe.c (every
 #                                   shape and the hand-made graph in one process) built into
 #                                   /tmp/cpp (run N138)
+#   chain_pair_rounds PROCS         after chain_pair_build, chain replay on: PROCS processes of
+#                                   /tmp/cpp for K = 10 (200 chains a block, 40 rounds) and K = 100
+#                                   (60 chains a block, 24 rounds), this library and the starting
+#                                   tree preloaded, interleaved, into $O/chain_pair.raw and its
+#                                   table (benchmarks/chain_pair_table.py) $O/chain_pair.md (runs
+#                                   N138, N139)
 #   chains_now_start LLVMS          chain replay against the hand-made graph (benchmarks/chains.py,
 #                                   K = 10 and 100, the LLVM shapes LLVMS, e.g. 22,19,19exe) with
 #                                   this library and with the starting tree preloaded, into
@@ -133,6 +139,18 @@ chain_pair_build() {
   cul=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from run import cuda_link; print(' '.join(cuda_link('$cuda')))")
   cc -std=c11 -D_GNU_SOURCE -O2 -I$cuda/include -o /tmp/cpp benchmarks/chain_pair_probe.c /tmp/blob_exe.S \
     $(python3 -m mgpu_cached --ldflags) $cul -lm
+}
+
+chain_pair_rounds() {
+  E="MGPU_CACHED_GRAPH=1 MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged"
+  for p in $(seq "$1"); do
+    echo "now $(env $E timeout 60 /tmp/cpp /tmp/empty.fatbin 10 200 40)"
+    echo "start $(env $E LD_PRELOAD=$S timeout 60 /tmp/cpp /tmp/empty.fatbin 10 200 40)"
+    echo "now $(env $E timeout 60 /tmp/cpp /tmp/empty.fatbin 100 60 24)"
+    echo "start $(env $E LD_PRELOAD=$S timeout 60 /tmp/cpp /tmp/empty.fatbin 100 60 24)"
+  done > $O/chain_pair.raw
+  python3 benchmarks/chain_pair_table.py $O/chain_pair.raw > $O/chain_pair.md 2>&1
+  cat $O/chain_pair.md
 }
 
 chain_split_rounds() {
