@@ -39,6 +39,7 @@
 #include "support/reclaim.c"
 #include "support/report.c"
 #include "support/rodata.c"
+#include "support/same_bytes.c"
 #include "support/slot_table.c"
 #include "support/stats.c"
 #include "support/thread.c"

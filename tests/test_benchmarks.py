@@ -530,6 +530,30 @@ def test_chain_pair_probe_runs_every_shape_and_the_graph_in_one_process(tmp_path
     assert st["verify_bytes"] == k * chains_per_shape * blob.stat().st_size
 
 
+def test_same_bytes_bench_times_both_comparisons(tmp_path):
+    """benchmarks/same_bytes_bench.c, built with the library's comparison compiled in: it names the
+    comparison mc_same_bytes uses here and prints a line per size and layout, both timings
+    positive (each comparison found the ranges equal)."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path / "sbb"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O2", f"-I{ROOT / 'csrc'}",
+                    f"-I{ROOT / 'benchmarks'}", "-o", str(exe),
+                    str(ROOT / "benchmarks" / "same_bytes_bench.c"),
+                    str(ROOT / "csrc" / "support" / "same_bytes.c"), "-lm"], check=True)
+    p = subprocess.run([str(exe), "100", "3700"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] in ("mc_same_bytes here: avx512", "mc_same_bytes here: memcmp")
+    rows = [line for line in lines[1:] if line.startswith("size ")]
+    assert len(rows) == 8
+    for row in rows:
+        m = float(row.split("memcmp ")[1].split(" ns")[0])
+        s = float(row.split("mc_same_bytes ")[1].split(" ns")[0])
+        assert m > 0 and s > 0
+    assert subprocess.run([str(exe)], capture_output=True).returncode == 2
+
+
 def test_graph_split_probe_runs_one_graph_or_two(tmp_path, fake_driver_build):
     """benchmarks/graph_split_probe.c against the fake driver (linked as libcuda): one graph (M = 0)
     or two (the first M nodes, then the rest), with host work spun per node; each run prints its

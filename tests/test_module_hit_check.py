@@ -403,3 +403,134 @@ def test_a_heap_blob_changed_in_any_page_is_caught(rt):
     assert rt.fake.count("cuModuleLoadData") == loads + 2 * len(spots)
     assert rt.stats()["module_stale"] == 2 * len(spots)
     del mm
+
+
+# ---- the comparison itself (csrc/support/same_bytes.c) --------------------------------------------
+
+
+def _same_bytes_lib(tmp_path, name, *defines):
+    if CC is None:
+        pytest.skip("no C compiler")
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    lib = tmp_path / f"lib{name}.so"
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O2", "-fPIC", "-shared", *defines,
+                    f"-I{root / 'csrc'}", "-o", str(lib),
+                    str(root / "csrc" / "support" / "same_bytes.c")], check=True)
+    dll = ctypes.CDLL(str(lib))
+    dll.mc_same_bytes.restype = ctypes.c_int
+    dll.mc_same_bytes.argtypes = [vp, vp, ctypes.c_size_t]
+    dll.mc_same_bytes_kind.restype = ctypes.c_char_p
+    dll.mc_copy_alloc_like.restype = vp
+    dll.mc_copy_alloc_like.argtypes = [vp, ctypes.c_size_t]
+    dll.mc_copy_free.argtypes = [vp]
+    return dll
+
+
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+@pytest.mark.parametrize("build", ["wide", "memcmp"])
+def test_same_bytes_finds_every_changed_byte_at_every_alignment(tmp_path, build):
+    """mc_same_bytes, the hit comparison of a blob on the heap: built as the library is (512-bit
+    loads where the CPU runs them at full clock, which this test checks against /proc/cpuinfo)
+    and with memcmp only. For lengths around every width it handles (the masked head up to the
+    blob's 64-byte boundary, 64-byte and 256-byte steps, the masked tail), at every offset of
+    either range within 64 bytes, equal ranges are equal, one byte changed anywhere in them is
+    caught, and bytes just outside them are not read into the answer. Ranges that end at the
+    end of a readable page before an unreadable one, or begin at one's start after one, are read
+    without a fault (the masked loads touch no byte outside)."""
+    import mmap
+    import random
+
+    dll = _same_bytes_lib(tmp_path, build, *(["-DMC_SAME_BYTES_MEMCMP_ONLY"]
+                                             if build == "memcmp" else []))
+    flags = _cpu_flags()
+    import platform
+    wide_here = (platform.machine() == "x86_64" and
+                 {"avx512f", "avx512bw", "avx_vnni"} <= flags)
+    assert dll.mc_same_bytes_kind() == (b"avx512" if build == "wide" and wide_here
+                                        else b"memcmp")
+    rng = random.Random(21)
+    pg = mmap.PAGESIZE
+    buf_a = ctypes.create_string_buffer(3 * pg)
+    buf_b = ctypes.create_string_buffer(3 * pg)
+    base_a = (ctypes.addressof(buf_a) + 64 + 63) & ~63
+    base_b = (ctypes.addressof(buf_b) + 64 + 63) & ~63
+    lengths = [0, 1, 2, 31, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 319, 320, 513, 1000,
+               3700]
+    checks = 0
+    for n in lengths:
+        for oa, ob in [(0, 0), (1, 1), (17, 17), (63, 63), (0, 1), (5, 40), (63, 0), (32, 16)]:
+            a, b = base_a + oa, base_b + ob
+            data = bytes(rng.randrange(256) for _ in range(n))
+            ctypes.memmove(a, data, n)
+            ctypes.memmove(b, data, n)
+            # the bytes around the ranges differ: never part of the answer
+            for p, x in ((a - 1, b"\x01"), (b - 1, b"\x02"), (a + n, b"\x03"), (b + n, b"\x04")):
+                ctypes.memmove(p, x, 1)
+            assert dll.mc_same_bytes(a, b, n) == 1, (n, oa, ob)
+            spots = set(range(min(n, 70))) | set(range(max(0, n - 70), n))
+            spots |= {i for i in range(0, n, 64)} | {i - 1 for i in range(64, n, 64)}
+            for i in sorted(spots):
+                for side in (a, b):
+                    old = ctypes.string_at(side + i, 1)
+                    ctypes.memmove(side + i, bytes([old[0] ^ 0x80]), 1)
+                    assert dll.mc_same_bytes(a, b, n) == 0, (n, oa, ob, i)
+                    ctypes.memmove(side + i, old, 1)
+                    checks += 1
+            assert dll.mc_same_bytes(a, b, n) == 1
+    assert checks > 5000
+    # beside unreadable pages: a readable page between two PROT_NONE ones
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = vp
+    libc.mmap.argtypes = [vp, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_long]
+    libc.mprotect.argtypes = [vp, ctypes.c_size_t, ctypes.c_int]
+    libc.munmap.argtypes = [vp, ctypes.c_size_t]
+    PROT_NONE, PROT_RW, MAP_PRIVATE_ANON = 0, 3, 0x22
+    area = libc.mmap(None, 3 * pg, PROT_RW, MAP_PRIVATE_ANON, -1, 0)
+    assert area not in (None, ctypes.c_void_p(-1).value)
+    try:
+        page = area + pg
+        assert libc.mprotect(area, pg, PROT_NONE) == 0
+        assert libc.mprotect(page + pg, pg, PROT_NONE) == 0
+        ctypes.memmove(page, bytes(range(256)) * (pg // 256), pg)
+        for n in (1, 33, 64, 100, 300):
+            end = page + pg - n  # ends at the unreadable page
+            twin = base_a + 7
+            ctypes.memmove(twin, end, n)
+            assert dll.mc_same_bytes(twin, end, n) == 1
+            assert dll.mc_same_bytes(end, twin, n) == 1
+            ctypes.memmove(twin, page, n)  # begins after the unreadable page
+            assert dll.mc_same_bytes(twin, page, n) == 1
+            assert dll.mc_same_bytes(page, twin, n) == 1
+    finally:
+        libc.munmap(area, 3 * pg)
+
+
+def test_copies_sit_at_their_blobs_offset_within_64_bytes(tmp_path):
+    """mc_copy_alloc_like: the room for a blob's copy begins at the blob's own offset within 64
+    bytes (so the comparison reads both aligned), holds the whole length, and is freed by
+    mc_copy_free."""
+    dll = _same_bytes_lib(tmp_path, "copy")
+    buf = ctypes.create_string_buffer(8192)
+    for off in (0, 1, 16, 36, 63, 64, 100):
+        for n in (1, 63, 64, 3700):
+            src = ctypes.addressof(buf) + off
+            copy = dll.mc_copy_alloc_like(src, n)
+            assert copy and copy % 64 == src % 64
+            ctypes.memmove(copy, src, n)
+            assert dll.mc_same_bytes(copy, src, n) == 1
+            dll.mc_copy_free(copy)
+    dll.mc_copy_free(None)

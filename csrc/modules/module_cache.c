@@ -100,6 +100,7 @@
 #include "support/reclaim.h"
 #include "support/report.h"
 #include "support/rodata.h"
+#include "support/same_bytes.h"
 #include "support/slot_table.h"
 #include "support/stats.h"
 #include "support/thread_exit.h"
@@ -134,8 +135,9 @@ typedef struct module_rec {
   unsigned char *copy;        /* private copy of the blob (its header's length), or NULL: taken
                                  for hit verification (a cacheable blob outside a read-only segment, or
                                  shorter than MC_HIT_SKIP_MIN_BYTES) and for loads on other devices
-                                 (more than one device); immutable; read by holders of the record
-                                 only; freed at retirement */
+                                 (more than one device); at the blob's offset within 64 bytes
+                                 (mc_copy_alloc_like: both read aligned); immutable; read by
+                                 holders of the record only; freed at retirement (mc_copy_free) */
   size_t len;                 /* blob length from its header (0: not cacheable); immutable */
   uint64_t ro_generation;     /* the generation of loaded objects (rodata.h) under which the blob
                                  was last found in a read-only segment of a loaded object, before
@@ -278,7 +280,7 @@ static void rec_free(mc_reclaim_node *node) {
   free(m->resolved);
   free(m->mods);
   free(m->mod_epoch);
-  free(m->copy);
+  mc_copy_free(m->copy);
   free(m);
 }
 
@@ -510,7 +512,7 @@ static void bury(module_rec *grave) {
     grave = m->grave;
     unload_modules(m);
     mc_debug("unloaded module of blob %p (%zu bytes)", m->key, m->len);
-    free(m->copy); /* no reference left: nobody compares against it */
+    mc_copy_free(m->copy); /* no reference left: nobody compares against it */
     m->copy = NULL;
     m->reclaim.free_fn = rec_free;
     mc_reclaim_retire(&m->reclaim);
@@ -975,7 +977,7 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   /* in the executable's read-only data: never compared, whatever its size (nothing to read) */
   int forever = in_ro && in_main && mc_config()->hit_check == 0;
   int may_skip = in_ro && mc_config()->hit_check == 0 && (len >= MC_HIT_SKIP_MIN_BYTES || forever);
-  unsigned char *early = classify && (n > 1 || !may_skip) ? malloc(len) : NULL;
+  unsigned char *early = classify && (n > 1 || !may_skip) ? mc_copy_alloc_like(blob, len) : NULL;
   int device = mc_thread_device();
   /* A fatbin's verdict can skip the entries the device does not load (blob_state.h): its
    * architecture is asked for (once per device) only where that saves a decompression. The
@@ -1000,11 +1002,11 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   }
   int stateful = classify ? mc_blob_state_finish(&scan) : 0;
   if (early && !scan.copied) { /* not wanted after all (a stateful image on one device) */
-    free(early);
+    mc_copy_free(early);
     early = NULL;
   }
   if (MC_FAILED(st) || r != 0) {
-    free(early);
+    mc_copy_free(early);
     rec_free(&m->reclaim);
     return MC_FAILED(st) ? st : MC_FAIL(load_call(m), r);
   }
@@ -1040,11 +1042,11 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
     if (early && copy_len == len) {
       m->copy = early;
       early = NULL;
-    } else if ((m->copy = malloc(copy_len)) != NULL) {
+    } else if ((m->copy = mc_copy_alloc_like(blob, copy_len)) != NULL) {
       memcpy(m->copy, blob, copy_len);
     }
   }
-  free(early);
+  mc_copy_free(early);
   if (copy_for_hits && !m->copy) kind = MC_BLOB_UNKNOWN; /* without a copy: simply not cached */
   if (kind == MC_BLOB_UNKNOWN) len = 0;
   m->len = len;

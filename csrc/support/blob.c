@@ -9,6 +9,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "support/same_bytes.h"
+
 #define FATBIN_MAGIC 0xBA55ED50u
 #define PROBE_PAGES 64 /* pages probed by one system call */
 
@@ -220,7 +222,7 @@ int mc_blob_same(const unsigned char *copy, size_t len, mc_blob_kind kind, const
   /* page by page: the first chunk to the end of the blob's first page, then whole pages */
   for (size_t off = 0, chunk = (size_t)(pg - (a & mask)); off < len; off += chunk, chunk = pg) {
     if (chunk > len - off) chunk = len - off;
-    if (memcmp(copy + off, p + off, chunk) != 0) return 0;
+    if (!mc_same_bytes(copy + off, p + off, chunk)) return 0;
   }
   return len > 0;
 }
