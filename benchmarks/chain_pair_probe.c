@@ -11,6 +11,11 @@
  * mgpuStreamSynchronize), exe (each launch wrapped in mgpuModuleLoad / mgpuModuleGetFunction /
  * mgpuModuleUnload, the blob linked into this executable between chain_blob_start and
  * chain_blob_end), heap (the same with the blob read onto the heap: each cache hit compares it).
+ * Two more shapes do the exe shape's calls and, before each load, compare the heap blob with a
+ * copy the probe made (laid out as the library lays its copies out, mc_copy_alloc_like): exe+memcmp
+ * with memcmp, exe+same with the library's comparison (csrc/support/same_bytes.c, compiled in).
+ * They show what the heap shape's comparisons cost where the program itself makes them, in the
+ * chain (the heap shape costs more than the exe shape plus the comparisons timed alone).
  * The graph: one K-node graph made once by hand (cuGraphLaunch + cuStreamSynchronize). The thread
  * has no current context (as MLIR code's threads; the graph's calls name their stream's context).
  * A round: a graph block, then one block per shape (their order rotated per round), then the next
@@ -20,7 +25,7 @@
  * the mean of the graph blocks before and after it}, "compare_us": K comparisons of the blob with
  * a copy (memcmp), the verification the heap shape's cache hits make, timed as a chain is}.
  * Run it with MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged for chain replay.
- * Build: cc -O2 -I$CUDA/include chain_pair_probe.c blob.S $(python3 -m mgpu_cached --ldflags) -lcuda
+ * Build: cc -O2 -I$CUDA/include -Icsrc chain_pair_probe.c blob.S $(python3 -m mgpu_cached --ldflags) -lcuda
  */
 #include <cuda.h>
 #include <stdint.h>
@@ -31,12 +36,13 @@
 #include "../csrc/include/mgpu_abi.h"
 #include "harness/driver_setup.h"
 #include "harness/programs.h" /* now_us, read_file, sample_median, blob_compare_us */
+#include "../csrc/support/same_bytes.c" /* mc_same_bytes, mc_copy_alloc_like (needs -Icsrc) */
 
 extern const char chain_blob_start[] __attribute__((weak));
 extern const char chain_blob_end[] __attribute__((weak));
 
-enum { SHAPES = 3 };
-static const char *const k_shape[SHAPES] = {"22", "exe", "heap"};
+enum { SHAPES = 5 };
+static const char *const k_shape[SHAPES] = {"22", "exe", "heap", "exe+memcmp", "exe+same"};
 
 static long g_k, g_chains;
 static double *g_t; /* one block's chain times */
@@ -44,6 +50,8 @@ static CUgraphExec g_exec;
 static CUstream g_cs;
 static void *g_fn, *g_stream[SHAPES], *g_blob[SHAPES];
 static size_t g_size[SHAPES];
+static const unsigned char *g_heap, *g_copy; /* the heap blob and the probe's copy of it */
+static size_t g_heap_size;
 
 /* The median chain time of one block of the graph (shape < 0) or of a shape. */
 static double block(int shape) {
@@ -58,6 +66,9 @@ static double block(int shape) {
         if (shape == 0) {
           mgpuLaunchKernel(g_fn, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL, 0);
         } else {
+          if (shape >= 3 && !(shape == 3 ? memcmp(g_copy, g_heap, g_heap_size) == 0
+                                         : mc_same_bytes(g_copy, g_heap, g_heap_size)))
+            exit(3); /* never: nothing writes the blob */
           void *m = mgpuModuleLoad(g_blob[shape], g_size[shape]);
           mgpuLaunchKernel(mgpuModuleGetFunction(m, "empty"), 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL,
                            0);
@@ -86,8 +97,14 @@ int main(int argc, char **argv) {
   void *heap = read_file(argv[1], &size);
   g_blob[0] = g_blob[2] = heap;
   g_size[0] = g_size[2] = size;
-  g_blob[1] = (void *)chain_blob_start;
-  g_size[1] = (size_t)(chain_blob_end - chain_blob_start);
+  g_blob[1] = g_blob[3] = g_blob[4] = (void *)chain_blob_start;
+  g_size[1] = g_size[3] = g_size[4] = (size_t)(chain_blob_end - chain_blob_start);
+  g_heap = heap;
+  g_heap_size = size;
+  unsigned char *copy = heap ? mc_copy_alloc_like(heap, size) : NULL;
+  if (!copy) return 2;
+  memcpy(copy, heap, size);
+  g_copy = copy;
   g_t = malloc(sizeof(double) * (size_t)g_chains);
   if (!heap || !g_t) return 2;
   /* the hand-made graph, then no context current */
@@ -100,7 +117,9 @@ int main(int argc, char **argv) {
   void *m = mgpuModuleLoad(heap, size);
   g_fn = m ? mgpuModuleGetFunction(m, "empty") : NULL;
   for (int s = 0; s < SHAPES; ++s) g_stream[s] = mgpuStreamCreate();
-  if (!g_fn || !g_stream[0] || !g_stream[1] || !g_stream[2])
+  int streams = 1;
+  for (int s = 0; s < SHAPES; ++s) streams &= g_stream[s] != NULL;
+  if (!g_fn || !streams)
     return fprintf(stderr, "chain_pair_probe: mgpu setup failed\n"), 2;
   double *graph = malloc(sizeof(double) * (size_t)(rounds + 1));
   double *us[SHAPES], *ratio[SHAPES];

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The table of chain_pair_probe.c's lines (issue 21 item 2): per K and tree, the median [min, max]
-over processes of each shape's ratio to the hand-made graph, the heap shape against the
+over processes of each shape's ratio to the hand-made graph (the shapes every line has), the heap shape against the
 executable shape plus its comparisons of the blob, and the graph's and the comparisons' times.
 
     python3 benchmarks/chain_pair_table.py RAW
@@ -15,7 +15,8 @@ import statistics
 import sys
 from pathlib import Path
 
-SHAPES = ("22", "exe", "heap")
+SHAPES = ("22", "exe", "heap", "exe+memcmp", "exe+same")  # the last two: runs from N142 on
+HEAD = {"22": "LLVM 22"}
 
 
 def table(lines: list[str]) -> str:
@@ -29,11 +30,13 @@ def table(lines: list[str]) -> str:
             out.append(f"unparsed: {line.strip()}")
             continue
         rows.setdefault((r["k"], tree), []).append(r)
-    out += ["| K | tree | processes | LLVM 22 | exe | heap | heap / (exe + compare) | graph µs | "
-            "compare µs |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    shapes = [s for s in SHAPES if rows and all(s in x["ratio"] for rs in rows.values() for x in rs)]
+    cols = [HEAD.get(s, s) for s in shapes] + ["heap / (exe + compare)", "graph µs", "compare µs"]
+    out += ["| K | tree | processes | " + " | ".join(cols) + " |",
+            "| --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
     for (k, tree), rs in sorted(rows.items()):
         cells = []
-        for s in SHAPES:
+        for s in shapes:
             v = [x["ratio"][s] for x in rs]
             cells.append(f"{statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]")
         hc = statistics.median(x["us"]["heap"] / (x["us"]["exe"] + x["compare_us"]) for x in rs)

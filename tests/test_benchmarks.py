@@ -456,7 +456,8 @@ def _chain_probe(tmp_path, fake_driver_build, source):
     chains = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(chains)
     exe = tmp_path / Path(source).stem
-    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{inc}", "-o", str(exe),
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O1", f"-I{inc}", f"-I{ROOT / 'csrc'}",
+                    "-o", str(exe),
                     str(ROOT / "benchmarks" / source),
                     str(chains.rodata_asm(blob, tmp_path / "blob_exe.S")),
                     *mgpu_cached.ldflags_list(), f"-L{drv}", "-lcuda", "-lm"], check=True)
@@ -519,14 +520,14 @@ def test_chain_pair_probe_runs_every_shape_and_the_graph_in_one_process(tmp_path
     assert p.returncode == 0, p.stderr
     res = json.loads(p.stdout)
     assert res["k"] == k and res["rounds"] == rounds
-    assert set(res["ratio"]) == set(res["us"]) == {"22", "exe", "heap"}
+    assert set(res["ratio"]) == set(res["us"]) == {"22", "exe", "heap", "exe+memcmp", "exe+same"}
     assert all(v > 0 for v in res["ratio"].values()) and res["graph_us"] > 0
     st = json.loads(stats.read_text())["stats"]
     chains_per_shape = n * (rounds + 1)  # the warm-up round included
-    assert st["launches"] == st["chain_deferred"] == 3 * k * chains_per_shape
-    assert st["chain_replays"] >= 3 * (chains_per_shape - (rounds + 1) * 2)
-    # the exe shape's first load is a miss; the heap shape's all hit the module the 22 shape loaded
-    assert st["module_hits"] == 2 * k * chains_per_shape - 1
+    assert st["launches"] == st["chain_deferred"] == 5 * k * chains_per_shape
+    assert st["chain_replays"] >= 5 * (chains_per_shape - (rounds + 1) * 2)
+    # the exe shapes' first load is a miss; the heap shape's all hit the module the 22 shape loaded
+    assert st["module_hits"] == 4 * k * chains_per_shape - 1
     assert st["verify_bytes"] == k * chains_per_shape * blob.stat().st_size
 
 
@@ -857,3 +858,10 @@ def test_chain_pair_table_takes_medians_over_processes(tmp_path):
     assert out[0] == "unparsed: start garbage"
     assert out[3] == ("| 10 | now | 3 | 1.100 [1.000, 1.200] | 1.300 [1.200, 1.400] | "
                       "1.500 [1.300, 1.700] | 1.100 | 10.00 | 1.00 |")
+    # lines with the in-situ comparison shapes (runs from N142 on) get their columns
+    five = [line("now", 10, (1.1, 1.2, 1.3, 1.25, 1.22), 12.0)]
+    out = cpt.table(five).splitlines()
+    assert out[0].startswith("| K | tree | processes | LLVM 22 | exe | heap | exe+memcmp | exe+same |")
+    assert out[2] == ("| 10 | now | 1 | 1.100 [1.100, 1.100] | 1.200 [1.200, 1.200] | "
+                      "1.300 [1.300, 1.300] | 1.250 [1.250, 1.250] | 1.220 [1.220, 1.220] | "
+                      "1.000 | 10.00 | 1.00 |")

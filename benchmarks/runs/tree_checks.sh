@@ -137,7 +137,7 @@ PY
 chain_pair_build() {
   cuda=${CUDA_HOME:-/usr/local/cuda}
   cul=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from run import cuda_link; print(' '.join(cuda_link('$cuda')))")
-  cc -std=c11 -D_GNU_SOURCE -O2 -I$cuda/include -o /tmp/cpp benchmarks/chain_pair_probe.c /tmp/blob_exe.S \
+  cc -std=c11 -D_GNU_SOURCE -O2 -I$cuda/include -Icsrc -o /tmp/cpp benchmarks/chain_pair_probe.c /tmp/blob_exe.S \
     $(python3 -m mgpu_cached --ldflags) $cul -lm
 }
 
