@@ -23,7 +23,8 @@
  * one round untimed. Prints one JSON line: {"k", "rounds", "graph_us": median of the graph blocks,
  * "us": {shape: median of its blocks}, "ratio": {shape: median over rounds of the shape's block /
  * the mean of the graph blocks before and after it}, "compare_us": K comparisons of the blob with
- * a copy (memcmp), the verification the heap shape's cache hits make, timed as a chain is}.
+ * a copy (memcmp), the verification the heap shape's cache hits make, timed as a chain is,
+ * "calls_ns": {"exe"|"heap": {"load", "get", "launch", "unload"}}: split_calls below}.
  * Run it with MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged for chain replay.
  * Build: cc -O2 -I$CUDA/include -Icsrc chain_pair_probe.c blob.S $(python3 -m mgpu_cached --ldflags) -lcuda
  */
@@ -52,6 +53,58 @@ static void *g_fn, *g_stream[SHAPES], *g_blob[SHAPES];
 static size_t g_size[SHAPES];
 static const unsigned char *g_heap, *g_copy; /* the heap blob and the probe's copy of it */
 static size_t g_heap_size;
+
+/* Where a link's time goes (after the rounds): for the exe and heap shapes, CHAINS chains more with
+ * each of the link's four calls timed apart (the time-stamp counter, fenced); per call the median
+ * over every link but each chain's first, in ns (the counter's rate taken against now_us over the
+ * same chains). calls_ns[shape - 1][call]: load, get, launch, unload. */
+static const char *const k_call[4] = {"load", "get", "launch", "unload"};
+static double calls_ns[2][4];
+
+static inline uint64_t stamp(void) {
+  unsigned lo, hi;
+  __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi) : : "memory");
+  return ((uint64_t)hi << 32) | lo;
+}
+
+static int split_calls(void) {
+#if defined(__x86_64__)
+  size_t per = (size_t)g_chains * (size_t)(g_k > 1 ? g_k - 1 : 1);
+  double *v = malloc(sizeof(double) * per * 4);
+  if (!v) return -1;
+  for (int shape = 1; shape <= 2; ++shape) {
+    void *st = g_stream[shape];
+    size_t n = 0;
+    double t0 = now_us();
+    uint64_t c0 = stamp();
+    for (long c = 0; c < g_chains; ++c) {
+      for (long i = 0; i < g_k; ++i) {
+        uint64_t a = stamp();
+        void *m = mgpuModuleLoad(g_blob[shape], g_size[shape]);
+        uint64_t b = stamp();
+        void *f = mgpuModuleGetFunction(m, "empty");
+        uint64_t d = stamp();
+        mgpuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL, 0);
+        uint64_t e = stamp();
+        mgpuModuleUnload(m);
+        uint64_t g = stamp();
+        if (i == 0 && g_k > 1) continue;
+        v[0 * per + n] = (double)(b - a);
+        v[1 * per + n] = (double)(d - b);
+        v[2 * per + n] = (double)(e - d);
+        v[3 * per + n] = (double)(g - e);
+        ++n;
+      }
+      mgpuStreamSynchronize(st);
+    }
+    double ticks_per_ns = (double)(stamp() - c0) / ((now_us() - t0) * 1000.0);
+    for (int k = 0; k < 4; ++k)
+      calls_ns[shape - 1][k] = sample_median(v + (size_t)k * per, (long)n) / ticks_per_ns;
+  }
+  free(v);
+#endif
+  return 0;
+}
 
 /* The median chain time of one block of the graph (shape < 0) or of a shape. */
 static double block(int shape) {
@@ -141,7 +194,7 @@ int main(int argc, char **argv) {
   }
   /* K comparisons of the blob with a copy, timed as a chain is (after the rounds) */
   double compare = blob_compare_us(heap, size, g_k, g_chains, 0, g_t);
-  if (compare < 0) return 2;
+  if (compare < 0 || split_calls() != 0) return 2;
   printf("{\"k\": %ld, \"rounds\": %ld, \"graph_us\": %.3f, \"us\": {", g_k, rounds,
          sample_median(graph, rounds + 1));
   for (int s = 0; s < SHAPES; ++s)
@@ -149,6 +202,12 @@ int main(int argc, char **argv) {
   printf("}, \"ratio\": {");
   for (int s = 0; s < SHAPES; ++s)
     printf("%s\"%s\": %.4f", s ? ", " : "", k_shape[s], sample_median(ratio[s], rounds));
-  printf("}, \"compare_us\": %.3f}\n", compare);
+  printf("}, \"compare_us\": %.3f, \"calls_ns\": {", compare);
+  for (int s = 0; s < 2; ++s) {
+    printf("%s\"%s\": {", s ? ", " : "", k_shape[s + 1]);
+    for (int k = 0; k < 4; ++k) printf("%s\"%s\": %.1f", k ? ", " : "", k_call[k], calls_ns[s][k]);
+    printf("}");
+  }
+  printf("}}\n");
   return 0;
 }

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 """The table of chain_pair_probe.c's lines (issue 21 item 2): per K and tree, the median [min, max]
 over processes of each shape's ratio to the hand-made graph (the shapes every line has), the heap shape against the
-executable shape plus its comparisons of the blob, and the graph's and the comparisons' times.
+executable shape plus its comparisons of the blob, and the graph's and the comparisons' times;
+where the lines have them, a second table of each call's time in a link (exe and heap shapes).
 
     python3 benchmarks/chain_pair_table.py RAW
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 SHAPES = ("22", "exe", "heap", "exe+memcmp", "exe+same")  # the last two: runs from N142 on
 HEAD = {"22": "LLVM 22"}
+CALLS = ("load", "get", "launch", "unload")
 
 
 def table(lines: list[str]) -> str:
@@ -44,6 +46,14 @@ def table(lines: list[str]) -> str:
         compare = statistics.median(x["compare_us"] for x in rs)
         out.append(f"| {k} | {tree} | {len(rs)} | " + " | ".join(cells) +
                    f" | {hc:.3f} | {graph:.2f} | {compare:.2f} |")
+    calls = [(key, rs) for key, rs in sorted(rows.items()) if all("calls_ns" in x for x in rs)]
+    if calls:  # where a link's time goes (runs from N144 on): per call, exe and heap
+        out += ["", "| K | tree | call | exe ns | heap ns | heap - exe |", "| --- | --- | --- | --- | --- | --- |"]
+        for (k, tree), rs in calls:
+            for call in CALLS:
+                e = statistics.median(x["calls_ns"]["exe"][call] for x in rs)
+                h = statistics.median(x["calls_ns"]["heap"][call] for x in rs)
+                out.append(f"| {k} | {tree} | {call} | {e:.1f} | {h:.1f} | {h - e:+.1f} |")
     return "\n".join(out)
 
 

@@ -521,14 +521,18 @@ def test_chain_pair_probe_runs_every_shape_and_the_graph_in_one_process(tmp_path
     res = json.loads(p.stdout)
     assert res["k"] == k and res["rounds"] == rounds
     assert set(res["ratio"]) == set(res["us"]) == {"22", "exe", "heap", "exe+memcmp", "exe+same"}
+    assert set(res["calls_ns"]) == {"exe", "heap"}
+    assert all(set(c) == {"load", "get", "launch", "unload"} and min(c.values()) > 0
+               for c in res["calls_ns"].values())
     assert all(v > 0 for v in res["ratio"].values()) and res["graph_us"] > 0
     st = json.loads(stats.read_text())["stats"]
     chains_per_shape = n * (rounds + 1)  # the warm-up round included
-    assert st["launches"] == st["chain_deferred"] == 5 * k * chains_per_shape
+    split = 2 * k * n  # the exe and heap shapes' chains with each call timed
+    assert st["launches"] == st["chain_deferred"] == 5 * k * chains_per_shape + split
     assert st["chain_replays"] >= 5 * (chains_per_shape - (rounds + 1) * 2)
     # the exe shapes' first load is a miss; the heap shape's all hit the module the 22 shape loaded
-    assert st["module_hits"] == 4 * k * chains_per_shape - 1
-    assert st["verify_bytes"] == k * chains_per_shape * blob.stat().st_size
+    assert st["module_hits"] == 4 * k * chains_per_shape - 1 + split
+    assert st["verify_bytes"] == (k * chains_per_shape + k * n) * blob.stat().st_size
 
 
 def test_same_bytes_bench_times_both_comparisons(tmp_path):
@@ -858,6 +862,15 @@ def test_chain_pair_table_takes_medians_over_processes(tmp_path):
     assert out[0] == "unparsed: start garbage"
     assert out[3] == ("| 10 | now | 3 | 1.100 [1.000, 1.200] | 1.300 [1.200, 1.400] | "
                       "1.500 [1.300, 1.700] | 1.100 | 10.00 | 1.00 |")
+    # lines with each call of a link timed (runs from N144 on) get a second table
+    calls = {"exe": {"load": 60.0, "get": 50.0, "launch": 70.0, "unload": 40.0},
+             "heap": {"load": 100.0, "get": 50.0, "launch": 71.0, "unload": 40.0}}
+    timed = [line("now", 10, (1.1, 1.2, 1.3), 12.0)[:-1] + ", \"calls_ns\": " + json.dumps(calls) + "}"]
+    out = cpt.table(timed).splitlines()
+    assert out[-4:] == ["| 10 | now | load | 60.0 | 100.0 | +40.0 |",
+                        "| 10 | now | get | 50.0 | 50.0 | +0.0 |",
+                        "| 10 | now | launch | 70.0 | 71.0 | +1.0 |",
+                        "| 10 | now | unload | 40.0 | 40.0 | +0.0 |"]
     # lines with the in-situ comparison shapes (runs from N142 on) get their columns
     five = [line("now", 10, (1.1, 1.2, 1.3, 1.25, 1.22), 12.0)]
     out = cpt.table(five).splitlines()
