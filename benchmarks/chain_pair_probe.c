@@ -24,7 +24,8 @@
  * "us": {shape: median of its blocks}, "ratio": {shape: median over rounds of the shape's block /
  * the mean of the graph blocks before and after it}, "compare_us": K comparisons of the blob with
  * a copy (memcmp), the verification the heap shape's cache hits make, timed as a chain is,
- * "calls_ns": {"exe"|"heap": {"load", "get", "launch", "unload"}}: split_calls below}.
+ * "calls_ns": {"exe"|"heap": {"load", "get", "launch", "unload", "first_load", "first_get",
+ * "first_launch", "first_unload", "sync"}}: split_calls below}.
  * Run it with MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged for chain replay.
  * Build: cc -O2 -I$CUDA/include -Icsrc chain_pair_probe.c blob.S $(python3 -m mgpu_cached --ldflags) -lcuda
  */
@@ -55,11 +56,14 @@ static const unsigned char *g_heap, *g_copy; /* the heap blob and the probe's co
 static size_t g_heap_size;
 
 /* Where a link's time goes (after the rounds): for the exe and heap shapes, CHAINS chains more with
- * each of the link's four calls timed apart (the time-stamp counter, fenced); per call the median
- * over every link but each chain's first, in ns (the counter's rate taken against now_us over the
- * same chains). calls_ns[shape - 1][call]: load, get, launch, unload. */
-static const char *const k_call[4] = {"load", "get", "launch", "unload"};
-static double calls_ns[2][4];
+ * each of the link's four calls and the synchronisation timed apart (the time-stamp counter,
+ * fenced); per call the median over every link but each chain's first, the first link's calls
+ * apart, in ns (the counter's rate taken against now_us over the same chains).
+ * calls_ns[shape - 1][call]: load, get, launch, unload, the same four of the first link, sync. */
+enum { CALLS = 9 };
+static const char *const k_call[CALLS] = {"load", "get", "launch", "unload", "first_load",
+                                          "first_get", "first_launch", "first_unload", "sync"};
+static double calls_ns[2][CALLS];
 
 static inline uint64_t stamp(void) {
   unsigned lo, hi;
@@ -69,12 +73,12 @@ static inline uint64_t stamp(void) {
 
 static int split_calls(void) {
 #if defined(__x86_64__)
-  size_t per = (size_t)g_chains * (size_t)(g_k > 1 ? g_k - 1 : 1);
-  double *v = malloc(sizeof(double) * per * 4);
+  size_t per = (size_t)g_chains * (size_t)g_k;
+  double *v = malloc(sizeof(double) * per * CALLS);
   if (!v) return -1;
   for (int shape = 1; shape <= 2; ++shape) {
     void *st = g_stream[shape];
-    size_t n = 0;
+    size_t n = 0, c1 = 0;
     double t0 = now_us();
     uint64_t c0 = stamp();
     for (long c = 0; c < g_chains; ++c) {
@@ -88,18 +92,21 @@ static int split_calls(void) {
         uint64_t e = stamp();
         mgpuModuleUnload(m);
         uint64_t g = stamp();
-        if (i == 0 && g_k > 1) continue;
-        v[0 * per + n] = (double)(b - a);
-        v[1 * per + n] = (double)(d - b);
-        v[2 * per + n] = (double)(e - d);
-        v[3 * per + n] = (double)(g - e);
-        ++n;
+        size_t at = i == 0 ? 4 * per + c1++ : n++; /* the first link's calls: 4..7 */
+        v[at] = (double)(b - a);
+        v[at + per] = (double)(d - b);
+        v[at + 2 * per] = (double)(e - d);
+        v[at + 3 * per] = (double)(g - e);
       }
+      uint64_t y = stamp();
       mgpuStreamSynchronize(st);
+      v[8 * per + (size_t)c] = (double)(stamp() - y);
     }
     double ticks_per_ns = (double)(stamp() - c0) / ((now_us() - t0) * 1000.0);
-    for (int k = 0; k < 4; ++k)
-      calls_ns[shape - 1][k] = sample_median(v + (size_t)k * per, (long)n) / ticks_per_ns;
+    for (int k = 0; k < CALLS; ++k) {
+      long count = k < 4 ? (long)n : k < 8 ? (long)c1 : g_chains;
+      calls_ns[shape - 1][k] = count ? sample_median(v + (size_t)k * per, count) / ticks_per_ns : 0;
+    }
   }
   free(v);
 #endif
@@ -205,7 +212,8 @@ int main(int argc, char **argv) {
   printf("}, \"compare_us\": %.3f, \"calls_ns\": {", compare);
   for (int s = 0; s < 2; ++s) {
     printf("%s\"%s\": {", s ? ", " : "", k_shape[s + 1]);
-    for (int k = 0; k < 4; ++k) printf("%s\"%s\": %.1f", k ? ", " : "", k_call[k], calls_ns[s][k]);
+    for (int k = 0; k < CALLS; ++k)
+      printf("%s\"%s\": %.1f", k ? ", " : "", k_call[k], calls_ns[s][k]);
     printf("}");
   }
   printf("}}\n");

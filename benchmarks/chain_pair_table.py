@@ -18,7 +18,8 @@ from pathlib import Path
 
 SHAPES = ("22", "exe", "heap", "exe+memcmp", "exe+same")  # the last two: runs from N142 on
 HEAD = {"22": "LLVM 22"}
-CALLS = ("load", "get", "launch", "unload")
+CALLS = ("load", "get", "launch", "unload", "first_load", "first_get", "first_launch",
+         "first_unload", "sync")  # the last five: runs from N145 on
 
 
 def table(lines: list[str]) -> str:
@@ -50,7 +51,7 @@ def table(lines: list[str]) -> str:
     if calls:  # where a link's time goes (runs from N144 on): per call, exe and heap
         out += ["", "| K | tree | call | exe ns | heap ns | heap - exe |", "| --- | --- | --- | --- | --- | --- |"]
         for (k, tree), rs in calls:
-            for call in CALLS:
+            for call in [c for c in CALLS if all(c in x["calls_ns"]["exe"] for x in rs)]:
                 e = statistics.median(x["calls_ns"]["exe"][call] for x in rs)
                 h = statistics.median(x["calls_ns"]["heap"][call] for x in rs)
                 out.append(f"| {k} | {tree} | {call} | {e:.1f} | {h:.1f} | {h - e:+.1f} |")

@@ -522,8 +522,9 @@ def test_chain_pair_probe_runs_every_shape_and_the_graph_in_one_process(tmp_path
     assert res["k"] == k and res["rounds"] == rounds
     assert set(res["ratio"]) == set(res["us"]) == {"22", "exe", "heap", "exe+memcmp", "exe+same"}
     assert set(res["calls_ns"]) == {"exe", "heap"}
-    assert all(set(c) == {"load", "get", "launch", "unload"} and min(c.values()) > 0
-               for c in res["calls_ns"].values())
+    calls = {"load", "get", "launch", "unload", "first_load", "first_get", "first_launch",
+             "first_unload", "sync"}
+    assert all(set(c) == calls and min(c.values()) > 0 for c in res["calls_ns"].values())
     assert all(v > 0 for v in res["ratio"].values()) and res["graph_us"] > 0
     st = json.loads(stats.read_text())["stats"]
     chains_per_shape = n * (rounds + 1)  # the warm-up round included
