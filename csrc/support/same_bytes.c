@@ -28,26 +28,26 @@ static int wide_supported(void) {
   return (a & (1u << 4)) != 0; /* AVX-VNNI: 512-bit loads keep the clock (glibc's rule) */
 }
 
-/* The n bytes (n < 64) that a masked load of a 64-byte vector reads: masked-off bytes are neither
- * read nor faulted on. */
-__attribute__((target("avx512f,avx512bw"))) static inline __mmask64 first_bytes(size_t n) {
-  return (__mmask64)(n ? ~0ull >> (64 - n) : 0);
-}
+/* The first min(n, 64) bytes of a 64-byte vector, as a load mask (masked-off bytes are neither
+ * read nor faulted on; BZHI keeps every bit from 64 on). */
+#define SAME_MASK(n) ((__mmask64)_bzhi_u64(~0ull, (unsigned)(n)))
 
-/* a and b equal over n bytes, b's loads aligned after a masked head (so a's too when both sit at
- * the same offset within 64 bytes). No early exit: a hit's ranges are equal. */
-__attribute__((target("avx512f,avx512bw"))) static int same_512(const unsigned char *a,
-                                                                const unsigned char *b, size_t n) {
-  __m512i acc = _mm512_setzero_si512();
-  size_t head = (size_t)(-(uintptr_t)b & (COPY_ALIGN - 1));
-  if (head > n) head = n;
-  if (head) {
-    __mmask64 k = first_bytes(head);
-    acc = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, a), _mm512_maskz_loadu_epi8(k, b));
-    a += head;
-    b += head;
-    n -= head;
-  }
+/* n - lo, or 0 when n < lo, computed without a branch */
+static inline size_t past(size_t n, size_t lo) { return (n - lo) & -(size_t)(n >= lo); }
+
+/* a and b equal over n >= 64 bytes. One unaligned vector first, then b's loads aligned (a's too
+ * when both sit at the same offset within 64 bytes), four vectors a step, and the last 0-255
+ * bytes as four masked vectors: the only data-dependent branch is the loop's, so a comparison
+ * made among other work (a cache hit between launches) pays at most one misprediction. No early
+ * exit: a hit's ranges are equal. */
+__attribute__((target("avx512f,avx512bw,bmi2"))) static int same_512(const unsigned char *a,
+                                                                     const unsigned char *b,
+                                                                     size_t n) {
+  __m512i acc = _mm512_xor_si512(_mm512_loadu_si512(a), _mm512_loadu_si512(b));
+  size_t step = ((-(uintptr_t)b - 1) & 63) + 1; /* to b's next 64-byte boundary: 1..64 */
+  a += step;
+  b += step;
+  n -= step;
   for (; n >= 256; a += 256, b += 256, n -= 256) {
     __m512i x0 = _mm512_xor_si512(_mm512_loadu_si512(a), _mm512_load_si512(b));
     __m512i x1 = _mm512_xor_si512(_mm512_loadu_si512(a + 64), _mm512_load_si512(b + 64));
@@ -55,13 +55,18 @@ __attribute__((target("avx512f,avx512bw"))) static int same_512(const unsigned c
     __m512i x3 = _mm512_xor_si512(_mm512_loadu_si512(a + 192), _mm512_load_si512(b + 192));
     acc = _mm512_or_si512(acc, _mm512_or_si512(_mm512_or_si512(x0, x1), _mm512_or_si512(x2, x3)));
   }
-  for (; n >= 64; a += 64, b += 64, n -= 64)
-    acc = _mm512_or_si512(acc, _mm512_xor_si512(_mm512_loadu_si512(a), _mm512_load_si512(b)));
-  if (n) {
-    __mmask64 k = first_bytes(n);
-    acc = _mm512_or_si512(acc, _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, a),
-                                                 _mm512_maskz_loadu_epi8(k, b)));
-  }
+  /* the rest, n < 256: vector i holds bytes [64i, 64i + 64) of it, masked to those that exist
+   * (BZHI reads its count's low 8 bits: n - 64i < 256 whenever it is not negative) */
+  __mmask64 k0 = SAME_MASK(n), k1 = SAME_MASK(past(n, 64));
+  __mmask64 k2 = SAME_MASK(past(n, 128)), k3 = SAME_MASK(past(n, 192));
+  __m512i y0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k0, a), _mm512_maskz_loadu_epi8(k0, b));
+  __m512i y1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k1, a + 64),
+                                _mm512_maskz_loadu_epi8(k1, b + 64));
+  __m512i y2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k2, a + 128),
+                                _mm512_maskz_loadu_epi8(k2, b + 128));
+  __m512i y3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k3, a + 192),
+                                _mm512_maskz_loadu_epi8(k3, b + 192));
+  acc = _mm512_or_si512(acc, _mm512_or_si512(_mm512_or_si512(y0, y1), _mm512_or_si512(y2, y3)));
   return _mm512_test_epi64_mask(acc, acc) == 0;
 }
 #else
