@@ -25,7 +25,8 @@
  * the mean of the graph blocks before and after it}, "compare_us": K comparisons of the blob with
  * a copy (memcmp), the verification the heap shape's cache hits make, timed as a chain is,
  * "calls_ns": {"exe"|"heap": {"load", "get", "launch", "unload", "first_load", "first_get",
- * "first_launch", "first_unload", "sync"}}: split_calls below}.
+ * "first_launch", "first_unload", "sync"}}: split_calls below, "sync_ns": {"22", "22x",
+ * "exe_held"}: sync_only below}.
  * Run it with MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged for chain replay.
  * Build: cc -O2 -I$CUDA/include -Icsrc chain_pair_probe.c blob.S $(python3 -m mgpu_cached --ldflags) -lcuda
  */
@@ -71,20 +72,54 @@ static inline uint64_t stamp(void) {
   return ((uint64_t)hi << 32) | lo;
 }
 
+/* The synchronisation's median in ns over CHAINS chains of K launches of fn on stream st (no
+ * module calls); after split_calls: sync_ns "22" (the LLVM 22 shape's kernel, the heap blob's),
+ * "22x" (the exe blob's kernel, its module held by a load not unloaded), "exe_held" (the exe
+ * shape once that load holds its module, as the setup's load holds the heap blob's). They tell a
+ * kernel's or a held module's share of the synchronisation from the heap path's. */
+static double sync_ns[3];
+static const char *const k_sync[3] = {"22", "22x", "exe_held"};
+
+static double sync_only(void *fn, void *st, double *v) {
+  double t0 = now_us();
+  uint64_t c0 = stamp();
+  for (long c = 0; c < g_chains; ++c) {
+    for (long i = 0; i < g_k; ++i) mgpuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL, 0);
+    uint64_t y = stamp();
+    mgpuStreamSynchronize(st);
+    v[c] = (double)(stamp() - y);
+  }
+  double ticks_per_ns = (double)(stamp() - c0) / ((now_us() - t0) * 1000.0);
+  return sample_median(v, g_chains) / ticks_per_ns;
+}
+
 static int split_calls(void) {
 #if defined(__x86_64__)
   size_t per = (size_t)g_chains * (size_t)g_k;
   double *v = malloc(sizeof(double) * per * CALLS);
   if (!v) return -1;
-  for (int shape = 1; shape <= 2; ++shape) {
-    void *st = g_stream[shape];
+  sync_ns[0] = sync_only(g_fn, g_stream[0], v);
+  void *held = NULL;
+  for (int shape = 1; shape <= 3; ++shape) {
+    if (shape == 3) { /* the exe shape again, its module held (sync_ns above) */
+      held = mgpuModuleLoad(g_blob[1], g_size[1]);
+      void *fx = held ? mgpuModuleGetFunction(held, "empty") : NULL;
+      if (!fx) return -1;
+      sync_ns[1] = sync_only(fx, g_stream[0], v);
+    }
+    int into = shape == 3 ? 0 : shape - 1; /* the held run's calls are not kept */
+    double keep[CALLS];
+    if (shape == 3) memcpy(keep, calls_ns[0], sizeof keep);
+    void *st = g_stream[shape == 3 ? 1 : shape];
+    const void *blob = g_blob[shape == 3 ? 1 : shape];
+    size_t size = g_size[shape == 3 ? 1 : shape];
     size_t n = 0, c1 = 0;
     double t0 = now_us();
     uint64_t c0 = stamp();
     for (long c = 0; c < g_chains; ++c) {
       for (long i = 0; i < g_k; ++i) {
         uint64_t a = stamp();
-        void *m = mgpuModuleLoad(g_blob[shape], g_size[shape]);
+        void *m = mgpuModuleLoad((void *)blob, size);
         uint64_t b = stamp();
         void *f = mgpuModuleGetFunction(m, "empty");
         uint64_t d = stamp();
@@ -105,9 +140,14 @@ static int split_calls(void) {
     double ticks_per_ns = (double)(stamp() - c0) / ((now_us() - t0) * 1000.0);
     for (int k = 0; k < CALLS; ++k) {
       long count = k < 4 ? (long)n : k < 8 ? (long)c1 : g_chains;
-      calls_ns[shape - 1][k] = count ? sample_median(v + (size_t)k * per, count) / ticks_per_ns : 0;
+      calls_ns[into][k] = count ? sample_median(v + (size_t)k * per, count) / ticks_per_ns : 0;
+    }
+    if (shape == 3) {
+      sync_ns[2] = calls_ns[0][8];
+      memcpy(calls_ns[0], keep, sizeof keep);
     }
   }
+  mgpuModuleUnload(held);
   free(v);
 #endif
   return 0;
@@ -216,6 +256,8 @@ int main(int argc, char **argv) {
       printf("%s\"%s\": %.1f", k ? ", " : "", k_call[k], calls_ns[s][k]);
     printf("}");
   }
+  printf("}, \"sync_ns\": {");
+  for (int s = 0; s < 3; ++s) printf("%s\"%s\": %.1f", s ? ", " : "", k_sync[s], sync_ns[s]);
   printf("}}\n");
   return 0;
 }

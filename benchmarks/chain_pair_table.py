@@ -20,6 +20,7 @@ SHAPES = ("22", "exe", "heap", "exe+memcmp", "exe+same")  # the last two: runs f
 HEAD = {"22": "LLVM 22"}
 CALLS = ("load", "get", "launch", "unload", "first_load", "first_get", "first_launch",
          "first_unload", "sync")  # the last five: runs from N145 on
+SYNCS = ("22", "22x", "exe_held")
 
 
 def table(lines: list[str]) -> str:
@@ -55,6 +56,14 @@ def table(lines: list[str]) -> str:
                 e = statistics.median(x["calls_ns"]["exe"][call] for x in rs)
                 h = statistics.median(x["calls_ns"]["heap"][call] for x in rs)
                 out.append(f"| {k} | {tree} | {call} | {e:.1f} | {h:.1f} | {h - e:+.1f} |")
+    syncs = [(key, rs) for key, rs in sorted(rows.items()) if all("sync_ns" in x for x in rs)]
+    if syncs:  # the synchronisation of other kernels and of the exe shape held (runs from N146 on)
+        out += ["", "| K | tree | sync of | ns | - exe's |", "| --- | --- | --- | --- | --- |"]
+        for (k, tree), rs in syncs:
+            e = statistics.median(x["calls_ns"]["exe"]["sync"] for x in rs)
+            for what in SYNCS:
+                v = statistics.median(x["sync_ns"][what] for x in rs)
+                out.append(f"| {k} | {tree} | {what} | {v:.1f} | {v - e:+.1f} |")
     return "\n".join(out)
 
 
