@@ -26,7 +26,8 @@
  * a copy (memcmp), the verification the heap shape's cache hits make, timed as a chain is,
  * "calls_ns": {"exe"|"heap": {"load", "get", "launch", "unload", "first_load", "first_get",
  * "first_launch", "first_unload", "sync"}}: split_calls below, "sync_ns": {"22", "22x",
- * "exe_held"}: sync_only below}.
+ * "exe_held"}: sync_only below, "stream_sync_ns": the LLVM 22 shape's synchronisation on each of
+ * the SHAPES streams}. Each shape's blocks take the streams in turn (g_round).
  * Run it with MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged for chain replay.
  * Build: cc -O2 -I$CUDA/include -Icsrc chain_pair_probe.c blob.S $(python3 -m mgpu_cached --ldflags) -lcuda
  */
@@ -52,6 +53,9 @@ static double *g_t; /* one block's chain times */
 static CUgraphExec g_exec;
 static CUstream g_cs;
 static void *g_fn, *g_stream[SHAPES], *g_blob[SHAPES];
+static long g_round; /* a shape's block runs on stream (shape + round) % SHAPES: run N146 found the
+                        synchronisation 0.5-0.8 µs apart from one of the library's streams to
+                        another, whatever ran on them, so each shape takes each stream in turn */
 static size_t g_size[SHAPES];
 static const unsigned char *g_heap, *g_copy; /* the heap blob and the probe's copy of it */
 static size_t g_heap_size;
@@ -77,7 +81,7 @@ static inline uint64_t stamp(void) {
  * "22x" (the exe blob's kernel, its module held by a load not unloaded), "exe_held" (the exe
  * shape once that load holds its module, as the setup's load holds the heap blob's). They tell a
  * kernel's or a held module's share of the synchronisation from the heap path's. */
-static double sync_ns[3];
+static double sync_ns[3], stream_sync_ns[SHAPES]; /* and the LLVM 22 shape's on each stream */
 static const char *const k_sync[3] = {"22", "22x", "exe_held"};
 
 static double sync_only(void *fn, void *st, double *v) {
@@ -98,7 +102,8 @@ static int split_calls(void) {
   size_t per = (size_t)g_chains * (size_t)g_k;
   double *v = malloc(sizeof(double) * per * CALLS);
   if (!v) return -1;
-  sync_ns[0] = sync_only(g_fn, g_stream[0], v);
+  for (int s = 0; s < SHAPES; ++s) stream_sync_ns[s] = sync_only(g_fn, g_stream[s], v);
+  sync_ns[0] = stream_sync_ns[0];
   void *held = NULL;
   for (int shape = 1; shape <= 3; ++shape) {
     if (shape == 3) { /* the exe shape again, its module held (sync_ns above) */
@@ -161,7 +166,7 @@ static double block(int shape) {
       CK(cuGraphLaunch(g_exec, g_cs));
       CK(cuStreamSynchronize(g_cs));
     } else {
-      void *s = g_stream[shape];
+      void *s = g_stream[(shape + g_round) % SHAPES];
       for (long i = 0; i < g_k; ++i) {
         if (shape == 0) {
           mgpuLaunchKernel(g_fn, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL, 0);
@@ -232,6 +237,7 @@ int main(int argc, char **argv) {
   for (int s = -1; s < SHAPES; ++s) (void)block(s); /* warm-up round */
   graph[0] = block(-1);
   for (long r = 0; r < rounds; ++r) {
+    g_round = r;
     for (int j = 0; j < SHAPES; ++j) {
       int s = (int)((j + r) % SHAPES);
       us[s][r] = block(s);
@@ -258,6 +264,8 @@ int main(int argc, char **argv) {
   }
   printf("}, \"sync_ns\": {");
   for (int s = 0; s < 3; ++s) printf("%s\"%s\": %.1f", s ? ", " : "", k_sync[s], sync_ns[s]);
-  printf("}}\n");
+  printf("}, \"stream_sync_ns\": [");
+  for (int s = 0; s < SHAPES; ++s) printf("%s%.1f", s ? ", " : "", stream_sync_ns[s]);
+  printf("]}\n");
   return 0;
 }

@@ -64,6 +64,15 @@ def table(lines: list[str]) -> str:
             for what in SYNCS:
                 v = statistics.median(x["sync_ns"][what] for x in rs)
                 out.append(f"| {k} | {tree} | {what} | {v:.1f} | {v - e:+.1f} |")
+    per_stream = [(key, rs) for key, rs in sorted(rows.items())
+                  if all("stream_sync_ns" in x for x in rs)]
+    if per_stream:  # the LLVM 22 shape's synchronisation on each stream (runs from N147 on)
+        out += ["", "| K | tree | LLVM 22 shape's sync on each stream, ns (median over processes) |",
+                "| --- | --- | --- |"]
+        for (k, tree), rs in per_stream:
+            n = min(len(x["stream_sync_ns"]) for x in rs)
+            v = [statistics.median(x["stream_sync_ns"][i] for x in rs) for i in range(n)]
+            out.append(f"| {k} | {tree} | " + " / ".join(f"{x:.0f}" for x in v) + " |")
     return "\n".join(out)
 
 

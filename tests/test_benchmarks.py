@@ -526,11 +526,13 @@ def test_chain_pair_probe_runs_every_shape_and_the_graph_in_one_process(tmp_path
              "first_unload", "sync"}
     assert all(set(c) == calls and min(c.values()) > 0 for c in res["calls_ns"].values())
     assert set(res["sync_ns"]) == {"22", "22x", "exe_held"} and min(res["sync_ns"].values()) > 0
+    assert len(res["stream_sync_ns"]) == 5 and min(res["stream_sync_ns"]) > 0
     assert all(v > 0 for v in res["ratio"].values()) and res["graph_us"] > 0
     st = json.loads(stats.read_text())["stats"]
     chains_per_shape = n * (rounds + 1)  # the warm-up round included
     split = 2 * k * n  # the exe and heap shapes' chains with each call timed
-    held = 3 * k * n  # the synchronisations of the kernels alone and of the exe shape held
+    held = 7 * k * n  # the synchronisations of the kernels alone (on each stream) and of the exe
+    # shape held
     assert st["launches"] == st["chain_deferred"] == 5 * k * chains_per_shape + split + held
     assert st["chain_replays"] >= 5 * (chains_per_shape - (rounds + 1) * 2)
     # the exe shapes' first load is a miss; the heap shape's all hit the module the 22 shape loaded
@@ -881,6 +883,8 @@ def test_chain_pair_table_takes_medians_over_processes(tmp_path):
     out = cpt.table(synced).splitlines()
     assert out[-3:] == ["| 10 | now | 22 | 1290.0 | +290.0 |", "| 10 | now | 22x | 1010.0 | +10.0 |",
                         "| 10 | now | exe_held | 995.0 | -5.0 |"]
+    per_stream = [synced[0][:-1] + ", \"stream_sync_ns\": [1000.4, 1200.6]}"]
+    assert cpt.table(per_stream).splitlines()[-1] == "| 10 | now | 1000 / 1201 |"
     # lines with the in-situ comparison shapes (runs from N142 on) get their columns
     five = [line("now", 10, (1.1, 1.2, 1.3, 1.25, 1.22), 12.0)]
     out = cpt.table(five).splitlines()
