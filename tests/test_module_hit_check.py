@@ -534,3 +534,20 @@ def test_copies_sit_at_their_blobs_offset_within_64_bytes(tmp_path):
             assert dll.mc_same_bytes(copy, src, n) == 1
             dll.mc_copy_free(copy)
     dll.mc_copy_free(None)
+
+
+def test_verbose_names_the_comparison_a_heap_blob_gets(make_runtime, capfd):
+    """MGPU_CACHED_VERBOSE=1: a blob copied for its hits is announced with the comparison they
+    use here (512-bit loads where the CPU keeps its clock with them, else memcmp); a hit on it
+    compares and finds it the same."""
+    import platform
+
+    rt = make_runtime(env={"MGPU_CACHED_VERBOSE": "1"})
+    buf = blob_buffer(blob_text("k_verbose", 4096))
+    m = rt.mgpuModuleLoad(buf, 0)
+    assert m and rt.mgpuModuleLoad(buf, 0) == m
+    assert rt.stats()["verify_bytes"] == 4096
+    wide = platform.machine() == "x86_64" and {"avx512f", "avx512bw", "avx_vnni"} <= _cpu_flags()
+    err = capfd.readouterr().err
+    line = [x for x in err.splitlines() if "is compared with its copy at every hit" in x]
+    assert len(line) == 1 and line[0].endswith("(avx512)" if wide else "(memcmp)"), err

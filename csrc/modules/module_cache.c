@@ -1048,6 +1048,9 @@ static mc_status load_new(const void *blob, int jit, int opt_level, module_rec *
   }
   mc_copy_free(early);
   if (copy_for_hits && !m->copy) kind = MC_BLOB_UNKNOWN; /* without a copy: simply not cached */
+  else if (copy_for_hits)
+    mc_debug("blob %p (%zu bytes) is compared with its copy at every hit (%s)", blob, len,
+             mc_same_bytes_kind());
   if (kind == MC_BLOB_UNKNOWN) len = 0;
   m->len = len;
   m->kind = kind;

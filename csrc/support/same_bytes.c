@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #define COPY_ALIGN 64 /* a 512-bit load's width */
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \

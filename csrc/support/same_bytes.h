@@ -24,7 +24,8 @@ int mc_same_bytes(const void *a, const void *b, size_t n);
 unsigned char *mc_copy_alloc_like(const void *like, size_t n);
 void mc_copy_free(unsigned char *copy); /* NULL: nothing */
 
-/* Which comparison mc_same_bytes uses here: "avx512" or "memcmp" (the debug log, tests). */
+/* Which comparison mc_same_bytes uses here: "avx512" or "memcmp" (MGPU_CACHED_VERBOSE names it
+ * when a blob is copied for its hits; tests). */
 const char *mc_same_bytes_kind(void);
 
 #endif
