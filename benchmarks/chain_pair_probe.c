@@ -15,7 +15,10 @@
  * copy the probe made (laid out as the library lays its copies out, mc_copy_alloc_like): exe+memcmp
  * with memcmp, exe+same with the library's comparison (csrc/support/same_bytes.c, compiled in).
  * They show what the heap shape's comparisons cost where the program itself makes them, in the
- * chain (the heap shape costs more than the exe shape plus the comparisons timed alone).
+ * chain (the heap shape costs more than the exe shape plus the comparisons timed alone). One more,
+ * graph+same, makes the same K comparisons before each launch of the hand-made graph: the
+ * driver's own cost for the chain plus the verification a verified cache makes at every hit on a
+ * heap blob.
  * The graph: one K-node graph made once by hand (cuGraphLaunch + cuStreamSynchronize). The thread
  * has no current context (as MLIR code's threads; the graph's calls name their stream's context).
  * A round: a graph block, then one block per shape (their order rotated per round), then the next
@@ -27,7 +30,7 @@
  * "calls_ns": {"exe"|"heap": {"load", "get", "launch", "unload", "first_load", "first_get",
  * "first_launch", "first_unload", "sync"}}: split_calls below, "sync_ns": {"22", "22x",
  * "exe_held"}: sync_only below, "stream_sync_ns": the LLVM 22 shape's synchronisation on each of
- * the SHAPES streams}. Each shape's blocks take the streams in turn (g_round).
+ * the STREAMS streams}. Each shape's blocks take the streams in turn (g_round).
  * Run it with MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged for chain replay.
  * Build: cc -O2 -I$CUDA/include -Icsrc chain_pair_probe.c blob.S $(python3 -m mgpu_cached --ldflags) -lcuda
  */
@@ -45,15 +48,16 @@
 extern const char chain_blob_start[] __attribute__((weak));
 extern const char chain_blob_end[] __attribute__((weak));
 
-enum { SHAPES = 5 };
-static const char *const k_shape[SHAPES] = {"22", "exe", "heap", "exe+memcmp", "exe+same"};
+enum { SHAPES = 6, STREAMS = 5 }; /* graph+same runs on the hand-made graph's stream */
+static const char *const k_shape[SHAPES] = {"22", "exe", "heap", "exe+memcmp", "exe+same",
+                                            "graph+same"};
 
 static long g_k, g_chains;
 static double *g_t; /* one block's chain times */
 static CUgraphExec g_exec;
 static CUstream g_cs;
-static void *g_fn, *g_stream[SHAPES], *g_blob[SHAPES];
-static long g_round; /* a shape's block runs on stream (shape + round) % SHAPES: run N146 found the
+static void *g_fn, *g_stream[STREAMS], *g_blob[SHAPES];
+static long g_round; /* a shape's block runs on stream (shape + round) % STREAMS: run N146 found the
                         synchronisation 0.5-0.8 µs apart from one of the library's streams to
                         another, whatever ran on them, so each shape takes each stream in turn */
 static size_t g_size[SHAPES];
@@ -81,7 +85,7 @@ static inline uint64_t stamp(void) {
  * "22x" (the exe blob's kernel, its module held by a load not unloaded), "exe_held" (the exe
  * shape once that load holds its module, as the setup's load holds the heap blob's). They tell a
  * kernel's or a held module's share of the synchronisation from the heap path's. */
-static double sync_ns[3], stream_sync_ns[SHAPES]; /* and the LLVM 22 shape's on each stream */
+static double sync_ns[3], stream_sync_ns[STREAMS]; /* and the LLVM 22 shape's on each stream */
 static const char *const k_sync[3] = {"22", "22x", "exe_held"};
 
 static double sync_only(void *fn, void *st, double *v) {
@@ -102,7 +106,7 @@ static int split_calls(void) {
   size_t per = (size_t)g_chains * (size_t)g_k;
   double *v = malloc(sizeof(double) * per * CALLS);
   if (!v) return -1;
-  for (int s = 0; s < SHAPES; ++s) stream_sync_ns[s] = sync_only(g_fn, g_stream[s], v);
+  for (int s = 0; s < STREAMS; ++s) stream_sync_ns[s] = sync_only(g_fn, g_stream[s], v);
   sync_ns[0] = stream_sync_ns[0];
   void *held = NULL;
   for (int shape = 1; shape <= 3; ++shape) {
@@ -162,11 +166,13 @@ static int split_calls(void) {
 static double block(int shape) {
   for (long c = 0; c < g_chains; ++c) {
     double t0 = now_us();
-    if (shape < 0) {
+    if (shape < 0 || shape == 5) {
+      for (long i = 0; shape == 5 && i < g_k; ++i) /* graph+same: the heap shape's comparisons */
+        if (!mc_same_bytes(g_copy, g_heap, g_heap_size)) exit(3);
       CK(cuGraphLaunch(g_exec, g_cs));
       CK(cuStreamSynchronize(g_cs));
     } else {
-      void *s = g_stream[(shape + g_round) % SHAPES];
+      void *s = g_stream[(shape + g_round) % STREAMS];
       for (long i = 0; i < g_k; ++i) {
         if (shape == 0) {
           mgpuLaunchKernel(g_fn, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL, 0);
@@ -221,9 +227,9 @@ int main(int argc, char **argv) {
   CK(cuCtxSetCurrent(NULL));
   void *m = mgpuModuleLoad(heap, size);
   g_fn = m ? mgpuModuleGetFunction(m, "empty") : NULL;
-  for (int s = 0; s < SHAPES; ++s) g_stream[s] = mgpuStreamCreate();
+  for (int s = 0; s < STREAMS; ++s) g_stream[s] = mgpuStreamCreate();
   int streams = 1;
-  for (int s = 0; s < SHAPES; ++s) streams &= g_stream[s] != NULL;
+  for (int s = 0; s < STREAMS; ++s) streams &= g_stream[s] != NULL;
   if (!g_fn || !streams)
     return fprintf(stderr, "chain_pair_probe: mgpu setup failed\n"), 2;
   double *graph = malloc(sizeof(double) * (size_t)(rounds + 1));
@@ -265,7 +271,7 @@ int main(int argc, char **argv) {
   printf("}, \"sync_ns\": {");
   for (int s = 0; s < 3; ++s) printf("%s\"%s\": %.1f", s ? ", " : "", k_sync[s], sync_ns[s]);
   printf("}, \"stream_sync_ns\": [");
-  for (int s = 0; s < SHAPES; ++s) printf("%s%.1f", s ? ", " : "", stream_sync_ns[s]);
+  for (int s = 0; s < STREAMS; ++s) printf("%s%.1f", s ? ", " : "", stream_sync_ns[s]);
   printf("]}\n");
   return 0;
 }

@@ -16,7 +16,8 @@ import statistics
 import sys
 from pathlib import Path
 
-SHAPES = ("22", "exe", "heap", "exe+memcmp", "exe+same")  # the last two: runs from N142 on
+SHAPES = ("22", "exe", "heap", "exe+memcmp", "exe+same", "graph+same")  # exe+memcmp, exe+same:
+# runs from N142 on; graph+same from N149 on
 HEAD = {"22": "LLVM 22"}
 CALLS = ("load", "get", "launch", "unload", "first_load", "first_get", "first_launch",
          "first_unload", "sync")  # the last five: runs from N145 on
@@ -35,7 +36,9 @@ def table(lines: list[str]) -> str:
             continue
         rows.setdefault((r["k"], tree), []).append(r)
     shapes = [s for s in SHAPES if rows and all(s in x["ratio"] for rs in rows.values() for x in rs)]
-    cols = [HEAD.get(s, s) for s in shapes] + ["heap / (exe + compare)", "graph µs", "compare µs"]
+    bound = "graph+same" in shapes  # the heap shape against the graph plus its comparisons
+    cols = [HEAD.get(s, s) for s in shapes] + ["heap / (exe + compare)"] + \
+        (["heap / (graph+same)"] if bound else []) + ["graph µs", "compare µs"]
     out += ["| K | tree | processes | " + " | ".join(cols) + " |",
             "| --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
     for (k, tree), rs in sorted(rows.items()):
@@ -46,8 +49,13 @@ def table(lines: list[str]) -> str:
         hc = statistics.median(x["us"]["heap"] / (x["us"]["exe"] + x["compare_us"]) for x in rs)
         graph = statistics.median(x["graph_us"] for x in rs)
         compare = statistics.median(x["compare_us"] for x in rs)
+        if bound:
+            hb = statistics.median(x["ratio"]["heap"] / x["ratio"]["graph+same"] for x in rs)
+            cells.append(f"{hc:.3f} | {hb:.3f}")
+        else:
+            cells.append(f"{hc:.3f}")
         out.append(f"| {k} | {tree} | {len(rs)} | " + " | ".join(cells) +
-                   f" | {hc:.3f} | {graph:.2f} | {compare:.2f} |")
+                   f" | {graph:.2f} | {compare:.2f} |")
     calls = [(key, rs) for key, rs in sorted(rows.items()) if all("calls_ns" in x for x in rs)]
     if calls:  # where a link's time goes (runs from N144 on): per call, exe and heap
         out += ["", "| K | tree | call | exe ns | heap ns | heap - exe |", "| --- | --- | --- | --- | --- | --- |"]

@@ -520,7 +520,8 @@ def test_chain_pair_probe_runs_every_shape_and_the_graph_in_one_process(tmp_path
     assert p.returncode == 0, p.stderr
     res = json.loads(p.stdout)
     assert res["k"] == k and res["rounds"] == rounds
-    assert set(res["ratio"]) == set(res["us"]) == {"22", "exe", "heap", "exe+memcmp", "exe+same"}
+    assert set(res["ratio"]) == set(res["us"]) == {"22", "exe", "heap", "exe+memcmp", "exe+same",
+                                                   "graph+same"}
     assert set(res["calls_ns"]) == {"exe", "heap"}
     calls = {"load", "get", "launch", "unload", "first_load", "first_get", "first_launch",
              "first_unload", "sync"}
@@ -885,6 +886,11 @@ def test_chain_pair_table_takes_medians_over_processes(tmp_path):
                         "| 10 | now | exe_held | 995.0 | -5.0 |"]
     per_stream = [synced[0][:-1] + ", \"stream_sync_ns\": [1000.4, 1200.6]}"]
     assert cpt.table(per_stream).splitlines()[-1] == "| 10 | now | 1000 / 1201 |"
+    # with graph+same (runs from N149 on), the heap shape against it too
+    six = [line("now", 10, (1.1, 1.2, 1.3, 1.25, 1.22, 1.04), 12.0)]
+    out = cpt.table(six).splitlines()
+    assert "| graph+same | heap / (exe + compare) | heap / (graph+same) | graph µs |" in out[0]
+    assert out[2].endswith("| 1.040 [1.040, 1.040] | 1.000 | 1.250 | 10.00 | 1.00 |")
     # lines with the in-situ comparison shapes (runs from N142 on) get their columns
     five = [line("now", 10, (1.1, 1.2, 1.3, 1.25, 1.22), 12.0)]
     out = cpt.table(five).splitlines()
