@@ -543,6 +543,35 @@ def test_automatic_choice(tmp_path, fake_driver_build, fake_hip_build):
     assert "cannot load the HIP runtime '/nonexistent/libamdhip64.so'" in err
 
 
+def test_automatic_choice_looks_for_hip_only_where_it_could_win(tmp_path, fake_driver_build,
+                                                                fake_hip_build):
+    """With the HIP runtime not named, a CUDA driver that loads leaves the HIP runtime unopened
+    unless /dev/kfd (ROCm's device node, without which HIP sees no AMD device) exists: the fake
+    HIP runtime lies on the library path as libamdhip64.so and reports devices, CUDA none, and the
+    process never maps it (before, a CUDA process tried 77 paths for it at its first call). Where
+    /dev/kfd exists it is looked for and chosen, as before."""
+    libdir = tmp_path / "hip"
+    libdir.mkdir()
+    (libdir / "libamdhip64.so").symlink_to(fake_hip_build)
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build), FAKECUDA_DEVICES="0",
+               LD_LIBRARY_PATH=f"{libdir}:{os.environ.get('LD_LIBRARY_PATH', '')}")
+    env.pop("MGPU_CACHED_BACKEND", None)
+    env.pop("MGPU_CACHED_HIP_RUNTIME", None)
+    code = ("import mgpu_cached; rt = mgpu_cached.runtime(); print(rt.backend); "
+            "print(any('libfakehip' in line for line in open('/proc/self/maps')))")
+    out = subprocess.run([os.sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    if os.path.exists("/dev/kfd"):
+        assert out == ["hip", "True"]
+    else:
+        assert out == ["cuda", "False"]
+    # named explicitly, it is loaded (and wins, CUDA having no device) with or without /dev/kfd
+    env["MGPU_CACHED_HIP_RUNTIME"] = str(fake_hip_build)
+    out = subprocess.run([os.sys.executable, "-c", code], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    assert out == ["hip", "True"]
+
+
 def test_forced_choice(tmp_path, fake_driver_build, fake_hip_build):
     assert _choose(tmp_path, fake_driver_build, fake_hip_build, 1, backend="hip")[::2] == (
         "hip", "hip")

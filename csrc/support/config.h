@@ -38,7 +38,8 @@
     "every mgpu* call behaves exactly like the stock wrapper (same driver calls), for A/B runs")  \
   /* backend: the choices in the order of mc_backend_id (backend.h), auto = MC_BACKEND_NONE */   \
   X(backend, CHOICE, "MGPU_CACHED_BACKEND", "auto|cuda|hip",                                       \
-    "the backend: cuda or hip (auto: CUDA if libcuda.so.1 loads and sees a GPU, else HIP)")       \
+    "the backend: cuda or hip (auto: CUDA if libcuda.so.1 loads and sees a GPU, else HIP; the " \
+    "HIP runtime is looked for only without CUDA, with /dev/kfd, or when named)")                 \
   X(driver_path, PATH, "MGPU_CACHED_CUDA_DRIVER", "libcuda.so.1",                                  \
     "the CUDA driver library to load; set explicitly, a failure to load it is an error")          \
   X(hip_path, PATH, "MGPU_CACHED_HIP_RUNTIME", "libamdhip64.so",                                   \
