@@ -458,7 +458,7 @@ def test_same_bytes_finds_every_changed_byte_at_every_alignment(tmp_path, build)
     flags = _cpu_flags()
     import platform
     wide_here = (platform.machine() == "x86_64" and
-                 {"avx512f", "avx512bw", "avx_vnni"} <= flags)
+                 {"avx512f", "avx512bw", "avx_vnni", "bmi2"} <= flags)
     assert dll.mc_same_bytes_kind() == (b"avx512" if build == "wide" and wide_here
                                         else b"memcmp")
     rng = random.Random(21)
@@ -547,7 +547,7 @@ def test_verbose_names_the_comparison_a_heap_blob_gets(make_runtime, capfd):
     m = rt.mgpuModuleLoad(buf, 0)
     assert m and rt.mgpuModuleLoad(buf, 0) == m
     assert rt.stats()["verify_bytes"] == 4096
-    wide = platform.machine() == "x86_64" and {"avx512f", "avx512bw", "avx_vnni"} <= _cpu_flags()
+    wide = platform.machine() == "x86_64" and {"avx512f", "avx512bw", "avx_vnni", "bmi2"} <= _cpu_flags()
     err = capfd.readouterr().err
     line = [x for x in err.splitlines() if "is compared with its copy at every hit" in x]
     assert len(line) == 1 and line[0].endswith("(avx512)" if wide else "(memcmp)"), err

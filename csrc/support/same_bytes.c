@@ -22,7 +22,7 @@ static int wide_supported(void) {
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   if ((lo & 0xE6) != 0xE6) return 0; /* the OS saves XMM, YMM, opmask and ZMM state */
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
-  if (!(b & (1u << 16)) || !(b & (1u << 30))) return 0; /* AVX512F, AVX512BW */
+  if (!(b & (1u << 16)) || !(b & (1u << 30)) || !(b & (1u << 8))) return 0; /* AVX512F, BW; BMI2 */
   if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return 0;
   return (a & (1u << 4)) != 0; /* AVX-VNNI: 512-bit loads keep the clock (glibc's rule) */
 }

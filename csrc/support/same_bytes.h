@@ -10,7 +10,8 @@
  * blob's offset within 64 bytes (mc_copy_alloc_like), and stops only at the end: about half
  * memcmp's time for a 3.7 KB blob. It is used only where 512-bit loads do not lower the CPU's
  * clock (the rule glibc applies to its own string functions: AVX512F, AVX512BW and AVX-VNNI, with
- * the OS saving the registers); elsewhere, and on other architectures, it is memcmp. */
+ * the OS saving the registers; and BMI2, for the masks); elsewhere, and on other architectures, it
+ * is memcmp. */
 #ifndef MGPU_CACHED_SAME_BYTES_H
 #define MGPU_CACHED_SAME_BYTES_H
 
