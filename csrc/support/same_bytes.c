@@ -2,6 +2,7 @@
 /* same_bytes.c - byte-range equality and aligned copies (see same_bytes.h). */
 #include "support/same_bytes.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,26 +23,22 @@ static int wide_supported(void) {
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   if ((lo & 0xE6) != 0xE6) return 0; /* the OS saves XMM, YMM, opmask and ZMM state */
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
-  if (!(b & (1u << 16)) || !(b & (1u << 30)) || !(b & (1u << 8))) return 0; /* AVX512F, BW; BMI2 */
+  if (!(b & (1u << 16))) return 0; /* AVX512F */
   if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return 0;
   return (a & (1u << 4)) != 0; /* AVX-VNNI: 512-bit loads keep the clock (glibc's rule) */
 }
 
-/* The first min(n, 64) bytes of a 64-byte vector, as a load mask (masked-off bytes are neither
- * read nor faulted on; BZHI keeps every bit from 64 on). */
-#define SAME_MASK(n) ((__mmask64)_bzhi_u64(~0ull, (unsigned)(n)))
-
-/* n - lo, or 0 when n < lo, computed without a branch */
-static inline size_t past(size_t n, size_t lo) { return (n - lo) & -(size_t)(n >= lo); }
+/* The smaller of two offsets, without a branch (a conditional move). */
+static inline ptrdiff_t lesser(ptrdiff_t x, ptrdiff_t y) { return x < y ? x : y; }
 
 /* a and b equal over n >= 64 bytes. One unaligned vector first, then b's loads aligned (a's too
  * when both sit at the same offset within 64 bytes), four vectors a step, and the last 0-255
- * bytes as four masked vectors: the only data-dependent branch is the loop's, so a comparison
- * made among other work (a cache hit between launches) pays at most one misprediction. No early
- * exit: a hit's ranges are equal. */
-__attribute__((target("avx512f,avx512bw,bmi2"))) static int same_512(const unsigned char *a,
-                                                                     const unsigned char *b,
-                                                                     size_t n) {
+ * bytes as four vectors that stop at the range's last 64 bytes (overlapping what was compared
+ * already): every load lies inside the ranges, none is masked, and the only data-dependent
+ * branch is the loop's, so a comparison made among other work (a cache hit between launches)
+ * pays at most one misprediction. No early exit: a hit's ranges are equal. */
+__attribute__((target("avx512f"))) static int same_512(const unsigned char *a,
+                                                      const unsigned char *b, size_t n) {
   __m512i acc = _mm512_xor_si512(_mm512_loadu_si512(a), _mm512_loadu_si512(b));
   size_t step = ((-(uintptr_t)b - 1) & 63) + 1; /* to b's next 64-byte boundary: 1..64 */
   a += step;
@@ -54,17 +51,15 @@ __attribute__((target("avx512f,avx512bw,bmi2"))) static int same_512(const unsig
     __m512i x3 = _mm512_xor_si512(_mm512_loadu_si512(a + 192), _mm512_load_si512(b + 192));
     acc = _mm512_or_si512(acc, _mm512_or_si512(_mm512_or_si512(x0, x1), _mm512_or_si512(x2, x3)));
   }
-  /* the rest, n < 256: vector i holds bytes [64i, 64i + 64) of it, masked to those that exist
-   * (BZHI reads its count's low 8 bits: n - 64i < 256 whenever it is not negative) */
-  __mmask64 k0 = SAME_MASK(n), k1 = SAME_MASK(past(n, 64));
-  __mmask64 k2 = SAME_MASK(past(n, 128)), k3 = SAME_MASK(past(n, 192));
-  __m512i y0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k0, a), _mm512_maskz_loadu_epi8(k0, b));
-  __m512i y1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k1, a + 64),
-                                _mm512_maskz_loadu_epi8(k1, b + 64));
-  __m512i y2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k2, a + 128),
-                                _mm512_maskz_loadu_epi8(k2, b + 128));
-  __m512i y3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k3, a + 192),
-                                _mm512_maskz_loadu_epi8(k3, b + 192));
+  /* the rest, n < 256: vector i at offset min(64i, n - 64) (n - 64 >= -64: the range's last 64
+   * bytes, which begin at or after its start since the whole range holds 64 or more) */
+  ptrdiff_t last = (ptrdiff_t)n - 64;
+  ptrdiff_t o0 = lesser(0, last), o1 = lesser(64, last), o2 = lesser(128, last),
+            o3 = lesser(192, last);
+  __m512i y0 = _mm512_xor_si512(_mm512_loadu_si512(a + o0), _mm512_loadu_si512(b + o0));
+  __m512i y1 = _mm512_xor_si512(_mm512_loadu_si512(a + o1), _mm512_loadu_si512(b + o1));
+  __m512i y2 = _mm512_xor_si512(_mm512_loadu_si512(a + o2), _mm512_loadu_si512(b + o2));
+  __m512i y3 = _mm512_xor_si512(_mm512_loadu_si512(a + o3), _mm512_loadu_si512(b + o3));
   acc = _mm512_or_si512(acc, _mm512_or_si512(_mm512_or_si512(y0, y1), _mm512_or_si512(y2, y3)));
   return _mm512_test_epi64_mask(acc, acc) == 0;
 }

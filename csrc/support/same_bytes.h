@@ -9,9 +9,9 @@
  * test reads 64 bytes of each range per load, aligned on both sides when the copy sits at the
  * blob's offset within 64 bytes (mc_copy_alloc_like), and stops only at the end: about half
  * memcmp's time for a 3.7 KB blob. It is used only where 512-bit loads do not lower the CPU's
- * clock (the rule glibc applies to its own string functions: AVX512F, AVX512BW and AVX-VNNI, with
- * the OS saving the registers; and BMI2, for the masks); elsewhere, and on other architectures, it
- * is memcmp. */
+ * clock (the rule glibc applies to its own string functions: AVX-512 with AVX-VNNI, the OS saving
+ * the registers); elsewhere, and on other architectures, it is memcmp. Every load lies inside the
+ * two ranges (none is masked, so none can fault or need the CPU's help near an unmapped page). */
 #ifndef MGPU_CACHED_SAME_BYTES_H
 #define MGPU_CACHED_SAME_BYTES_H
 
