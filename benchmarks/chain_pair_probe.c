@@ -101,61 +101,58 @@ static double sync_only(void *fn, void *st, double *v) {
   return sample_median(v, g_chains) / ticks_per_ns;
 }
 
+/* One shape's CHAINS chains with every call of a link and the synchronisation timed (`shape`: 1
+ * exe, 2 heap), into out[CALLS] (ns); v: room for CHAINS x K x CALLS values. */
+static void time_calls(int shape, double *v, double *out) {
+  size_t per = (size_t)g_chains * (size_t)g_k;
+  void *st = g_stream[shape];
+  size_t n = 0, c1 = 0;
+  double t0 = now_us();
+  uint64_t c0 = stamp();
+  for (long c = 0; c < g_chains; ++c) {
+    for (long i = 0; i < g_k; ++i) {
+      uint64_t a = stamp();
+      void *m = mgpuModuleLoad(g_blob[shape], g_size[shape]);
+      uint64_t b = stamp();
+      void *f = mgpuModuleGetFunction(m, "empty");
+      uint64_t d = stamp();
+      mgpuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL, 0);
+      uint64_t e = stamp();
+      mgpuModuleUnload(m);
+      uint64_t g = stamp();
+      size_t at = i == 0 ? 4 * per + c1++ : n++; /* the first link's calls: 4..7 */
+      v[at] = (double)(b - a);
+      v[at + per] = (double)(d - b);
+      v[at + 2 * per] = (double)(e - d);
+      v[at + 3 * per] = (double)(g - e);
+    }
+    uint64_t y = stamp();
+    mgpuStreamSynchronize(st);
+    v[8 * per + (size_t)c] = (double)(stamp() - y);
+  }
+  double ticks_per_ns = (double)(stamp() - c0) / ((now_us() - t0) * 1000.0);
+  for (int k = 0; k < CALLS; ++k) {
+    long count = k < 4 ? (long)n : k < 8 ? (long)c1 : g_chains;
+    out[k] = count ? sample_median(v + (size_t)k * per, count) / ticks_per_ns : 0;
+  }
+}
+
 static int split_calls(void) {
 #if defined(__x86_64__)
-  size_t per = (size_t)g_chains * (size_t)g_k;
-  double *v = malloc(sizeof(double) * per * CALLS);
+  double *v = malloc(sizeof(double) * (size_t)g_chains * (size_t)g_k * CALLS);
   if (!v) return -1;
   for (int s = 0; s < STREAMS; ++s) stream_sync_ns[s] = sync_only(g_fn, g_stream[s], v);
   sync_ns[0] = stream_sync_ns[0];
-  void *held = NULL;
-  for (int shape = 1; shape <= 3; ++shape) {
-    if (shape == 3) { /* the exe shape again, its module held (sync_ns above) */
-      held = mgpuModuleLoad(g_blob[1], g_size[1]);
-      void *fx = held ? mgpuModuleGetFunction(held, "empty") : NULL;
-      if (!fx) return -1;
-      sync_ns[1] = sync_only(fx, g_stream[0], v);
-    }
-    int into = shape == 3 ? 0 : shape - 1; /* the held run's calls are not kept */
-    double keep[CALLS];
-    if (shape == 3) memcpy(keep, calls_ns[0], sizeof keep);
-    void *st = g_stream[shape == 3 ? 1 : shape];
-    const void *blob = g_blob[shape == 3 ? 1 : shape];
-    size_t size = g_size[shape == 3 ? 1 : shape];
-    size_t n = 0, c1 = 0;
-    double t0 = now_us();
-    uint64_t c0 = stamp();
-    for (long c = 0; c < g_chains; ++c) {
-      for (long i = 0; i < g_k; ++i) {
-        uint64_t a = stamp();
-        void *m = mgpuModuleLoad((void *)blob, size);
-        uint64_t b = stamp();
-        void *f = mgpuModuleGetFunction(m, "empty");
-        uint64_t d = stamp();
-        mgpuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL, 0);
-        uint64_t e = stamp();
-        mgpuModuleUnload(m);
-        uint64_t g = stamp();
-        size_t at = i == 0 ? 4 * per + c1++ : n++; /* the first link's calls: 4..7 */
-        v[at] = (double)(b - a);
-        v[at + per] = (double)(d - b);
-        v[at + 2 * per] = (double)(e - d);
-        v[at + 3 * per] = (double)(g - e);
-      }
-      uint64_t y = stamp();
-      mgpuStreamSynchronize(st);
-      v[8 * per + (size_t)c] = (double)(stamp() - y);
-    }
-    double ticks_per_ns = (double)(stamp() - c0) / ((now_us() - t0) * 1000.0);
-    for (int k = 0; k < CALLS; ++k) {
-      long count = k < 4 ? (long)n : k < 8 ? (long)c1 : g_chains;
-      calls_ns[into][k] = count ? sample_median(v + (size_t)k * per, count) / ticks_per_ns : 0;
-    }
-    if (shape == 3) {
-      sync_ns[2] = calls_ns[0][8];
-      memcpy(calls_ns[0], keep, sizeof keep);
-    }
-  }
+  time_calls(1, v, calls_ns[0]);
+  time_calls(2, v, calls_ns[1]);
+  /* the exe shape again, its module held by a load not unloaded (sync_ns above) */
+  void *held = mgpuModuleLoad(g_blob[1], g_size[1]);
+  void *fx = held ? mgpuModuleGetFunction(held, "empty") : NULL;
+  if (!fx) return -1;
+  sync_ns[1] = sync_only(fx, g_stream[0], v);
+  double again[CALLS];
+  time_calls(1, v, again);
+  sync_ns[2] = again[8];
   mgpuModuleUnload(held);
   free(v);
 #endif

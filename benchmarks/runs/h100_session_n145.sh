@@ -11,17 +11,4 @@ set -u
 . benchmarks/runs/tree_checks.sh
 chain_split_build || exit 1
 chain_pair_build || exit 1
-variant() {  # variant NAME: csrc copied to /tmp/NAME-src, patched by benchmarks/runs/n143_patch.py
-  rm -rf /tmp/$1-src && cp -r csrc /tmp/$1-src && python3 benchmarks/runs/n143_patch.py /tmp/$1-src $1 &&
-  mkdir -p /tmp/$1 && cc $CP -I/tmp/$1-src $(find /tmp/$1-src -mindepth 2 -name "*.c" | sort) \
-    -o /tmp/$1/libmgpu_cached.so -ldl
-}
-for v in now nocmp; do variant $v || exit 1; done
-E="MGPU_CACHED_GRAPH=1 MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged"
-for p in $(seq 6); do
-  for v in now nocmp; do
-    echo "$v $(env $E LD_PRELOAD=/tmp/$v/libmgpu_cached.so timeout 60 /tmp/cpp /tmp/empty.fatbin 10 200 30)"
-  done
-done > $O/chain_pair.raw
-python3 benchmarks/chain_pair_table.py $O/chain_pair.raw > $O/chain_pair.md 2>&1
-cat $O/chain_pair.md
+variant_pair_rounds 6 30 "now nocmp" || exit 1

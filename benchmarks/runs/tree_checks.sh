@@ -44,6 +44,13 @@
 #                                   tree preloaded, interleaved, into $O/chain_pair.raw and its
 #                                   table (benchmarks/chain_pair_table.py) $O/chain_pair.md (runs
 #                                   N138, N139)
+#   variant_pair_rounds PROCS ROUNDS VARIANTS   after chain_pair_build: each of VARIANTS ("now
+#                                   nocmp"), this tree's csrc copied to /tmp/NAME-src, patched by
+#                                   benchmarks/runs/n143_patch.py and built into /tmp/NAME/, then
+#                                   PROCS processes of /tmp/cpp per variant (K = 10, 200 chains a
+#                                   block, ROUNDS rounds) with it preloaded, interleaved, into
+#                                   $O/chain_pair.raw and its table $O/chain_pair.md (runs
+#                                   N143-N146)
 #   chains_now_start LLVMS          chain replay against the hand-made graph (benchmarks/chains.py,
 #                                   K = 10 and 100, the LLVM shapes LLVMS, e.g. 22,19,19exe) with
 #                                   this library and with the starting tree preloaded, into
@@ -148,6 +155,22 @@ chain_pair_rounds() {
     echo "start $(env $E LD_PRELOAD=$S timeout 60 /tmp/cpp /tmp/empty.fatbin 10 200 40)"
     echo "now $(env $E timeout 60 /tmp/cpp /tmp/empty.fatbin 100 60 24)"
     echo "start $(env $E LD_PRELOAD=$S timeout 60 /tmp/cpp /tmp/empty.fatbin 100 60 24)"
+  done > $O/chain_pair.raw
+  python3 benchmarks/chain_pair_table.py $O/chain_pair.raw > $O/chain_pair.md 2>&1
+  cat $O/chain_pair.md
+}
+
+variant_pair_rounds() {
+  for v in $3; do
+    rm -rf /tmp/$v-src && cp -r csrc /tmp/$v-src && python3 benchmarks/runs/n143_patch.py /tmp/$v-src $v &&
+      mkdir -p /tmp/$v && cc $CP -I/tmp/$v-src $(find /tmp/$v-src -mindepth 2 -name "*.c" | sort) \
+        -o /tmp/$v/libmgpu_cached.so -ldl || return 1
+  done
+  E="MGPU_CACHED_GRAPH=1 MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged"
+  for p in $(seq "$1"); do
+    for v in $3; do
+      echo "$v $(env $E LD_PRELOAD=/tmp/$v/libmgpu_cached.so timeout 60 /tmp/cpp /tmp/empty.fatbin 10 200 "$2")"
+    done
   done > $O/chain_pair.raw
   python3 benchmarks/chain_pair_table.py $O/chain_pair.raw > $O/chain_pair.md 2>&1
   cat $O/chain_pair.md
