@@ -31,10 +31,18 @@
  * "first_launch", "first_unload", "sync"}}: split_calls below, "sync_ns": {"22", "22x",
  * "exe_held"}: sync_only below, "stream_sync_ns": the LLVM 22 shape's synchronisation on each of
  * the STREAMS streams}. Each shape's blocks take the streams in turn (g_round).
+ * Same stream (run N153 on): with CHAIN_PAIR_SHIM naming benchmarks/harness/graph_stream_shim.c
+ * built as a library and MGPU_CACHED_CUDA_DRIVER pointing at it, each shape's block is followed
+ * by a graph block on the driver stream the shape's chains were replayed on (the shim's last
+ * cuGraphLaunch; graph+same: the graph's own stream), and the line adds "ratio_same": {shape:
+ * median over rounds of the shape's block / that graph block}, "graph_same_us": {shape: median
+ * of those graph blocks} and "stream_graph_us": the graph alone on each of 8 streams the probe
+ * makes after the warm-up (the driver's own spread from one stream to another).
  * Run it with MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged for chain replay.
  * Build: cc -O2 -I$CUDA/include -Icsrc chain_pair_probe.c blob.S $(python3 -m mgpu_cached --ldflags) -lcuda
  */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +167,17 @@ static int split_calls(void) {
   return 0;
 }
 
+/* The median time of CHAINS launches + synchronisations of the hand-made graph on `st`. */
+static double graph_block_on(CUstream st) {
+  for (long c = 0; c < g_chains; ++c) {
+    double t0 = now_us();
+    CK(cuGraphLaunch(g_exec, st));
+    CK(cuStreamSynchronize(st));
+    g_t[c] = now_us() - t0;
+  }
+  return sample_median(g_t, g_chains);
+}
+
 /* The median chain time of one block of the graph (shape < 0) or of a shape. */
 static double block(int shape) {
   for (long c = 0; c < g_chains; ++c) {
@@ -216,7 +235,8 @@ int main(int argc, char **argv) {
   g_t = malloc(sizeof(double) * (size_t)g_chains);
   if (!heap || !g_t) return 2;
   /* the hand-made graph, then no context current */
-  CUmodule cm = driver_setup(heap, NULL);
+  CUcontext ctx = NULL;
+  CUmodule cm = driver_setup(heap, &ctx);
   CUfunction cfn;
   CK(cuModuleGetFunction(&cfn, cm, "empty"));
   CK(cuStreamCreate(&g_cs, CU_STREAM_NON_BLOCKING));
@@ -229,21 +249,45 @@ int main(int argc, char **argv) {
   for (int s = 0; s < STREAMS; ++s) streams &= g_stream[s] != NULL;
   if (!g_fn || !streams)
     return fprintf(stderr, "chain_pair_probe: mgpu setup failed\n"), 2;
+  /* same stream: the shim the library loads as its driver (the module load above loaded it) */
+  void *(*shim_last)(void) = NULL;
+  const char *shim = getenv("CHAIN_PAIR_SHIM");
+  if (shim && *shim) {
+    void *h = dlopen(shim, RTLD_NOW | RTLD_NOLOAD);
+    shim_last = h ? (void *(*)(void))dlsym(h, "graph_stream_shim_last") : NULL;
+    if (!shim_last) return fprintf(stderr, "chain_pair_probe: %s is not loaded\n", shim), 2;
+  }
   double *graph = malloc(sizeof(double) * (size_t)(rounds + 1));
-  double *us[SHAPES], *ratio[SHAPES];
+  double *us[SHAPES], *ratio[SHAPES], *same[SHAPES], *gsame[SHAPES];
+  long nsame[SHAPES] = {0};
   for (int s = 0; s < SHAPES; ++s) {
     us[s] = malloc(sizeof(double) * (size_t)rounds);
     ratio[s] = malloc(sizeof(double) * (size_t)rounds);
-    if (!us[s] || !ratio[s]) return 2;
+    same[s] = malloc(sizeof(double) * (size_t)rounds);
+    gsame[s] = malloc(sizeof(double) * (size_t)rounds);
+    if (!us[s] || !ratio[s] || !same[s] || !gsame[s]) return 2;
   }
   if (!graph) return 2;
   for (int s = -1; s < SHAPES; ++s) (void)block(s); /* warm-up round */
+  enum { PROBE_STREAMS = 8 };
+  CUstream ps[PROBE_STREAMS];
+  if (shim_last) { /* made now: the library's streams were bound in the warm-up round */
+    CK(cuCtxSetCurrent(ctx));
+    for (int i = 0; i < PROBE_STREAMS; ++i) CK(cuStreamCreate(&ps[i], CU_STREAM_NON_BLOCKING));
+    CK(cuCtxSetCurrent(NULL));
+  }
   graph[0] = block(-1);
   for (long r = 0; r < rounds; ++r) {
     g_round = r;
     for (int j = 0; j < SHAPES; ++j) {
       int s = (int)((j + r) % SHAPES);
       us[s][r] = block(s);
+      if (!shim_last) continue;
+      void *d = s == 5 ? (void *)g_cs : shim_last(); /* the stream the block's chains ran on */
+      if (!d) continue;
+      double g = graph_block_on((CUstream)d);
+      gsame[s][nsame[s]] = g;
+      same[s][nsame[s]++] = us[s][r] / g;
     }
     graph[r + 1] = block(-1);
     for (int s = 0; s < SHAPES; ++s) ratio[s][r] = us[s][r] / (0.5 * (graph[r] + graph[r + 1]));
@@ -269,6 +313,21 @@ int main(int argc, char **argv) {
   for (int s = 0; s < 3; ++s) printf("%s\"%s\": %.1f", s ? ", " : "", k_sync[s], sync_ns[s]);
   printf("}, \"stream_sync_ns\": [");
   for (int s = 0; s < STREAMS; ++s) printf("%s%.1f", s ? ", " : "", stream_sync_ns[s]);
-  printf("]}\n");
+  printf("]");
+  if (shim_last) {
+    printf(", \"ratio_same\": {");
+    for (int s = 0; s < SHAPES; ++s)
+      printf("%s\"%s\": %.4f", s ? ", " : "", k_shape[s],
+             nsame[s] ? sample_median(same[s], nsame[s]) : 0.0);
+    printf("}, \"graph_same_us\": {");
+    for (int s = 0; s < SHAPES; ++s)
+      printf("%s\"%s\": %.3f", s ? ", " : "", k_shape[s],
+             nsame[s] ? sample_median(gsame[s], nsame[s]) : 0.0);
+    printf("}, \"stream_graph_us\": [");
+    for (int i = 0; i < PROBE_STREAMS; ++i)
+      printf("%s%.3f", i ? ", " : "", graph_block_on(ps[i]));
+    printf("]");
+  }
+  printf("}\n");
   return 0;
 }

@@ -2,7 +2,9 @@
 """The table of chain_pair_probe.c's lines (issue 21 item 2): per K and tree, the median [min, max]
 over processes of each shape's ratio to the hand-made graph (the shapes every line has), the heap shape against the
 executable shape plus its comparisons of the blob, and the graph's and the comparisons' times;
-where the lines have them, a second table of each call's time in a link (exe and heap shapes).
+where the lines have them, a second table of each call's time in a link (exe and heap shapes),
+the synchronisations, and (lines with "ratio_same", run N153 on) each shape against the graph on
+the same driver stream.
 
     python3 benchmarks/chain_pair_table.py RAW
 
@@ -81,6 +83,25 @@ def table(lines: list[str]) -> str:
             n = min(len(x["stream_sync_ns"]) for x in rs)
             v = [statistics.median(x["stream_sync_ns"][i] for x in rs) for i in range(n)]
             out.append(f"| {k} | {tree} | " + " / ".join(f"{x:.0f}" for x in v) + " |")
+    same = [(key, rs) for key, rs in sorted(rows.items()) if all("ratio_same" in x for x in rs)]
+    if same:  # each shape against the graph on the driver stream its chains ran on (N153 on)
+        cols = [HEAD.get(s, s) for s in shapes] + ["heap / (graph+same)", "graph on 8 streams µs"]
+        out += ["", "Same driver stream: each shape's block / the hand-made graph's block on the "
+                "stream its chains were replayed on",
+                "", "| K | tree | processes | " + " | ".join(cols) + " |",
+                "| --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
+        for (k, tree), rs in same:
+            cells = []
+            for s in shapes:
+                v = [x["ratio_same"][s] for x in rs]
+                cells.append(f"{statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]")
+            hb = statistics.median(x["ratio_same"]["heap"] / x["ratio_same"]["graph+same"]
+                                   for x in rs) if bound else None
+            cells.append(f"{hb:.3f}" if hb is not None else "")
+            sg = [statistics.median(x["stream_graph_us"][i] for x in rs)
+                  for i in range(min(len(x["stream_graph_us"]) for x in rs))]
+            cells.append(f"{min(sg):.2f}-{max(sg):.2f}" if sg else "")
+            out.append(f"| {k} | {tree} | {len(rs)} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 

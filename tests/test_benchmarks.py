@@ -504,17 +504,27 @@ def test_chain_split_probe_defers_every_launch_of_each_shape(tmp_path, fake_driv
             assert (st["verify_bytes"] > 0) == (mode == "mgpu19"), st
 
 
+@pytest.mark.parametrize("same_stream", [False, True])
 def test_chain_pair_probe_runs_every_shape_and_the_graph_in_one_process(tmp_path,
-                                                                          fake_driver_build):
+                                                                          fake_driver_build,
+                                                                          same_stream):
     """benchmarks/chain_pair_probe.c against the fake driver (linked as libcuda): one JSON line with
     a ratio per shape; with chain replay on, every launch of each shape is deferred and chains are
     replayed (each block's first chain takes the full path: the block before used another
     stream), every load of the two LLVM <= 20 shapes is a cache hit, and only the heap blob's hits
-    compare bytes."""
+    compare bytes. With benchmarks/harness/graph_stream_shim.c as the library's driver
+    (same_stream), the line adds each shape against the graph on its own driver stream and the
+    graph on 8 streams of the probe's; the library's calls are the same."""
     exe, blob, drv = _chain_probe(tmp_path, fake_driver_build, "chain_pair_probe.c")
     k, n, rounds = 4, 6, 3
     stats = tmp_path / "stats.json"
     env = _chain_env(drv, stats)
+    if same_stream:
+        shim = tmp_path / "graph_stream_shim.so"
+        subprocess.run([CC, "-shared", "-fPIC", "-O1", "-o", str(shim),
+                        str(ROOT / "benchmarks" / "harness" / "graph_stream_shim.c"), f"-L{drv}",
+                        "-Wl,--no-as-needed", "-lcuda", "-ldl"], check=True)
+        env.update(MGPU_CACHED_CUDA_DRIVER=str(shim), CHAIN_PAIR_SHIM=str(shim))
     p = subprocess.run([str(exe), str(blob), str(k), str(n), str(rounds)], env=env,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -529,6 +539,12 @@ def test_chain_pair_probe_runs_every_shape_and_the_graph_in_one_process(tmp_path
     assert set(res["sync_ns"]) == {"22", "22x", "exe_held"} and min(res["sync_ns"].values()) > 0
     assert len(res["stream_sync_ns"]) == 5 and min(res["stream_sync_ns"]) > 0
     assert all(v > 0 for v in res["ratio"].values()) and res["graph_us"] > 0
+    if same_stream:  # every shape's blocks found the stream its chains were replayed on
+        assert set(res["ratio_same"]) == set(res["graph_same_us"]) == set(res["ratio"])
+        assert min(res["ratio_same"].values()) > 0 and min(res["graph_same_us"].values()) > 0
+        assert len(res["stream_graph_us"]) == 8 and min(res["stream_graph_us"]) > 0
+    else:
+        assert "ratio_same" not in res
     st = json.loads(stats.read_text())["stats"]
     chains_per_shape = n * (rounds + 1)  # the warm-up round included
     split = 2 * k * n  # the exe and heap shapes' chains with each call timed
@@ -891,6 +907,15 @@ def test_chain_pair_table_takes_medians_over_processes(tmp_path):
     out = cpt.table(six).splitlines()
     assert "| graph+same | heap / (exe + compare) | heap / (graph+same) | graph µs |" in out[0]
     assert out[2].endswith("| 1.040 [1.040, 1.040] | 1.000 | 1.250 | 10.00 | 1.00 |")
+    # lines with the same-stream ratios (runs from N153 on) get a table of their own
+    same = [six[0][:-1] + ", \"ratio_same\": " +
+            json.dumps(dict(zip(cpt.SHAPES, (1.05, 1.1, 1.2, 1.15, 1.12, 1.06)))) +
+            ", \"graph_same_us\": " + json.dumps(dict.fromkeys(cpt.SHAPES, 10.0)) +
+            ", \"stream_graph_us\": [9.5, 10.25, 9.75]}"]
+    out = cpt.table(same).splitlines()
+    assert out[-1] == ("| 10 | now | 1 | 1.050 [1.050, 1.050] | 1.100 [1.100, 1.100] | "
+                       "1.200 [1.200, 1.200] | 1.150 [1.150, 1.150] | 1.120 [1.120, 1.120] | "
+                       "1.060 [1.060, 1.060] | 1.132 | 9.50-10.25 |")
     # lines with the in-situ comparison shapes (runs from N142 on) get their columns
     five = [line("now", 10, (1.1, 1.2, 1.3, 1.25, 1.22), 12.0)]
     out = cpt.table(five).splitlines()

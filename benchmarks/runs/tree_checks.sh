@@ -51,6 +51,13 @@
 #                                   block, ROUNDS rounds) with it preloaded, interleaved, into
 #                                   $O/chain_pair.raw and its table $O/chain_pair.md (runs
 #                                   N143-N146)
+#   chain_pair_same_rounds PROCS TREES   after chain_pair_build: benchmarks/harness/graph_stream_shim.c
+#                                   built into /tmp/gss.so as the library's driver, then PROCS
+#                                   processes of /tmp/cpp per tree of TREES ("now start": this
+#                                   library, the starting tree preloaded), K = 10 (200 chains a
+#                                   block, 40 rounds) and K = 100 (60, 24), each shape also set
+#                                   against the graph on the driver stream its chains ran on, into
+#                                   $O/chain_pair.raw and $O/chain_pair.md (run N153)
 #   chains_now_start LLVMS          chain replay against the hand-made graph (benchmarks/chains.py,
 #                                   K = 10 and 100, the LLVM shapes LLVMS, e.g. 22,19,19exe) with
 #                                   this library and with the starting tree preloaded, into
@@ -190,4 +197,20 @@ chain_split_rounds() {
   done > $O/chain_split.raw
   python3 benchmarks/chain_split_table.py $O/chain_split.raw > $O/chain_split.md 2>&1
   cat $O/chain_split.md
+}
+
+chain_pair_same_rounds() {
+  cul=$(python3 -c "import sys; sys.path.insert(0, 'benchmarks'); from run import cuda_link; print(' '.join(cuda_link('${CUDA_HOME:-/usr/local/cuda}')))")
+  cc -shared -fPIC -O2 -o /tmp/gss.so benchmarks/harness/graph_stream_shim.c -Wl,--no-as-needed $cul -ldl || return 1
+  E="MGPU_CACHED_GRAPH=1 MGPU_CACHED_CHAIN=1 MGPU_CACHED_STREAM_HANDLES=tagged"
+  E="$E MGPU_CACHED_CUDA_DRIVER=/tmp/gss.so CHAIN_PAIR_SHIM=/tmp/gss.so"
+  for p in $(seq "$1"); do
+    for t in $2; do
+      pre=""; [ $t = start ] && pre=$S
+      echo "$t $(env $E LD_PRELOAD=$pre timeout 60 /tmp/cpp /tmp/empty.fatbin 10 200 40)"
+      echo "$t $(env $E LD_PRELOAD=$pre timeout 60 /tmp/cpp /tmp/empty.fatbin 100 60 24)"
+    done
+  done > $O/chain_pair.raw
+  python3 benchmarks/chain_pair_table.py $O/chain_pair.raw > $O/chain_pair.md 2>&1
+  cat $O/chain_pair.md
 }
