@@ -210,13 +210,18 @@ def have_zstd():
         return False
 
 
-def build_elf(sections, symbols=(), machine=190, e_type=2, e_flags=0):
+def build_elf(sections, symbols=(), machine=190, e_type=2, e_flags=0, tail_names=False,
+              names_cut=0):
     """A 64-bit ELF with named sections [(name, type, flags, data or size for NOBITS)] and a
     symbol table [(name, type, section index)] (indices count the null section as 0); an
-    executable (e_type 2) unless told, e_flags as given (a cubin's SM at bits 8-15)."""
+    executable (e_type 2) unless told, e_flags as given (a cubin's SM at bits 8-15). tail_names:
+    the sections' names last in the section names' table (after the tables' own); names_cut: that
+    table's size short of its bytes by so many (1: its last NUL left out)."""
     names = b"\0"
     offs = {}
-    for n in [s[0] for s in sections] + [".shstrtab", ".strtab", ".symtab"]:
+    tables = [".shstrtab", ".strtab", ".symtab"]
+    given = [s[0] for s in sections]
+    for n in (tables + given if tail_names else given + tables):
         offs[n] = len(names)
         names += n.encode() + b"\0"
     strtab = b"\0"
@@ -236,8 +241,9 @@ def build_elf(sections, symbols=(), machine=190, e_type=2, e_flags=0):
             heads.append(struct.pack("<IIQQQQIIQQ", offs[name], 8, flags, 0, base + len(body),
                                      data, 0, 0, 4, 0))
             continue
+        size = len(data) - (names_cut if name == ".shstrtab" else 0)
         heads.append(struct.pack("<IIQQQQIIQQ", offs[name], typ, flags, 0, base + len(body),
-                                 len(data), link, 0, 1, 24 if typ == 2 else 0))
+                                 size, link, 0, 1, 24 if typ == 2 else 0))
         body += data
     body += b"\0" * (-len(body) % 8)
     shoff = base + len(body)
@@ -269,6 +275,21 @@ def test_cubin_classification(classify):
     no_names[0x3E:0x40] = b"\0\0"  # e_shstrndx 0
     assert classify(bytes(no_names), CUBIN) == 1
     assert classify(elf("k")[:200], CUBIN) == 1  # tables outside the bytes given
+
+
+def test_cubin_section_names_at_the_end_of_their_table(classify):
+    """A section's name is compared with `.nv.global` in one 10-byte comparison where the names'
+    table holds 10 bytes from it, character by character nearer its end; a table that does not
+    end in a NUL leaves its last name unreadable (cannot tell: stateful)."""
+    def last(name, cut=0, flags=0x2):
+        return build_elf([TEXT, (name, 1, flags, bytes(4))], tail_names=True, names_cut=cut)
+    assert classify(last(".nv.gl"), CUBIN) == 0  # 7 bytes left: character by character
+    assert classify(last(".nv.globa"), CUBIN) == 0  # 10 bytes left: its NUL differs from 'l'
+    assert classify(last(".nv.global"), CUBIN) == 1
+    assert classify(last(".nv.global.init"), CUBIN) == 1
+    assert classify(last(".nv.gl", cut=1), CUBIN) == 1  # no NUL after it: unreadable
+    assert classify(last(".nv.constant0.k", cut=0), CUBIN) == 0
+    assert classify(build_elf([(".nv.global", 8, 0x3, 4), TEXT], tail_names=True), CUBIN) == 1
 
 
 def test_amdgpu_code_object_classification(classify):
