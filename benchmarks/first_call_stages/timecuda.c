@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception */
 /* timecuda.c - a timing CUDA driver shim for first_call_stages (issue 21 item 5): exports every
  * entry point of mgpu-cached's symbol table, forwards each call to the real driver
- * (COUNTCUDA_REAL, default libcuda.so.1) and counts its calls and the time spent in it. Point
+ * (COUNTCUDA_REAL, default libcuda.so.1; every entry point looked up when the shim is loaded)
+ * and counts its calls and the time spent in it. Point
  * MGPU_CACHED_CUDA_DRIVER at it; timecuda_dump(tag) prints the calls since the last dump, with
  * µs spent in the driver, to stderr and starts over. Built like tests/drivers/countcuda.c
  * (tests/drivers/real_driver.h). */
@@ -27,10 +28,22 @@ static double now_us(void) {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
+/* The real entry points, looked up when the shim is loaded (its constructor, below), so a
+ * first call through it does not pay for a dlsym inside the time it counts as the library's. */
+#define PTR(field, name, ret, params, args, req) static ret(*g_real_##field) params;
+MC_CUDA_SYMBOLS(PTR)
+#undef PTR
+
+__attribute__((constructor)) static void resolve_all(void) {
+#define RESOLVE(field, name, ret, params, args, req) \
+  g_real_##field = (ret(*) params)real_sym(#name);
+  MC_CUDA_SYMBOLS(RESOLVE)
+#undef RESOLVE
+}
+
 #define FWD(field, name, ret, params, args, req)                                                  \
   EXPORT ret name params {                                                                        \
-    static ret(*fn) params;                                                                       \
-    if (!fn) fn = (ret(*) params)real_sym(#name);                                                 \
+    ret(*fn) params = g_real_##field;                                                             \
     if (!fn) return (ret)999; /* CUDA_ERROR_UNKNOWN */                                            \
     double t0 = now_us();                                                                         \
     ret r = fn args;                                                                              \
