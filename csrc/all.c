@@ -36,6 +36,7 @@
 #include "support/blob.c"
 #include "support/blob_state.c"
 #include "support/config.c"
+#include "support/lock.c"
 #include "support/reclaim.c"
 #include "support/report.c"
 #include "support/rodata.c"

@@ -8,9 +8,10 @@
  * function seen (cuFuncGetParamInfo; keyed by the library's function handle and the CUfunction,
  * never reused for another kernel).
  *
- * Locking rule. g_chain.lock guards everything here. Under it the only driver calls are the
- * submission of a segment (context push/pop, cuGraphExecKernelNodeSetParams, cuGraphLaunch,
- * cuLaunchKernel, through graph_launch.c, which makes no exec under it) and cuFuncGetParamInfo:
+ * Locking rule. g_chain.lock (an mc_lock, support/lock.h: it is taken at every deferred launch)
+ * guards everything here. Under it the only driver calls are the submission of a segment
+ * (context push/pop, cuGraphExecKernelNodeSetParams, cuGraphLaunch, cuLaunchKernel, through
+ * graph_launch.c, which makes no exec under it) and cuFuncGetParamInfo:
  * non-blocking. A chain graph is built and instantiated with no lock held, after its segment was
  * submitted one launch at a time; so is a one-node exec a submission found missing (the launch
  * went through cuLaunchKernel); evicted execs are destroyed after the lock is released. Order:
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "support/config.h"
+#include "support/lock.h"
 #include "platform/backend.h"
 #include "platform/capture.h"
 #include "platform/context.h"
@@ -95,7 +97,7 @@ typedef struct build_req { /* a submitted segment to make a chain exec of (no lo
 } build_req;
 
 static struct {
-  pthread_mutex_t lock;      /* everything below (rule above) */
+  mc_lock lock;              /* everything below (rule above); support/lock.h */
   int pending;               /* atomic mirror of n > 0, for the fast path */
   uint64_t verify_owed;      /* atomic: bit d set when a module load on device d skipped its
                                 context check while launches were pending (mc_chain_load_verify) */
@@ -162,7 +164,7 @@ static struct {
   uint64_t tick;
   pinfo pinfos[PINFO_SLOTS];
   int exit_registered;
-} g_chain = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} g_chain = {.lock = MC_LOCK_INIT};
 
 int mc_chain_used; /* chain.h */
 
@@ -472,7 +474,7 @@ static void build(build_req *b) {
   }
   MC_STAT_INC(chain_instantiates);
   chain_exec *victim = NULL;
-  pthread_mutex_lock(&g_chain.lock);
+  mc_lock_take(&g_chain.lock);
   int slot = -1;
   for (int c = 0; c < CACHE && slot < 0; ++c)
     if (!g_chain.cache[c]) slot = c;
@@ -484,7 +486,7 @@ static void build(build_req *b) {
   }
   x->last_use = ++g_chain.tick;
   g_chain.cache[slot] = x;
-  pthread_mutex_unlock(&g_chain.lock);
+  mc_lock_give(&g_chain.lock);
   chain_exec_free(victim);
 }
 
@@ -536,11 +538,11 @@ enum { FLUSH_OTHER, FLUSH_ANY, FLUSH_SYNC };
 static mc_status flush_unless(CUstream handle, int mode) __attribute__((noinline));
 static mc_status flush_unless(CUstream handle, int mode) {
   if (__atomic_load_n(&g_chain.has_unreported, __ATOMIC_ACQUIRE)) {
-    pthread_mutex_lock(&g_chain.lock);
+    mc_lock_take(&g_chain.lock);
     mc_status st = g_chain.unreported;
     int had = g_chain.has_unreported;
     __atomic_store_n(&g_chain.has_unreported, 0, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&g_chain.lock);
+    mc_lock_give(&g_chain.lock);
     mc_status st2 = flush_unless(handle, mode);
     return had ? st : st2;
   }
@@ -548,9 +550,9 @@ static mc_status flush_unless(CUstream handle, int mode) {
     /* a kept stream other than `handle` is let go (FLUSH_ANY: handle NULL, never kept) */
     if (__atomic_load_n(&g_chain.kept, __ATOMIC_ACQUIRE) &&
         __atomic_load_n(&g_chain.kept_handle, __ATOMIC_ACQUIRE) != handle) {
-      pthread_mutex_lock(&g_chain.lock);
+      mc_lock_take(&g_chain.lock);
       if (g_chain.kept_handle != handle) drop_kept_locked(NULL);
-      pthread_mutex_unlock(&g_chain.lock);
+      mc_lock_give(&g_chain.lock);
     }
     return MC_OK;
   }
@@ -563,11 +565,11 @@ static mc_status flush_unless(CUstream handle, int mode) {
   prep_req *prep = NULL;
   chain_exec *victim = NULL;
   mc_status st = MC_OK;
-  pthread_mutex_lock(&g_chain.lock);
+  mc_lock_take(&g_chain.lock);
   if (g_chain.n && (mode != FLUSH_OTHER || g_chain.handle != handle))
     st = submit_locked(&req, &prep, &victim, 0, mode == FLUSH_SYNC && g_chain.handle == handle);
   if (g_chain.kept_handle != handle) drop_kept_locked(NULL);
-  pthread_mutex_unlock(&g_chain.lock);
+  mc_lock_give(&g_chain.lock);
   finish(req, prep, victim);
   return st;
 }
@@ -595,12 +597,12 @@ static void chain_flush_at_exit(void) { (void)mc_chain_flush_used(); }
 static void flush_before_unload(void) { /* installed at the first deferred launch */
   mc_status st = mc_chain_flush_used();
   if (!MC_FAILED(st)) return;
-  pthread_mutex_lock(&g_chain.lock);
+  mc_lock_take(&g_chain.lock);
   if (!g_chain.has_unreported) {
     g_chain.unreported = st;
     __atomic_store_n(&g_chain.has_unreported, 1, __ATOMIC_RELEASE);
   }
-  pthread_mutex_unlock(&g_chain.lock);
+  mc_lock_give(&g_chain.lock);
 }
 
 /* The number of launches at which a segment of launches on `handle` is submitted early (head
@@ -647,7 +649,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, mc_ctx_scope *scope, con
   build_req *req = NULL;
   prep_req *prep = NULL;
   chain_exec *victim = NULL;
-  pthread_mutex_lock(&g_chain.lock);
+  mc_lock_take(&g_chain.lock);
   const pinfo *pi = param_info_locked(key, cf, scope);
   int deferrable = pi && pi->n >= 0 && (pi->n == 0 || params);
   if (g_chain.n && (!deferrable || g_chain.handle != handle || g_chain.n == MAX_SEG ||
@@ -675,7 +677,7 @@ int mc_chain_defer(CUstream handle, mc_stream_use *use, mc_ctx_scope *scope, con
       if (!MC_FAILED(*st)) *st = hst;
     }
   }
-  pthread_mutex_unlock(&g_chain.lock);
+  mc_lock_give(&g_chain.lock);
   finish(req, prep, victim);
   return deferrable;
 }
@@ -711,7 +713,7 @@ static int append_kept(CUstream handle, const void *key, const mc_graph_dims *d,
   /* a module unloaded by another thread since the memo's launch: the full path reports it */
   if (!mc_function_live(key)) return 0;
   int done = 0;
-  pthread_mutex_lock(&g_chain.lock);
+  mc_lock_take(&g_chain.lock);
   int j = !g_chain.n && g_chain.kept && g_chain.kept_handle == handle
               ? memo_find_locked(handle, key, d->smem)
               : -1;
@@ -724,7 +726,7 @@ static int append_kept(CUstream handle, const void *key, const mc_graph_dims *d,
     MC_STAT_INC(chain_kept_starts);
     done = 1;
   }
-  pthread_mutex_unlock(&g_chain.lock);
+  mc_lock_give(&g_chain.lock);
   return done;
 }
 
@@ -738,7 +740,7 @@ int mc_chain_append_used(CUstream handle, const void *key, const mc_graph_dims *
   /* a module unloaded by another thread since the earlier launch: the full path reports it */
   if (!mc_function_live(key)) return 0;
   int done = 0;
-  pthread_mutex_lock(&g_chain.lock);
+  mc_lock_take(&g_chain.lock);
   int n = g_chain.n;
   /* the launch at which the segment is submitted early takes the full path (mc_chain_defer) */
   if (n && n < MAX_SEG && g_chain.handle == handle && n + 1 != g_chain.split_at) {
@@ -748,7 +750,7 @@ int mc_chain_append_used(CUstream handle, const void *key, const mc_graph_dims *
     else
       done = append_found_locked(handle, key, d, params);
   }
-  pthread_mutex_unlock(&g_chain.lock);
+  mc_lock_give(&g_chain.lock);
   return done; /* counted by the caller (launch.c), with the launch */
 }
 
@@ -769,7 +771,7 @@ static void forget_history(void) {
  * forgotten (never launched or destroyed again; leaked). */
 void mc_chain_forget_device(int device) {
   (void)device;
-  pthread_mutex_lock(&g_chain.lock);
+  mc_lock_take(&g_chain.lock);
   if (g_chain.n) mc_stream_use_end(&g_chain.use);
   drop_kept_locked(NULL);
   g_chain.memo_n = 0; /* the kernels' CUfunctions belong to the dead context */
@@ -779,13 +781,13 @@ void mc_chain_forget_device(int device) {
   __atomic_store_n(&g_chain.handle, NULL, __ATOMIC_RELEASE);
   __atomic_store_n(&g_chain.pending, 0, __ATOMIC_RELEASE);
   forget_history();
-  pthread_mutex_unlock(&g_chain.lock);
+  mc_lock_give(&g_chain.lock);
 }
 
 /* ---- fork ---- */
 
-void mc_chain_fork_prepare(void) { pthread_mutex_lock(&g_chain.lock); }
-void mc_chain_fork_parent(void) { pthread_mutex_unlock(&g_chain.lock); }
+void mc_chain_fork_prepare(void) { mc_lock_take(&g_chain.lock); }
+void mc_chain_fork_parent(void) { mc_lock_give(&g_chain.lock); }
 void mc_chain_fork_child(void) {
   /* The parent's pending launches stay the parent's (submitted there); the child forgets them and
    * its chain execs (memory leaked, no driver call). */
@@ -802,5 +804,5 @@ void mc_chain_fork_child(void) {
   g_chain.memo_handle = NULL;
   forget_history();
   memset(g_chain.pinfos, 0, sizeof g_chain.pinfos);
-  pthread_mutex_init(&g_chain.lock, NULL);
+  g_chain.lock = (mc_lock)MC_LOCK_INIT;
 }
