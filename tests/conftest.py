@@ -55,6 +55,18 @@ def compile_shared(source: Path, out: Path, extra: Iterable[str] = ()) -> Path:
     return out
 
 
+def compile_program(folder: Path, name: str, text: str, args: Iterable[str]) -> Path:
+    """A program from the C source `text`, written to folder/name.c and built there into
+    folder/name with `cc -std=c11 -D_GNU_SOURCE ARGS` (skips without a C compiler)."""
+    if CC is None:
+        pytest.skip("no C compiler")
+    src = folder / f"{name}.c"
+    src.write_text(text)
+    exe = folder / name
+    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-o", str(exe), str(src), *args], check=True)
+    return exe
+
+
 @pytest.fixture(scope="session")
 def fake_driver_build(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("drivers") / "libfakecuda.so"

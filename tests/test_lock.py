@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import CC, ROOT
+from conftest import ROOT, compile_program
 
 STRESS = r"""
 #include <pthread.h>
@@ -58,16 +58,9 @@ int main(int argc, char **argv) {
 
 @pytest.fixture(scope="module")
 def stress(tmp_path_factory):
-    if CC is None:
-        pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("lock")
-    src = d / "stress.c"
-    src.write_text(STRESS)
-    exe = d / "stress"
-    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-O2", "-pthread", f"-I{ROOT / 'csrc'}",
-                    "-o", str(exe), str(src), str(ROOT / "csrc" / "support" / "lock.c")],
-                   check=True)
-    return exe
+    return compile_program(tmp_path_factory.mktemp("lock"), "stress", STRESS,
+                           ["-O2", "-pthread", f"-I{ROOT / 'csrc'}",
+                            str(ROOT / "csrc" / "support" / "lock.c")])
 
 
 def run(exe, threads, rounds, hold_us):

@@ -15,7 +15,7 @@ import threading
 import pytest
 
 import mgpu_cached
-from conftest import CC, DATA, DRIVERS, blob_buffer, compile_shared, ptx
+from conftest import DATA, DRIVERS, blob_buffer, compile_program, compile_shared, ptx
 from mgpu_cached import trace as trace_py
 from test_mlir_programs import build as build_mlir
 
@@ -294,15 +294,8 @@ int main(int argc, char **argv) {
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
-    if CC is None:
-        pytest.skip("no C compiler")
-    d = tmp_path_factory.mktemp("traceprog")
-    src = d / "prog.c"
-    src.write_text(PROGRAM)
-    exe = d / "prog"
-    subprocess.run([CC, "-std=c11", "-D_GNU_SOURCE", "-I", str(ROOT / "csrc" / "include"), "-o",
-                    str(exe), str(src), *mgpu_cached.ldflags().split()], check=True)
-    return exe
+    return compile_program(tmp_path_factory.mktemp("traceprog"), "prog", PROGRAM,
+                           ["-I", str(ROOT / "csrc" / "include"), *mgpu_cached.ldflags().split()])
 
 
 def run_program(exe, fake_driver_build, env, *args):
