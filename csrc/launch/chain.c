@@ -11,10 +11,10 @@
  * Locking rule. g_chain.lock (an mc_lock, support/lock.h: it is taken at every deferred launch)
  * guards everything here. Under it the only driver calls are the submission of a segment
  * (context push/pop, cuGraphExecKernelNodeSetParams, cuGraphLaunch, cuLaunchKernel, through
- * graph_launch.c, which makes no exec under it) and cuFuncGetParamInfo:
- * non-blocking. A chain graph is built and instantiated with no lock held, after its segment was
- * submitted one launch at a time; so is a one-node exec a submission found missing (the launch
- * went through cuLaunchKernel); evicted execs are destroyed after the lock is released. Order:
+ * graph_launch.c, which makes no exec under it) and cuFuncGetParamInfo: non-blocking. A chain
+ * graph is built and instantiated with no lock held, after its segment was submitted one launch
+ * at a time; so is a one-node exec a submission found missing (the launch went through
+ * cuLaunchKernel); evicted execs are destroyed after the lock is released. Order:
  * g_chain.lock, then graph_launch.c's locks and the pool's record uses (never the other way
  * round).
  */
