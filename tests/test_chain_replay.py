@@ -642,3 +642,33 @@ def test_a_kept_stream_is_destroyed_as_any_other(crt):
     rt.mgpuStreamSynchronize(s2)
     rt.mgpuStreamDestroy(s2)
     assert ran(rt) == [1, 2] and rt.fake.count("cuStreamCreate") == 1
+
+
+def test_fork_while_another_thread_chains(tmp_path, fake_driver_build):
+    """fork while another thread records and synchronises chains (the chain's lock taken at every
+    deferred launch, and by the fork handlers): every child chains launches of its own on a new
+    stream and synchronises them (a hung child is killed by its alarm: the test fails), and the
+    parent's thread went on chaining (tests/data/modcache/chain_fork.c)."""
+    import json
+    import os
+    import subprocess
+
+    import mgpu_cached
+    from conftest import DATA, ROOT, compile_program
+
+    exe = compile_program(tmp_path, "chain_fork",
+                          (DATA / "modcache" / "chain_fork.c").read_text(),
+                          ["-pthread", f"-I{ROOT / 'csrc' / 'include'}",
+                           *mgpu_cached.ldflags().split()])
+    stats = tmp_path / "stats.json"
+    env = dict(os.environ, MGPU_CACHED_CUDA_DRIVER=str(fake_driver_build), MGPU_CACHED_GRAPH="1",
+               MGPU_CACHED_CHAIN="1", MGPU_CACHED_STREAM_HANDLES="tagged",
+               MGPU_CACHED_STATS_FILE=str(stats), **GRAPH_EAGER)
+    env.pop("MGPU_CACHED_DISABLE", None)
+    p = subprocess.run([str(exe), "60"], env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and p.stdout.startswith("ok"), p.stdout + p.stderr[-2000:]
+    assert p.stderr == ""  # no call failed, in the parent or in a child
+    chains = int(p.stdout.split()[1])
+    st = json.loads(stats.read_text())["stats"]  # the parent's (the children _exit)
+    assert st["chain_deferred"] >= 10 * chains and st["launches"] == st["chain_deferred"]
+    assert st["chain_replays"] >= 1
