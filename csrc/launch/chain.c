@@ -20,7 +20,6 @@
  */
 #include "launch/chain.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
