@@ -7,13 +7,13 @@
  *
  * A second thread chains launches on its stream. After a first chain and its synchronisation the
  * stream is kept, so its later launches are appended with no driver call at all, under the chain's
- * lock only; the main thread forks while that thread appends and
- * lets it synchronise only between forks: 30 launches a round, below the 32 after which a chain's
- * head would be submitted early. (The fake driver, like the real one, is not fork-safe itself: a
- * fork while another thread is inside it leaves its lock held in the child.) Each child
- * (with a hang guard) loads the module afresh, creates a stream, chains 10 launches on it twice,
- * synchronising each, and exits 0. Prints "ok ROUNDS" when every child exited 0. Linked with
- * -lmgpu_cached, run against the fake driver.
+ * lock only. The main thread forks while that thread appends, and lets it synchronise only
+ * between forks: 30 launches a round, below the 32 after which a chain's head would be submitted
+ * early. (The fake driver, like the real one, is not fork-safe itself: a fork while another
+ * thread is inside it leaves its lock held in the child.) Each child (with a hang guard) loads the
+ * module afresh, creates a stream, chains 10 launches on it twice, synchronising each, and exits
+ * 0. Prints "ok FORKS" when every child exited 0. Linked with -lmgpu_cached, run against the fake
+ * driver.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
