@@ -26,6 +26,11 @@ CALLS = ("load", "get", "launch", "unload", "first_load", "first_get", "first_la
 SYNCS = ("22", "22x", "exe_held")
 
 
+def spread(v: list) -> str:
+    """A cell: the median [min, max] of v."""
+    return f"{statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]"
+
+
 def table(lines: list[str]) -> str:
     rows: dict = {}
     out = []
@@ -44,10 +49,7 @@ def table(lines: list[str]) -> str:
     out += ["| K | tree | processes | " + " | ".join(cols) + " |",
             "| --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
     for (k, tree), rs in sorted(rows.items()):
-        cells = []
-        for s in shapes:
-            v = [x["ratio"][s] for x in rs]
-            cells.append(f"{statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]")
+        cells = [spread([x["ratio"][s] for x in rs]) for s in shapes]
         hc = statistics.median(x["us"]["heap"] / (x["us"]["exe"] + x["compare_us"]) for x in rs)
         graph = statistics.median(x["graph_us"] for x in rs)
         compare = statistics.median(x["compare_us"] for x in rs)
@@ -91,10 +93,7 @@ def table(lines: list[str]) -> str:
                 "", "| K | tree | processes | " + " | ".join(cols) + " |",
                 "| --- | --- | --- | " + " | ".join("---" for _ in cols) + " |"]
         for (k, tree), rs in same:
-            cells = []
-            for s in shapes:
-                v = [x["ratio_same"][s] for x in rs]
-                cells.append(f"{statistics.median(v):.3f} [{min(v):.3f}, {max(v):.3f}]")
+            cells = [spread([x["ratio_same"][s] for x in rs]) for s in shapes]
             hb = statistics.median(x["ratio_same"]["heap"] / x["ratio_same"]["graph+same"]
                                    for x in rs) if bound else None
             cells.append(f"{hb:.3f}" if hb is not None else "")
